@@ -1,0 +1,93 @@
+"""The content-hash cache: per-file facts keyed by the file's bytes.
+
+ruff's cache skips files whose diagnostics it cannot store; tclint's caches the *facts* of every
+file (including those with findings), so an unchanged tree re-lints without parsing anything and
+an edit re-parses only the edited file: the project pass that decides regions and diagnostics
+runs on the cached facts.  Entries are written atomically (temp file + rename), so concurrent runs
+and interrupted runs leave a valid cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from typing import Any
+
+from tclint.rules.facts import FACTS_SCHEMA, FileFacts
+from tclint.rules.version import __version__
+
+
+def _tool_fingerprint() -> str:
+    """Changes whenever tclint's own code changes, so a development edit invalidates the cache."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f"{__version__}|{FACTS_SCHEMA}".encode())
+    for folder in (here, os.path.join(here, "catalog")):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+        except OSError:
+            continue
+        for name in names:
+            st = os.stat(os.path.join(folder, name))
+            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.fingerprint = _tool_fingerprint()
+        self.facts_dir = os.path.join(directory, "facts", self.fingerprint)
+        self._pending: dict[str, FileFacts] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def facts_key(self, digest: str, module: str, is_package: bool, root: str, predicates: Any, path: str = "") -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"{digest}|{module}|{is_package}|{root}|{sorted(predicates or ())}".encode())
+        return h.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.facts_dir, key[:2], key + ".pkl")
+
+    def get_facts(self, key: str) -> FileFacts | None:
+        try:
+            with open(self._path(key), "rb") as fh:
+                facts = pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            self.misses += 1
+            return None
+        if not isinstance(facts, FileFacts):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return facts
+
+    def put_facts(self, key: str, facts: FileFacts) -> None:
+        self._pending[key] = facts
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        try:
+            os.makedirs(self.facts_dir, exist_ok=True)
+            gitignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(gitignore):
+                with open(gitignore, "w") as fh:
+                    fh.write("# Automatically created by tclint.\n*\n")
+        except OSError:
+            self._pending.clear()
+            return
+        for key, facts in self._pending.items():
+            target = self._path(key)
+            try:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(facts, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, target)
+            except OSError:
+                continue
+        self._pending.clear()

@@ -1,0 +1,196 @@
+import ast
+
+from tclint.rules import types as T
+from tclint.rules.model import Severity
+from tclint.rules.rule import Example, Rule
+from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
+
+
+class TensorToScalar(Rule):
+    """
+    ## What it does
+    Flags a tensor's value moving into a Python number inside compiled code: `t.item()`,
+    `float(t)`, `int(t)`, `bool(t)`, and `math` functions applied to a tensor (`math.sqrt(t)`).
+
+    ## Why is this bad?
+    Dynamo traces tensors symbolically: it does not know their values.  To hand Python a real
+    number it must stop the graph, run what came before, read the value and start a new graph
+    after it (GB0124; `math.*` on a tensor is GB0033).  Each break costs a Python round trip and
+    blocks fusion across it, on every call.
+
+    With `capture_scalar_outputs = True` (config or `[tool.tclint.dynamo]`) `.item()`, `float()` and
+    `int()` stay in the graph as symbolic scalars; the break then moves to wherever the value
+    decides Python control flow (reported by TC102).  `math.*` on a tensor still breaks.
+
+    ## Example
+    ```python
+    @torch.compile
+    def scale(x):
+        m = x.abs().max().item()
+        return x / m
+    ```
+
+    ## Use instead
+    Keep the value a tensor:
+    ```python
+    @torch.compile
+    def scale(x):
+        m = x.abs().max()
+        return x / m
+    ```
+
+    ## Fix safety
+    No automatic fix: whether the Python number is needed depends on what the code does with it.
+
+    ## References
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html
+    - https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html
+    """
+
+    code = "TC101"
+    name = "tensor-to-python-scalar"
+    summary = "A tensor's value is turned into a Python number inside compiled code"
+    family = "graph-break"
+    gb_ids = ("GB0124", "GB0033")
+    default_severity = Severity.WARNING
+    METHODS = frozenset({"item"})
+    CALLS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "math.sqrt", "math.exp", "math.log",
+                       "math.floor", "math.ceil", "math.isnan", "math.isinf", "math.isfinite", "math.fabs",
+                       "math.pow", "math.log2", "math.log10", "math.tanh", "math.sin", "math.cos"})
+
+    def check_call(self, node, ctx, qualified, method):
+        if method == "item" and isinstance(node.func, ast.Attribute) and not node.args:
+            recv = ctx.type_of(node.func.value)
+            conf = tensor_confidence(recv)
+            if conf is None:
+                if recv.kind != T.UNKNOWN:
+                    return
+                conf = T.MEDIUM  # `.item()` is (almost) only a tensor / ndarray method
+            ctx.report(
+                self.code, node,
+                f"`{short(ctx, node)}` copies a {maybe(conf)}tensor's value into Python: the graph breaks here",
+                gb_ids=("GB0124",), confidence=conf,
+                help="keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True",
+                data={"capturable": True},
+            )
+            return
+        if qualified is None and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool"):
+            if not builtin_call(node, ctx, node.func.id) or len(node.args) != 1:
+                return
+            conf = tensor_confidence(ctx.type_of(node.args[0]))
+            if conf is None:
+                return
+            name = node.func.id
+            ctx.report(
+                self.code, node,
+                f"`{name}()` of a {maybe(conf)}tensor copies its value into Python: the graph breaks here",
+                gb_ids=("GB0124",), confidence=conf,
+                help="keep the value as a tensor (`t.to(torch.float32)`), or set capture_scalar_outputs",
+                data={"capturable": True},
+            )
+            return
+        if qualified and qualified.startswith("math.") and node.args:
+            conf = tensor_confidence(ctx.type_of(node.args[0]))
+            if conf is None:
+                return
+            fn = qualified.split(".", 1)[1]
+            ctx.report(
+                self.code, node,
+                f"`math.{fn}()` on a {maybe(conf)}tensor converts it to a Python float: the graph breaks here",
+                gb_ids=("GB0033",), confidence=conf,
+                help=f"use `torch.{fn}` on the tensor instead",
+                data={"capturable": False},
+            )
+
+    def finalize(self, cand, env):
+        if cand.data.get("capturable") and env.flag("capture_scalar_outputs", False):
+            return None  # captured as a symbolic scalar; TC102 reports where it decides control flow
+        return cand
+
+    invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x: torch.Tensor) -> torch.Tensor:
+    m = x.abs().max().item()  # expect: TC101
+    return x / m
+""",
+            run="scale(torch.randn(8))",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def mean_as_float(x):
+    y = x * 2
+    return y / float(y.mean())  # expect: TC101
+""",
+            run="mean_as_float(torch.randn(8))",
+            title="float() of a tensor",
+        ),
+        Example(
+            """
+import math
+import torch
+
+@torch.compile
+def norm(x):
+    y = x * x
+    return x / math.sqrt(y.sum())  # expect: TC101
+""",
+            run="norm(torch.randn(8))",
+            gb=("GB0033",),
+            title="math on a tensor",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x):
+    m = x.abs().max()
+    return x / m
+""",
+            run="scale(torch.randn(8))",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x):
+    n = int(x.shape[0])
+    return x / n
+""",
+            run="scale(torch.randn(8))",
+            title="int() of a shape is a Python int already",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x):
+    s = x.sum().item()
+    return x * s
+""",
+            run="scale(torch.randn(8))",
+            settings={"dynamo": {"capture_scalar_outputs": True}},
+            title="captured scalar not used in control flow",
+        ),
+        Example(
+            """
+import torch
+
+def report(x):
+    return x.sum().item()
+""",
+            run="report(torch.randn(8))",
+            title="not compiled",
+        ),
+    )

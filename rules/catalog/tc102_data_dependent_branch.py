@@ -1,0 +1,358 @@
+import ast
+
+from tclint.rules import types as T
+from tclint.rules.model import Applicability, Edit, Fix, Severity, Span
+from tclint.rules.rule import Example, Rule
+from tclint.rules.ruleutil import maybe, short, tensor_confidence, torch_name
+
+
+def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, str]:
+    """How sure we are that Python needs a tensor's *value* to evaluate this condition."""
+    ty = ctx.type_of(test)
+    conf = tensor_confidence(ty)
+    if conf is not None:
+        return conf, "tensor"
+    if ty.kind == T.SCALAR and ty.dtype in T.DATA_DEPENDENT_SCALARS:
+        return ty.conf, ty.dtype
+    if isinstance(test, ast.BoolOp):
+        best: tuple[int | None, str] = (None, "")
+        for value in test.values:
+            conf, why = _condition_confidence(ctx, value)
+            if conf is not None and (best[0] is None or conf < best[0]):
+                best = (conf, why)
+        return best
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _condition_confidence(ctx, test.operand)
+    if ty.kind == T.DEFERRED and ty.ref:
+        return ty.conf, "deferred:" + ty.ref
+    return None, ""
+
+
+class DataDependentBranch(Rule):
+    """
+    ## What it does
+    Flags Python control flow decided by a tensor's value inside compiled code: a tensor (or a
+    comparison of one) as the condition of `if`, `elif`, `while`, a conditional expression
+    (`a if t.any() else b`), `and` / `or` between tensors, and `not` of a tensor.  Also branches
+    on Python `random` draws, which Dynamo keeps as run-time values, and (with
+    `capture_scalar_outputs`) on captured `.item()` results.
+
+    Conditions on shapes (`x.shape[0] > 1`, `x.dim()`, `x.numel()`, `len(x)`), on `is None`,
+    `isinstance`, `self.training` and configuration attributes are decided while tracing and do
+    not break; neither does `assert tensor_condition` (it becomes an assertion op in the graph).
+
+    ## Why is this bad?
+    The graph cannot contain a Python `if`: Dynamo must stop the graph, compute the condition,
+    and continue in a new graph on the branch taken (GB0170 "Data-dependent branching"; `not t`
+    as a value is GB0033).  The break costs a round trip on every call, and inside a loop body it
+    makes Dynamo give up on the whole function, which then runs eagerly.
+
+    ## Example
+    ```python
+    @torch.compile
+    def relu_or_neg(x):
+        if x.sum() > 0:
+            return x.relu()
+        else:
+            return -x
+    ```
+
+    ## Use instead
+    When both branches are cheap pure tensor code, compute both and select:
+    ```python
+    @torch.compile
+    def relu_or_neg(x):
+        return torch.where(x.sum() > 0, x.relu(), -x)
+    ```
+    `torch.where` evaluates both branches (wrong for side effects, invalid inputs or expensive
+    branches); `torch.cond(pred, true_fn, false_fn, operands)` evaluates one, with constraints on
+    what the branch functions may do.  Or move the decision out of the compiled region.
+
+    ## Fix safety
+    For `if c: return a` / `else: return b` (and `a if c else b` assignments) where every part is
+    a tensor expression, tclint offers `torch.where(c, a, b)`.  The fix is unsafe: both branches
+    then run on every call.
+
+    ## References
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
+    - https://docs.pytorch.org/docs/stable/cond.html
+    """
+
+    code = "TC102"
+    name = "data-dependent-control-flow"
+    summary = "Python control flow depends on a tensor's value inside compiled code"
+    family = "graph-break"
+    gb_ids = ("GB0170", "GB0033")
+    default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
+
+    def visit_Condition(self, node, ctx):
+        test = node.test
+        conf, why = _condition_confidence(ctx, test)
+        if conf is None:
+            return
+        requires = ()
+        data = {}
+        if why.startswith("deferred:"):
+            requires = (("returns_tensor", why.split(":", 1)[1]),)
+        elif why == "item":
+            data["needs_capture"] = True
+        what = "a captured `.item()` value" if why == "item" else ("a Python `random` draw" if why == "random" else f"a {maybe(conf)}tensor")
+        ctx.report(
+            self.code, test,
+            f"`{short(ctx, test)}` branches on {what}: the graph breaks here",
+            gb_ids=("GB0170",), confidence=conf, requires=requires, data=data,
+            help="use torch.where / torch.cond, or move the decision out of the compiled region",
+            fix=None,
+        )
+
+    def visit_If(self, node, ctx):
+        fix = _where_fix_if(node, ctx)
+        if fix is None:
+            return
+        # attach the fix to the candidate the Condition visit just reported
+        cands = ctx.facts.candidates
+        if cands and cands[-1].code == self.code and cands[-1].loc.line == node.test.lineno:
+            cands[-1].fix = fix
+
+    def visit_IfExp(self, node, ctx):
+        conf, why = _condition_confidence(ctx, node.test)
+        if conf is None:
+            return
+        requires = (("returns_tensor", why.split(":", 1)[1]),) if why.startswith("deferred:") else ()
+        data = {"needs_capture": True} if why == "item" else {}
+        ctx.report(
+            self.code, node.test,
+            f"`{short(ctx, node.test)}` picks a branch on a {maybe(conf)}tensor value: the graph breaks here",
+            gb_ids=("GB0170",), confidence=conf, requires=requires, data=data,
+            help="use torch.where(cond, a, b) when both sides are tensors",
+            fix=_where_fix_ifexp(node, ctx),
+        )
+
+    def visit_BoolOp(self, node, ctx):
+        if ctx.in_test:
+            return  # conditions are reported whole by visit_Condition
+        tys = [ctx.type_of(v) for v in node.values[:-1]]
+        confs = [tensor_confidence(t) for t in tys]
+        confs = [c for c in confs if c is not None]
+        if not confs:
+            return
+        conf = min(confs)
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        ctx.report(
+            self.code, node,
+            f"`{op}` needs the truth value of a {maybe(conf)}tensor: the graph breaks here",
+            gb_ids=("GB0170",), confidence=conf,
+            help=f"use `torch.logical_{op}(a, b)` or `a {'&' if op == 'and' else '|'} b` on boolean tensors",
+        )
+
+    def visit_UnaryOp(self, node, ctx):
+        if not isinstance(node.op, ast.Not) or ctx.in_test:
+            return
+        conf = tensor_confidence(ctx.type_of(node.operand))
+        if conf is None:
+            return
+        ctx.report(
+            self.code, node,
+            f"`not` of a {maybe(conf)}tensor needs its truth value: Dynamo gives up on the whole function",
+            gb_ids=("GB0033",), confidence=conf,
+            help="use `torch.logical_not(t)` or `~t` on a boolean tensor",
+            data={"whole_frame": True},
+        )
+
+    def finalize(self, cand, env):
+        if cand.data.get("needs_capture") and not env.flag("capture_scalar_outputs", False):
+            return None  # the `.item()` itself breaks first (TC101)
+        return cand
+
+    invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def relu_or_neg(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() > 0:  # expect: TC102
+        return x.relu()
+    else:
+        return -x
+""",
+            run="relu_or_neg(torch.randn(8))",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def settle(x):
+    while (x > 1).any():  # expect: TC102
+        x = x / 2
+    return x
+""",
+            run="settle(torch.rand(8) * 8)",
+            title="while on a tensor",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class LayerDropStack(nn.Module):
+    def __init__(self, n=4, p=0.5):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(n)])
+        self.p = p
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.training and torch.rand([]) < self.p:  # expect: TC102
+                continue
+            x = layer(x)
+        return x
+
+model = torch.compile(LayerDropStack())
+""",
+            run="model(torch.randn(2, 8))",
+            title="LayerDrop: inside the loop the whole forward runs eagerly",
+        ),
+        Example(
+            """
+import random
+import torch
+
+@torch.compile
+def maybe_drop(x, p: float = 0.1):
+    if random.uniform(0, 1) < p:  # expect: TC102
+        return x * 0
+    return x
+""",
+            run="maybe_drop(torch.randn(4))",
+            title="a Python random draw is a run-time value too",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def pick(x, y):
+    return x if x.mean() > y.mean() else y  # expect: TC102
+""",
+            run="pick(torch.randn(4), torch.randn(4))",
+            title="conditional expression",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def clip_positive(x):
+    s = x.sum().item()
+    if s > 0:  # expect: TC102
+        return x.clamp(min=0)
+    return x
+""",
+            run="clip_positive(torch.randn(4))",
+            settings={"dynamo": {"capture_scalar_outputs": True}},
+            title="with scalar capture the break moves to the branch",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def f(x, mask=None):
+    if mask is not None:
+        x = x * mask
+    if x.shape[0] > 1 and x.dim() == 2:
+        x = x[1:]
+    assert x.sum() > -1e9
+    return x
+""",
+            run="f(torch.randn(4, 3))",
+            title="shape checks, None checks and assert on a tensor do not break",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def relu_or_neg(x):
+    return torch.where(x.sum() > 0, x.relu(), -x)
+""",
+            run="relu_or_neg(torch.randn(8))",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.use_bias = True
+
+    def forward(self, x):
+        if self.training:
+            x = self.drop(x)
+        if self.use_bias:
+            x = x + 1
+        return x
+
+block = torch.compile(Block())
+""",
+            run="block(torch.randn(4))",
+            title="module flags are Python values",
+        ),
+    )
+
+
+def _pure_tensor(ctx, node: ast.expr) -> bool:
+    if tensor_confidence(ctx.type_of(node)) != T.HIGH:
+        return False
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda)):
+            return False
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_"):
+            return False  # in-place ops are side effects
+    return True
+
+
+def _where_fix_if(node: ast.If, ctx) -> Fix | None:
+    """`if c: return a` + `else: return b` -> `return torch.where(c, a, b)` (unsafe)."""
+    tname = torch_name(ctx)
+    if tname is None or len(node.body) != 1 or len(node.orelse) != 1:
+        return None
+    a, b = node.body[0], node.orelse[0]
+    if not (isinstance(a, ast.Return) and isinstance(b, ast.Return) and a.value is not None and b.value is not None):
+        return None
+    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, a.value) and _pure_tensor(ctx, b.value)):
+        return None
+    source_lines = [ctx.index.line(n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)]
+    if any("#" in line for line in source_lines):
+        return None  # would drop comments
+    indent = ctx.index.line(node.lineno)[: ctx.loc(node).col]
+    text = f"return {tname}.where({ctx.segment(node.test)}, {ctx.segment(a.value)}, {ctx.segment(b.value)})"
+    loc = ctx.loc(node)
+    return Fix(
+        "Replace the branch with torch.where (both sides are then computed)",
+        (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), text),),
+        Applicability.UNSAFE,
+    ) if indent.strip() == "" else None
+
+
+def _where_fix_ifexp(node: ast.IfExp, ctx) -> Fix | None:
+    tname = torch_name(ctx)
+    if tname is None:
+        return None
+    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, node.body) and _pure_tensor(ctx, node.orelse)):
+        return None
+    loc = ctx.loc(node)
+    text = f"{tname}.where({ctx.segment(node.test)}, {ctx.segment(node.body)}, {ctx.segment(node.orelse)})"
+    return Fix(
+        "Replace with torch.where (both sides are then computed)",
+        (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), text),),
+        Applicability.UNSAFE,
+    )

@@ -1,0 +1,131 @@
+from tclint.rules.model import Applicability, Severity
+from tclint.rules.rule import Example, Rule
+from tclint.rules.ruleutil import builtin_call, remove_statement_fix
+
+
+class PrintInCompiledCode(Rule):
+    """
+    ## What it does
+    Flags `print(...)` inside compiled code.
+
+    ## Why is this bad?
+    `print` is a side effect Dynamo cannot put in a graph: the graph stops before it and restarts
+    after it (GB0059), on every call, even for a constant string.  Inside a loop body, Dynamo
+    gives up on the whole function.
+
+    `torch._dynamo.config.reorderable_logging_functions = {print}` (or
+    `[tool.tclint.dynamo] reorderable_logging_functions = ["print"]`) lets Dynamo move the call
+    after the graph instead; tclint then stays quiet.
+
+    ## Example
+    ```python
+    @torch.compile
+    def step(x):
+        y = x.relu()
+        print("activations:", y.shape)
+        return y * 2
+    ```
+
+    ## Use instead
+    Log from the eager code around the compiled function, or register `print` as reorderable.
+    ```python
+    @torch.compile
+    def step(x):
+        y = x.relu()
+        return y * 2
+
+    y = step(x)
+    print("activations:", y.shape)
+    ```
+
+    ## Fix safety
+    An unsafe fix removes the call (a statement on its own line): the output it printed is lost.
+
+    ## References
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html
+    """
+
+    code = "TC104"
+    name = "print-in-compiled-code"
+    summary = "`print` inside compiled code breaks the graph"
+    family = "graph-break"
+    gb_ids = ("GB0059",)
+    default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
+    CALLS = frozenset({"builtins.print"})
+
+    def check_call(self, node, ctx, qualified, method):
+        if not builtin_call(node, ctx, "print"):
+            return
+        ctx.report(
+            self.code, node,
+            "`print` inside compiled code: the graph breaks here",
+            help="print from the eager caller, or add print to torch._dynamo.config.reorderable_logging_functions",
+            fix=remove_statement_fix(ctx, node, "Remove the `print` call", Applicability.UNSAFE),
+        )
+
+    def finalize(self, cand, env):
+        reorderable = env.flag("reorderable_logging_functions", None)
+        if isinstance(reorderable, (list, tuple, set)) and any(str(x).split(".")[-1] == "print" for x in reorderable):
+            return None
+        if reorderable == "<print>":
+            return None
+        return cand
+
+    invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def step(x):
+    y = x.relu()
+    print("activations:", y.shape)  # expect: TC104
+    return y * 2
+""",
+            run="step(torch.randn(4))",
+        ),
+        Example(
+            """
+import torch
+
+def helper(y):
+    print("in helper")  # expect: TC104
+    return y + 1
+
+@torch.compile
+def outer(x):
+    return helper(x * 2)
+""",
+            run="outer(torch.randn(4))",
+            title="in a helper the compiled function calls",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def step(x):
+    return x.relu() * 2
+
+y = step(torch.randn(4))
+print("activations:", y.shape)
+""",
+            title="printing from eager code",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def step(x):
+    return x.relu() * 2
+""",
+            run="step(torch.randn(4))",
+            settings={"dynamo": {"reorderable_logging_functions": ["print"]}},
+            title="print registered as reorderable",
+        ),
+    )
+

@@ -1,0 +1,330 @@
+"""Which files to lint, and what module each one is.
+
+Directories are walked with .gitignore honoured (as ruff and git do: nested .gitignore files,
+negation, anchored and directory-only patterns) and ``exclude`` / ``extend-exclude`` applied.
+Files named explicitly are always linted unless ``force-exclude`` is set, which is what pre-commit
+needs: it passes every changed file, excluded or not.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tclint.rules.config import ConfigResolver, Settings
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+
+class GitIgnore:
+    """The patterns of one .gitignore file (or .git/info/exclude), relative to its folder."""
+
+    def __init__(self, base: str, lines: list[str]) -> None:
+        self.base = base
+        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip("\r")
+            if not line or line.startswith("#"):
+                continue
+            # trailing spaces are ignored unless escaped
+            while line.endswith(" ") and not line.endswith("\\ "):
+                line = line[:-1]
+            negate = line.startswith("!")
+            if negate:
+                line = line[1:]
+            if line.startswith("\\"):
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.rstrip("/")
+            if not line:
+                continue
+            self.rules.append((_gitignore_regex(line), negate, dir_only))
+
+    @classmethod
+    def load(cls, base: str, path: str) -> GitIgnore | None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return cls(base, fh.readlines())
+        except OSError:
+            return None
+
+    def match(self, rel: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a negation, None: no pattern applies."""
+        result = None
+        for regex, negate, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(rel):
+                result = not negate
+        return result
+
+
+@lru_cache(maxsize=4096)
+def _gitignore_regex(pattern: str) -> re.Pattern[str]:
+    anchored = "/" in pattern
+    if pattern.startswith("/"):
+        pattern = pattern[1:]
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        elif c == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    # a pattern matching a folder also matches everything inside it
+    return re.compile(f"^{prefix}{body}(?:/.*)?$")
+
+
+def _exclude_match(path: str, patterns: list[str], root: str | None) -> bool:
+    """ruff-style exclusion: a pattern without '/' matches any path component's name; one with
+    '/' matches the path relative to the configuration's folder (or a prefix folder of it)."""
+    if not patterns:
+        return False
+    name = os.path.basename(path)
+    rel = None
+    if root:
+        try:
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+        except ValueError:
+            rel = None
+    for pattern in patterns:
+        pat = pattern.rstrip("/")
+        if not pat:
+            continue
+        if "/" not in pat:
+            if fnmatch.fnmatchcase(name, pat):
+                return True
+            continue
+        if rel is None or rel.startswith("../"):
+            continue
+        pat = pat.lstrip("./") if pat.startswith("./") else pat
+        if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat + "/*"):
+            return True
+    return False
+
+
+def is_excluded(path: str, settings: Settings) -> bool:
+    """Whether ``path`` or a folder above it (up to the configuration's folder, or the working
+    folder) matches ``exclude`` / ``extend-exclude``."""
+    absolute = os.path.abspath(path)
+    patterns = [*settings.exclude, *settings.extend_exclude]
+    stop = settings.root
+    if stop is None or not absolute.startswith(stop + os.sep):
+        cwd = os.getcwd()
+        stop = cwd if absolute.startswith(cwd + os.sep) else os.path.dirname(absolute)
+    current = absolute
+    while True:
+        if _exclude_match(current, patterns, settings.root):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current or current == stop or parent == stop:
+            return False
+        current = parent
+
+
+@dataclass(slots=True)
+class Discovered:
+    path: str  # as the user will see it (relative to the working folder when below it)
+    explicit: bool
+
+
+def display_path(path: str) -> str:
+    absolute = os.path.abspath(path)
+    cwd = os.getcwd()
+    if absolute.startswith(cwd + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return absolute
+
+
+def discover(paths: list[str], resolver: ConfigResolver, force_exclude: bool | None = None) -> Iterator[Discovered]:
+    """Yield the source files under ``paths`` (each once), in a stable order."""
+    seen: set[str] = set()
+    for given in paths:
+        absolute = os.path.abspath(given)
+        if os.path.isdir(absolute):
+            settings = resolver.for_dir(absolute)
+            if force_exclude if force_exclude is not None else settings.force_exclude:
+                if is_excluded(absolute, settings):
+                    continue
+            for path in _walk(absolute, resolver):
+                if path not in seen:
+                    seen.add(path)
+                    yield Discovered(display_path(path), False)
+        else:
+            if absolute in seen:
+                continue
+            settings = resolver.for_file(absolute)
+            fe = force_exclude if force_exclude is not None else settings.force_exclude
+            if fe and (is_excluded(absolute, settings) or _git_ignored(absolute)):
+                continue
+            seen.add(absolute)
+            yield Discovered(display_path(absolute) if os.path.exists(absolute) else given, True)
+
+
+def _git_ignored(path: str) -> bool:
+    directory = os.path.dirname(path)
+    chain: list[GitIgnore] = []
+    current = directory
+    while True:
+        gi = os.path.join(current, ".gitignore")
+        if os.path.isfile(gi):
+            loaded = GitIgnore.load(current, gi)
+            if loaded:
+                chain.append(loaded)
+        if os.path.exists(os.path.join(current, ".git")):
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for gi in reversed(chain):
+        verdict = gi.match(os.path.relpath(path, gi.base).replace(os.sep, "/"), False)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _walk(top: str, resolver: ConfigResolver) -> Iterator[str]:
+    settings = resolver.for_dir(top)
+    ignores: list[GitIgnore] = []
+    if settings.respect_gitignore:
+        ignores = _gitignores_above(top)
+    yield from _walk_dir(top, resolver, ignores)
+
+
+def _gitignores_above(top: str) -> list[GitIgnore]:
+    """.gitignore files between the repository root and ``top`` (exclusive), outermost first."""
+    chain: list[GitIgnore] = []
+    current = os.path.dirname(top)
+    found_repo = os.path.exists(os.path.join(top, ".git"))
+    while not found_repo:
+        gi = os.path.join(current, ".gitignore")
+        if os.path.isfile(gi):
+            loaded = GitIgnore.load(current, gi)
+            if loaded:
+                chain.append(loaded)
+        if os.path.exists(os.path.join(current, ".git")):
+            exclude = os.path.join(current, ".git", "info", "exclude")
+            if os.path.isfile(exclude):
+                loaded = GitIgnore.load(current, exclude)
+                if loaded:
+                    chain.append(loaded)
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            return []  # not in a repository: no .gitignore applies
+        current = parent
+    chain.reverse()
+    return chain
+
+
+def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
+    verdict = None
+    for gi in ignores:
+        rel = os.path.relpath(path, gi.base).replace(os.sep, "/")
+        m = gi.match(rel, is_dir)
+        if m is not None:
+            verdict = m
+    return bool(verdict)
+
+
+def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore]) -> Iterator[str]:
+    settings = resolver.for_dir(directory)
+    local = list(ignores)
+    if settings.respect_gitignore:
+        git_dir = os.path.join(directory, ".git")
+        if os.path.exists(git_dir):
+            local = []  # a nested repository starts its own ignore rules
+            exclude = os.path.join(git_dir, "info", "exclude")
+            if os.path.isfile(exclude):
+                loaded = GitIgnore.load(directory, exclude)
+                if loaded:
+                    local.append(loaded)
+        gi = os.path.join(directory, ".gitignore")
+        if os.path.isfile(gi):
+            loaded = GitIgnore.load(directory, gi)
+            if loaded:
+                local.append(loaded)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    patterns = [*settings.exclude, *settings.extend_exclude]
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if _exclude_match(entry.path, patterns, settings.root):
+            continue
+        if settings.respect_gitignore and local and _ignored(entry.path, is_dir, local):
+            continue
+        if is_dir:
+            yield from _walk_dir(entry.path, resolver, local)
+        elif entry.name.endswith(SOURCE_SUFFIXES):
+            try:
+                if not entry.is_file():
+                    continue
+            except OSError:
+                continue
+            yield entry.path
+
+
+@lru_cache(maxsize=65536)
+def _has_init(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_for(path: str) -> tuple[str, bool, str]:
+    """(dotted module name, is_package, import root) as Python would import this file when its
+    top-most package folder's parent is on sys.path (scripts: their own folder)."""
+    absolute = os.path.abspath(path)
+    directory, filename = os.path.split(absolute)
+    stem = filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    current = directory
+    while _has_init(current):
+        parts.append(os.path.basename(current))
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    parts.reverse()
+    module = ".".join(p for p in parts if p) or stem
+    return module, is_package, current

@@ -1,0 +1,519 @@
+"""discover -> read & parse once -> facts per file -> project regions -> diagnostics.
+
+The engine is the one place that knows the whole pipeline; the CLI, the language server and the
+probe merge all call it.  Files that cannot be read or parsed become one diagnostic each (TC001 /
+TC002) and the run goes on.  Per-file analysis is a pure function of the file's bytes (plus the
+few settings that change it), so its result is cached by content hash and computed in worker
+processes for large trees.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tclint.rules import registry
+from tclint.rules import types as T
+from tclint.rules.analyze import Analyzer, RuleSet
+from tclint.rules.config import ConfigResolver, Settings, project_root
+from tclint.rules.discovery import discover, display_path, module_for
+from tclint.rules.facts import FACTS_SCHEMA, Candidate, FileFacts, Loc
+from tclint.rules.model import Confidence, Diagnostic, Edit, Fix, Applicability, Severity, Span, gb_url
+from tclint.rules.project import Project, Region, span_of
+from tclint.rules.source import LineIndex, decode_source
+from tclint.rules import suppress
+from tclint.rules.version import __version__
+
+CONFIDENCE_NAMES = {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
+MIN_CONFIDENCE = {"high": T.HIGH, "medium": T.MEDIUM, "low": T.LOW}
+
+
+@dataclass
+class SourceText:
+    """The text of a file as linted, and for notebooks the mapping back to cells."""
+
+    path: str
+    text: str | None
+    error: str | None = None
+    cells: Any = None  # notebook.CellMap for .ipynb files
+    digest: str = ""
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic]
+    files: list[str]
+    sources: dict[str, SourceText] = field(default_factory=dict)
+    project: Project | None = None
+    settings: dict[str, Settings] = field(default_factory=dict)
+
+    @property
+    def has_findings(self) -> bool:
+        return bool(self.diagnostics)
+
+
+_RULESET: RuleSet | None = None
+
+
+def ruleset() -> RuleSet:
+    global _RULESET
+    if _RULESET is None:
+        _RULESET = RuleSet(rule() for rule in registry.all_rules())
+    return _RULESET
+
+
+def read_source(path: str, data: bytes | None = None, max_size: int | None = None) -> SourceText:
+    """Read and decode one file (notebooks: their code cells)."""
+    if data is None:
+        try:
+            if max_size is not None and os.path.getsize(path) > max_size:
+                size = os.path.getsize(path)
+                return SourceText(path, None, f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})")
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return SourceText(path, None, f"cannot read file: {exc.strerror or exc}")
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if max_size is not None and len(data) > max_size:
+        return SourceText(path, None, f"file is too large to lint ({len(data):,} bytes; max-file-size is {max_size:,})", digest=digest)
+    if path.endswith(".ipynb"):
+        from tclint.rules.notebook import load_notebook
+
+        text, cells, error = load_notebook(data)
+        return SourceText(path, text, error, cells, digest)
+    decoded = decode_source(data)
+    return SourceText(path, decoded.text, decoded.error, None, digest)
+
+
+def analyze_source(
+    src: SourceText, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = ()
+) -> FileFacts:
+    """Parse and walk one file: its facts and candidates, or a TC001/TC002 record."""
+    facts = FileFacts(path=src.path, module=module, is_package=is_package, root=root)
+    if src.text is None:
+        facts.error = src.error or "cannot read file"
+        facts.error_code = "TC002"
+        facts.error_loc = Loc(1, 0, 1, 0)
+        return facts
+    text = src.text
+    try:
+        tree = ast.parse(text, filename=src.path)
+    except SyntaxError as exc:
+        index = LineIndex(text)
+        line = max(1, min(exc.lineno or 1, index.line_count))
+        col = max(0, min((exc.offset or 1) - 1, len(index.line(line))))
+        facts.error = f"SyntaxError: {exc.msg}"
+        facts.error_code = "TC001"
+        facts.error_loc = Loc(line, col, line, col)
+        facts.line_count = index.line_count
+        return facts
+    except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
+        facts.error = f"cannot parse file: {type(exc).__name__}: {exc}".rstrip(": ")
+        facts.error_code = "TC001"
+        facts.error_loc = Loc(1, 0, 1, 0)
+        return facts
+    analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates)
+    try:
+        return analyzer.run(tree)
+    except RecursionError:
+        facts.error = "file is nested too deeply to analyse (recursion limit)"
+        facts.error_code = "TC002"
+        facts.error_loc = Loc(1, 0, 1, 0)
+        return facts
+
+
+# ---------------------------------------------------------------------------------------------
+# turning candidates into diagnostics
+
+
+@dataclass
+class FinalizeEnv:
+    """What ``Rule.finalize`` may look at: the project's settings and the candidate's region."""
+
+    settings: Settings
+    dynamo: dict[str, Any]
+    region: Region | None
+    project: Project
+    facts: FileFacts
+
+    def flag(self, name: str, default: Any = None) -> Any:
+        """A torch._dynamo.config value: [tool.tclint.dynamo] wins over assignments in the code."""
+        if name in self.dynamo:
+            return self.dynamo[name]
+        found = self.project.dynamo_config.get(name)
+        if found is not None and found[0] != "<expr>":
+            return found[0]
+        return default
+
+
+def _dynamo_settings(settings: Settings) -> dict[str, Any]:
+    return dict(settings.dynamo)
+
+
+def candidate_to_diagnostic(
+    cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None
+) -> Diagnostic | None:
+    env = FinalizeEnv(settings, _dynamo_settings(settings), region, project, ff)
+    final = rule.finalize(cand, env)
+    if final is None:
+        return None
+    message = final.message
+    severity = rule.default_severity
+    heat = []
+    if rule.family == "graph-break" and region is not None:
+        if final.loop_line is not None and not final.data.get("no_frame_drop"):
+            fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
+            heat.append(
+                f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly"
+            )
+            severity = Severity.ERROR
+        elif region.loop_caller is not None and final.data.get("frame_drop_via_caller", True):
+            caller, _path, line = region.loop_caller
+            heat.append(f"called from a loop in {caller} (line {line}): that whole frame runs eagerly")
+            severity = Severity.ERROR
+        if region.multiplier:
+            heat.append(f"hot: runs in {region.multiplier}")
+        if final.cold and severity != Severity.ERROR:
+            heat.append(final.cold)
+            severity = Severity.INFO
+    if final.data.get("whole_frame") and rule.family == "graph-break":
+        severity = Severity.ERROR
+    if final.confidence >= T.LOW:
+        severity = Severity.INFO if severity.rank < Severity.INFO.rank else severity
+    if heat:
+        message = f"{message} ({'; '.join(heat)})"
+    severity = settings.severity_for(rule.code, severity)
+    gb_ids = final.gb_ids or rule.gb_ids
+    related: tuple = ()
+    if region is not None:
+        related = project.chain_related(region)
+    extra: dict[str, Any] = {}
+    if region is not None:
+        extra["region"] = project.chain_text(region)
+    if final.data.get("related"):
+        from tclint.rules.model import RelatedLocation
+
+        related = (*related, *(RelatedLocation(p, span_of(l), m) for p, l, m in final.data["related"]))
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        message=message,
+        path=ff.path,
+        span=span_of(final.loc),
+        severity=severity,
+        confidence=CONFIDENCE_NAMES.get(final.confidence, Confidence.MEDIUM),
+        gb_ids=tuple(gb_ids),
+        fix=final.fix,
+        related=related,
+        noqa_line=final.loc.line,
+        url=gb_url(gb_ids[0]) if gb_ids else rule_doc_url(rule.code),
+        help=final.help,
+        extra=extra,
+    )
+
+
+def rule_doc_url(code: str) -> str:
+    """The rule's reference page (shipped in the package, so the link works offline)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "docs", f"{code}.md")
+    return "file://" + here
+
+
+def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple[bool, int]:
+    conf = cand.confidence
+    for kind, ref in cand.requires:
+        if kind == "returns_tensor":
+            ty = project.deferred_type(ref, ff)
+            if ty.kind != T.TENSOR:
+                return False, conf
+            conf = max(conf, ty.conf)
+        elif kind == "not_disabled":
+            r = project.resolve(ref, ff)
+            if r is not None and r[1] in project.disabled:
+                return False, conf
+    return True, conf
+
+
+def file_diagnostics(ff: FileFacts, project: Project, settings: Settings) -> list[Diagnostic]:
+    """Every diagnostic for one file before selection and suppression."""
+    out: list[Diagnostic] = []
+    if ff.error is not None:
+        rule = registry.get(ff.error_code or "TC001")
+        loc = ff.error_loc or Loc(1, 0, 1, 0)
+        out.append(
+            Diagnostic(
+                code=ff.error_code or "TC001",
+                name=rule.name if rule else "parse-error",
+                message=ff.error,
+                path=ff.path,
+                span=span_of(loc),
+                severity=Severity.ERROR,
+                noqa_line=None,
+                url=rule_doc_url(ff.error_code or "TC001"),
+            )
+        )
+        return out
+    rules = registry.by_code()
+    for cand in ff.candidates:
+        rule_cls = rules.get(cand.code)
+        if rule_cls is None:
+            continue
+        rule = _rule_instance(rule_cls)
+        region = project.region_of(ff.path, cand.func)
+        if rule.region_only and region is None:
+            continue
+        ok, conf = _requirements_met(cand, ff, project)
+        if not ok:
+            continue
+        if conf != cand.confidence:
+            cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
+        diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region)
+        if diag is not None:
+            out.append(diag)
+    return out
+
+
+def _cand_dict(cand: Candidate) -> dict[str, Any]:
+    return {name: getattr(cand, name) for name in cand.__slots__}  # type: ignore[attr-defined]
+
+
+_INSTANCES: dict[type, Any] = {}
+
+
+def _rule_instance(cls: type) -> Any:
+    inst = _INSTANCES.get(cls)
+    if inst is None:
+        inst = _INSTANCES[cls] = cls()
+    return inst
+
+
+def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
+    """Diagnostics from cross-file rules (call sites, disabled callees, fullgraph...)."""
+    out: dict[str, list[Diagnostic]] = {}
+    for rule_cls in registry.all_rules():
+        rule = _rule_instance(rule_cls)
+        for diag in rule.project_check(project):
+            out.setdefault(diag.path, []).append(diag)
+    return out
+
+
+def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagnostic]:
+    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview)
+    ignored_here = per_file_ignored(path, settings)
+    min_conf = MIN_CONFIDENCE.get(settings.min_confidence, T.MEDIUM)
+    out = []
+    for d in diags:
+        if d.code not in enabled and not d.code.startswith(("TC001", "TC002")):
+            continue
+        if any(registry.matches(sel, d.code) for sel in ignored_here):
+            continue
+        if {"high": 0, "medium": 1, "low": 2}[d.confidence.value] > min_conf:
+            continue
+        out.append(d)
+    return out
+
+
+def per_file_ignored(path: str, settings: Settings) -> list[str]:
+    import fnmatch
+
+    if not settings.per_file_ignores:
+        return []
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, settings.root).replace(os.sep, "/") if settings.root else path
+    name = os.path.basename(path)
+    out = []
+    for pattern, codes in settings.per_file_ignores.items():
+        negate = pattern.startswith("!")
+        pat = pattern[1:] if negate else pattern
+        hit = fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*")
+        if hit != negate:
+            out.extend(codes)
+    return out
+
+
+def apply_suppressions(
+    diags: list[Diagnostic], src: SourceText, settings: Settings
+) -> list[Diagnostic]:
+    """Drop suppressed findings; add TC003 for suppressions that suppressed nothing."""
+    if src.text is None:
+        return diags
+    directives = suppress.parse(src.text)
+    if not directives:
+        return diags
+    kept = suppress.apply(diags, directives)
+    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview)
+    if "TC003" not in enabled:
+        return kept
+    known = set(registry.by_code())
+    index = LineIndex(src.text)
+    for directive, unused_codes, unknown in suppress.unused(directives, known, enabled):
+        parts = []
+        if unused_codes:
+            parts.append("unused: " + ", ".join(unused_codes))
+        if unknown:
+            parts.append("unknown: " + ", ".join(unknown))
+        what = {"line": "`noqa` directive", "file": "file-level `tclint: noqa`", "range": "`tclint: disable` range"}[directive.kind]
+        line_text = index.line(directive.line)
+        remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
+        fix = _unused_fix(directive, line_text, remaining)
+        diag = Diagnostic(
+            code="TC003",
+            name="unused-suppression",
+            message=f"Unused {what} ({'; '.join(parts)})",
+            path=src.path,
+            span=Span.of(directive.line, directive.col, directive.line, directive.end_col),
+            severity=Severity.WARNING,
+            fix=fix,
+            noqa_line=directive.line,
+            url=rule_doc_url("TC003"),
+        )
+        if not suppress.apply([diag], [d for d in directives if d is not directive]):
+            continue
+        kept.append(diag)
+    return kept
+
+
+def _unused_fix(directive: suppress.Directive, line_text: str, remaining: list[str]) -> Fix:
+    start, end = directive.col, directive.end_col
+    if directive.kind == "line":
+        if remaining:
+            new = "# noqa: " + ", ".join(remaining)
+            return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+        # remove the comment (and the spaces before it)
+        s = start
+        while s > 0 and line_text[s - 1] in " \t":
+            s -= 1
+        if not line_text[:s].strip():
+            return Fix("Remove the unused comment", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+        return Fix("Remove unused `noqa` directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
+    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+
+
+class Linter:
+    """One configured linting session (a CLI run, or the language server's long-lived state)."""
+
+    def __init__(
+        self,
+        resolver: ConfigResolver | None = None,
+        cache: Any = None,
+        jobs: int | None = None,
+        index_project: bool = True,
+    ) -> None:
+        self.resolver = resolver or ConfigResolver()
+        self.cache = cache
+        self.jobs = jobs
+        self.index_project = index_project
+
+    def facts_for(self, src: SourceText, settings: Settings) -> FileFacts:
+        module, is_package, root = module_for(src.path)
+        key = None
+        if self.cache is not None and src.digest:
+            key = self.cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, src.path)
+            cached = self.cache.get_facts(key)
+            if cached is not None:
+                cached.path = src.path
+                return cached
+        facts = analyze_source(src, module, is_package, root, settings.compiling_predicates)
+        if key is not None:
+            self.cache.put_facts(key, facts)
+        return facts
+
+    def collect(self, paths: list[str], force_exclude: bool | None = None) -> tuple[list[str], list[str]]:
+        """(files to report on, files to index): the index covers the whole project so that
+        regions reaching into or out of the reported files are right."""
+        report = [d.path for d in discover(paths, self.resolver, force_exclude)]
+        index = list(report)
+        if self.index_project:
+            root = project_root(paths)
+            if root is not None:
+                seen = {os.path.abspath(p) for p in report}
+                for d in discover([root], self.resolver, True):
+                    if os.path.abspath(d.path) not in seen:
+                        index.append(d.path)
+        return report, index
+
+    def lint_paths(self, paths: list[str], force_exclude: bool | None = None, overrides: dict[str, bytes] | None = None) -> LintResult:
+        report, index = self.collect(paths, force_exclude)
+        return self.lint_files(report, index, overrides)
+
+    def lint_files(self, report: list[str], index: list[str], overrides: dict[str, bytes] | None = None) -> LintResult:
+        overrides = overrides or {}
+        sources: dict[str, SourceText] = {}
+        facts: list[FileFacts] = []
+        report_set = set(report)
+        todo: list[tuple[SourceText, Settings]] = []
+        for path in index:
+            settings = self.resolver.for_file(path)
+            data = overrides.get(os.path.abspath(path))
+            src = read_source(path, data, settings.max_file_size)
+            if path in report_set:
+                sources[path] = src
+            todo.append((src, settings))
+        facts = self._facts_parallel(todo)
+        root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
+        project = Project(facts, root_settings)
+        project.build()
+        cross = project_diagnostics(project)
+        diagnostics: list[Diagnostic] = []
+        per_file_settings: dict[str, Settings] = {}
+        for ff in facts:
+            if ff.path not in report_set:
+                continue
+            settings = self.resolver.for_file(ff.path)
+            per_file_settings[ff.path] = settings
+            diags = file_diagnostics(ff, project, settings)
+            diags.extend(cross.get(ff.path, ()))
+            diags = select(diags, settings, ff.path)
+            diags = apply_suppressions(diags, sources[ff.path], settings)
+            src = sources[ff.path]
+            if src.cells is not None:
+                diags = [src.cells.map_diagnostic(d) for d in diags]
+            diagnostics.extend(diags)
+        diagnostics = _dedupe(diagnostics)
+        diagnostics.sort(key=lambda d: d.sort_key())
+        return LintResult(diagnostics, report, sources, project, per_file_settings)
+
+    def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
+        jobs = self.jobs
+        if jobs is None:
+            jobs = default_jobs(todo)
+        if jobs <= 1 or len(todo) < 2:
+            return [self.facts_for(src, s) for src, s in todo]
+        from tclint.rules.parallel import analyze_many
+
+        return analyze_many(self, todo, jobs)
+
+
+def default_jobs(todo: list[tuple[SourceText, Settings]]) -> int:
+    """Parallel only where it pays: process start-up costs more than it saves on small trees
+    (measured ~1.2x slower for 11k lines), and pre-commit already partitions the files."""
+    if os.environ.get("PRE_COMMIT") == "1":
+        return 1
+    total = sum(len(src.text or "") for src, _ in todo)
+    if total < 4_000_000:  # about 100k lines
+        return 1
+    return min(os.cpu_count() or 1, 8)
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen = set()
+    out = []
+    for d in diags:
+        key = (d.path, d.code, d.span.start, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    return out
+
+
+def version_string() -> str:
+    return f"tclint {__version__} (targets torch 2.13; Python {sys.version_info.major}.{sys.version_info.minor})"

@@ -1,0 +1,180 @@
+"""What one file says, once parsed: the per-file summary the project pass works from.
+
+A file is parsed and walked exactly once.  The walk (``analyze``) records two things:
+the *structure* the region pass needs (functions, classes, their calls and submodules, compile
+sites), and *candidates*: every hazard the rules see in every function, whether or not that
+function turns out to be compiled.  Which candidates become diagnostics is decided later, across
+files, by ``regions``.  Everything here is plain data (picklable), so it is also what the cache
+stores per content hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tclint.rules.model import Fix
+from tclint.rules.types import Ty
+
+FACTS_SCHEMA = 1
+
+
+@dataclass(slots=True)
+class Loc:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(slots=True)
+class CallEdge:
+    """A call made by a function, described symbolically for cross-file resolution.
+
+    kind:
+      "name"     target = qualified name of the callee (function or class), e.g. ``pkg.m.helper``
+      "self"     target = attribute path on ``self`` (``"attn"``, ``"layers"``), method = method
+                 called on it (``"__call__"`` for ``self.attn(x)``, ``"forward"``, ``"reset"``)
+      "elem"     target = self path of a module container whose *elements* are called
+      "super"    method = the method called on ``super()``
+      "local"    target = qualname of a function nested in this one
+      "instance" target = a class reference (qualified) whose instance is called / method used
+      "deferred" target = qualified name of a project function whose *return value* is called
+      "ref"      target = qualified name of a function passed as a value (checkpoint(fn, x))
+    """
+
+    kind: str
+    target: str
+    method: str
+    loc: Loc
+    in_loop: bool = False
+    cold: str | None = None
+    args: tuple[tuple[str, str], ...] = ()  # per-argument (keyword or "#i", ArgKind description)
+    elem_count: int | None = None
+    arg0: tuple[str, str | None, str | None] | None = None  # first argument as a compile target
+
+
+@dataclass(slots=True)
+class Param:
+    name: str
+    ty: Ty
+    annotation: str | None
+    default: str | None  # literal repr, "None", or "<expr>"
+    kind: str = "pos"  # pos | kwonly | varargs | varkw
+    uses: tuple[str, ...] = ()  # how the body uses it: range, cond, index, dict_key, arith, ...
+
+
+@dataclass(slots=True)
+class CompileSite:
+    """One place where torch.compile (or an equivalent) is applied to something.
+
+    target kinds: "func" (ref = qualified function), "local" (ref = nested qualname),
+    "instance" (ref = class reference), "self" (ref = self path in class ``owner``),
+    "elem" (ref = self path of a container, or class refs joined by ','), "method" (ref = class,
+    method = name), "deferred" (ref = project function returning the target), "unknown".
+    """
+
+    id: str
+    how: str  # "decorator", "call", "method", "partial", "optimize", "wrapper"
+    target_kind: str
+    ref: str | None
+    method: str | None
+    loc: Loc
+    func: str | None  # qualname of the function containing the site (None: module level)
+    owner: str | None  # enclosing class qualname (for "self" targets)
+    options: dict[str, Any] = field(default_factory=dict)  # fullgraph, dynamic, backend, mode
+    text: str = ""
+    in_loop: bool = False
+
+
+@dataclass(slots=True)
+class DisableSite:
+    ref: str  # qualified name (function) or local qualname
+    recursive: bool
+    loc: Loc
+
+
+@dataclass(slots=True)
+class SubmoduleSpec:
+    """What ``self.<attr>`` holds, as assigned in the class's methods."""
+
+    kind: str  # "instance" | "list" | "seq" | "dict" | "torch" | "func" | "compiled" | "tensor" | "int" | "float" | "bool" | "str" | "listattr" | "dictattr" | "other"
+    refs: tuple[str, ...] = ()
+    count: int | None = None
+    loc: Loc | None = None
+
+
+@dataclass(slots=True)
+class FunctionFacts:
+    qualname: str
+    name: str
+    loc: Loc  # the `def` line .. end of body
+    name_loc: Loc  # the function name (for code lenses, hover, chain links)
+    cls: str | None  # qualname of the enclosing class, for methods
+    params: list[Param] = field(default_factory=list)
+    is_generator: bool = False
+    is_async: bool = False
+    calls: list[CallEdge] = field(default_factory=list)
+    returns: Ty | None = None
+    compile_marker: bool = False  # `# tclint: compiled` on the def
+    decorators: tuple[str, ...] = ()  # qualified decorator names (for hover / wrappers)
+    compile_wrapper_param: int | None = None  # body returns torch.compile(<param i>)
+    compiling_predicate: bool = False  # body returns torch.compiler.is_compiling()
+    self_name: str | None = None
+    attr_writes: list[tuple[str, str, Loc]] = field(default_factory=list)  # (path, how, loc)
+    global_writes: list[tuple[str, str, Loc]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ClassFacts:
+    qualname: str
+    name: str
+    loc: Loc
+    bases: tuple[str, ...]  # qualified (or dotted text when unresolved)
+    methods: dict[str, str] = field(default_factory=dict)  # method name -> function qualname
+    attrs: dict[str, SubmoduleSpec] = field(default_factory=dict)
+    is_dataclass: bool = False
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A hazard seen by a rule, pending the decision whether its function is compiled."""
+
+    code: str
+    func: str | None  # qualname of the function it is in; None: module level
+    loc: Loc
+    message: str
+    gb_ids: tuple[str, ...] = ()
+    confidence: int = 0  # types.HIGH / MEDIUM / LOW
+    loop_line: int | None = None  # a for/while body in the same function contains it
+    cold: str | None = None  # why the path is rarely taken
+    requires: tuple[tuple[str, str], ...] = ()  # ("returns_tensor", qualified function), ...
+    fix: Fix | None = None
+    help: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileFacts:
+    path: str
+    module: str
+    is_package: bool
+    root: str  # the import root this module name is relative to
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)  # module-level name -> qualified
+    module_vars: dict[str, Ty] = field(default_factory=dict)  # module-level variable types
+    compile_sites: list[CompileSite] = field(default_factory=list)
+    disable_sites: list[DisableSite] = field(default_factory=list)
+    compile_functions: dict[str, dict[str, Any]] = field(default_factory=dict)  # partial(torch.compile) aliases
+    dynamo_config: dict[str, tuple[Any, Loc]] = field(default_factory=dict)  # torch._dynamo.config.X = v
+    candidates: list[Candidate] = field(default_factory=list)
+    module_calls: list[CallEdge] = field(default_factory=list)  # calls made at module level
+    mentions_torch: bool = False
+    error: str | None = None  # could not be parsed/read: the TC001/TC002 message
+    error_code: str | None = None
+    error_loc: Loc | None = None
+    line_count: int = 0
+    custom_ops: dict[str, Loc] = field(default_factory=dict)  # op function qualname -> loc
+    fake_registrations: set[str] = field(default_factory=set)  # names registered with register_fake
+    int_globals: dict[str, Loc] = field(default_factory=dict)  # module-level int/list globals

@@ -1,0 +1,124 @@
+"""Applying fixes and noqa comments to source text (``--fix``, ``--diff``, ``--add-noqa``, editors).
+
+Edits are applied back to front; a fix whose edits overlap an already-applied one is skipped and
+left for the next pass, as ruff does, so one run never produces broken code from two fixes that
+touch the same text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from tclint.rules.model import Applicability, Diagnostic, Fix
+from tclint.rules.source import LineIndex
+
+
+def fix_allowed(fix: Fix | None, unsafe: bool) -> bool:
+    if fix is None:
+        return False
+    if fix.applicability is Applicability.SAFE:
+        return True
+    return unsafe and fix.applicability is Applicability.UNSAFE
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+    """Apply non-overlapping fixes; returns (new text, number of fixes applied)."""
+    index = LineIndex(text)
+    ranges: list[tuple[int, int, str, int]] = []
+    for n, fix in enumerate(fixes):
+        for edit in fix.edits:
+            start = index.offset(edit.span.start.line, edit.span.start.column)
+            end = index.offset(edit.span.end.line, edit.span.end.column)
+            ranges.append((start, end, edit.content, n))
+    # choose fixes greedily in order, skipping any that overlaps an accepted one
+    accepted: set[int] = set()
+    taken: list[tuple[int, int]] = []
+    by_fix: dict[int, list[tuple[int, int, str]]] = {}
+    for start, end, content, n in ranges:
+        by_fix.setdefault(n, []).append((start, end, content))
+    for n, edits in by_fix.items():
+        if any(_overlaps(s, e, ts, te) for s, e, _ in edits for ts, te in taken):
+            continue
+        accepted.add(n)
+        taken.extend((s, e) for s, e, _ in edits)
+    chosen = sorted(((s, e, c) for n in accepted for s, e, c in by_fix[n]), key=lambda r: (r[0], r[1]), reverse=True)
+    out = text
+    for start, end, content in chosen:
+        out = out[:start] + content + out[end:]
+    return out, len(accepted)
+
+
+def _overlaps(s1: int, e1: int, s2: int, e2: int) -> bool:
+    if s1 == e1 and s2 == e2:
+        return s1 == s2
+    return s1 < e2 and s2 < e1 or (s1 == s2)
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
+        )
+    )
+
+
+_NOQA_IN_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
+    """Add (or extend) ``# noqa: CODES`` on each line that has findings.  Lines inside
+    multi-line strings cannot take a comment and are skipped."""
+    from tclint.rules.suppress import _comment_start
+
+    by_line: dict[int, set[str]] = {}
+    for d in diags:
+        if d.noqa_line is None or d.code in ("TC001", "TC002", "TC003"):
+            continue
+        by_line.setdefault(d.noqa_line, set()).add(d.code)
+    if not by_line:
+        return text, 0
+    string_lines = _string_interior_lines(text)
+    index = LineIndex(text)
+    lines = []
+    changed = 0
+    for lineno in range(1, len(index.starts) + 1):
+        start = index.starts[lineno - 1]
+        end = index.starts[lineno] if lineno < len(index.starts) else len(text)
+        raw = text[start:end]
+        body = raw.rstrip("\r\n")
+        ending = raw[len(body):]
+        codes = by_line.get(lineno)
+        if codes and lineno not in string_lines:
+            comment_at = _comment_start(body)
+            match = _NOQA_IN_LINE.search(body, comment_at) if comment_at >= 0 else None
+            if match is not None:
+                if match.group("codes") is None:
+                    pass  # a blanket noqa already covers everything
+                else:
+                    existing = [c.strip() for c in re.split(r"[,\s]+", match.group("codes")) if c.strip()]
+                    merged = existing + sorted(c for c in codes if c not in existing)
+                    if merged != existing:
+                        body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+                        changed += 1
+            else:
+                body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+                changed += 1
+        lines.append(body + ending)
+    return "".join(lines), changed
+
+
+def _string_interior_lines(text: str) -> set[int]:
+    """Lines that lie strictly inside a multi-line string token (a comment there would be text)."""
+    import io
+    import tokenize
+
+    out: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
+                out.update(range(tok.start[0], tok.end[0]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return out

@@ -1,0 +1,104 @@
+"""Jupyter notebooks: lint the code cells as one module, report positions per cell.
+
+Cells run top to bottom in one namespace, so they are analysed as one concatenated source (a
+compile site in cell 5 compiles a function defined in cell 2).  IPython syntax (``%magic``,
+``!shell``, ``?help``, ``%%cell magic``) is blanked out line by line, keeping line numbers.
+Diagnostics are mapped back to (cell, line) with cells numbered from 1 over *all* cells,
+markdown included, as Jupyter and ruff number them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+from tclint.rules.model import Diagnostic, Position, RelatedLocation, Span
+
+_MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w[\w.]*\s*=\s*(%|!)|\?\s*$")
+
+
+@dataclass
+class CellMap:
+    starts: list[tuple[int, int, int]]  # (first line in the concatenation, cell number, line count)
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """(cell number, line within the cell) for a line of the concatenated source."""
+        cell, first = 1, 1
+        for start, number, _count in self.starts:
+            if start <= line:
+                cell, first = number, start
+            else:
+                break
+        return cell, line - first + 1
+
+    def map_span(self, span: Span) -> tuple[int, Span]:
+        cell, line = self.locate(span.start.line)
+        end_cell, end_line = self.locate(span.end.line)
+        if end_cell != cell:
+            end_line, end_col = line, span.start.column
+        else:
+            end_col = span.end.column
+        return cell, Span(Position(line, span.start.column), Position(end_line, end_col))
+
+    def map_diagnostic(self, diag: Diagnostic) -> Diagnostic:
+        cell, span = self.map_span(diag.span)
+        related = []
+        for rel in diag.related:
+            if rel.path == diag.path:
+                rcell, rspan = self.map_span(rel.span)
+                related.append(RelatedLocation(rel.path, rspan, f"{rel.message} [cell {rcell}]"))
+            else:
+                related.append(rel)
+        noqa = None
+        if diag.noqa_line is not None:
+            noqa = self.locate(diag.noqa_line)[1]
+        # edits inside a notebook would have to rewrite its JSON: offered for display only
+        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, fix=None)
+
+
+def _blank_magics(source: str) -> str:
+    lines = source.split("\n")
+    if lines and lines[0].lstrip().startswith("%%"):
+        # a cell magic: %%time still holds Python, %%bash etc. do not
+        magic = lines[0].strip().split()[0]
+        if magic in ("%%time", "%%timeit", "%%capture", "%%prun"):
+            lines[0] = "#" + lines[0]
+        else:
+            return "\n".join("#" + line if line else line for line in lines)
+    out = []
+    for line in lines:
+        if _MAGIC.search(line) and not line.lstrip().startswith("#"):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}pass  # {line.strip()}" if indent else "# " + line.strip())
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, None, f"not a valid notebook (JSON): {exc}"
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return None, None, "not a valid notebook: no `cells` list"
+    language = (((nb.get("metadata") or {}).get("kernelspec") or {}).get("language") or "python").lower()
+    if language != "python":
+        return "", CellMap([]), None
+    parts: list[str] = []
+    starts: list[tuple[int, int, int]] = []
+    line = 1
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(str(s) for s in source)
+        source = _blank_magics(str(source)).rstrip("\n")
+        count = source.count("\n") + 1
+        starts.append((line, number, count))
+        parts.append(source)
+        line += count
+    return "\n".join(parts) + "\n", CellMap(starts), None

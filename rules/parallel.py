@@ -1,0 +1,56 @@
+"""Per-file analysis in worker processes, for large trees.
+
+Workers receive (path, bytes-free description) and read the file themselves, so only the
+resulting facts cross the process boundary.  Cached files never reach a worker.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from tclint.rules.facts import FileFacts
+
+
+def _work(item: tuple[str, int, tuple[str, ...]]) -> FileFacts:
+    from tclint.rules.discovery import module_for
+    from tclint.rules.engine import analyze_source, read_source
+
+    path, max_size, predicates = item
+    src = read_source(path, None, max_size)
+    module, is_package, root = module_for(path)
+    return analyze_source(src, module, is_package, root, predicates)
+
+
+def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[FileFacts]:
+    from tclint.rules.discovery import module_for
+
+    results: list[FileFacts | None] = [None] * len(todo)
+    pending: list[tuple[int, tuple[str, int, tuple[str, ...]]]] = []
+    keys: dict[int, Any] = {}
+    for i, (src, settings) in enumerate(todo):
+        cache = linter.cache
+        if cache is not None and src.digest:
+            module, is_package, root = module_for(src.path)
+            key = cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, src.path)
+            keys[i] = key
+            hit = cache.get_facts(key)
+            if hit is not None:
+                hit.path = src.path
+                results[i] = hit
+                continue
+        if src.text is None or src.cells is not None or os.path.abspath(src.path) in getattr(linter, "_overridden", set()):
+            results[i] = linter.facts_for(src, settings)
+            continue
+        pending.append((i, (src.path, settings.max_file_size, tuple(settings.compiling_predicates))))
+    if pending:
+        # big files first, so the pool does not wait on one straggler at the end
+        pending.sort(key=lambda p: -len(todo[p[0]][0].text or ""))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for (i, _item), facts in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8)):
+                facts.path = todo[i][0].path
+                results[i] = facts
+                if i in keys:
+                    linter.cache.put_facts(keys[i], facts)
+    return [r for r in results if r is not None]

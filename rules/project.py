@@ -1,0 +1,631 @@
+"""The project pass: which functions torch.compile will trace, and why.
+
+Input: the ``FileFacts`` of every file in the project (from the single per-file walk, or the
+cache).  Output: compiled regions (function -> the chain from a compile site), then diagnostics,
+decided per candidate.  Dynamo inlines what a compiled frame calls, so regions follow calls:
+module-level functions, ``self.method()``, submodules assigned in ``__init__`` (their ``forward``
+runs when they are called), ModuleList / Sequential / ModuleDict elements, ``super()``, nested
+functions and functions passed to higher-order torch APIs, across files.  A function wrapped in
+``torch.compiler.disable`` ends a region (calling it from compiled code is itself a break).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tclint.rules import types as T
+from tclint.rules.facts import CallEdge, ClassFacts, CompileSite, FileFacts, FunctionFacts, Loc
+from tclint.rules.model import RelatedLocation, Span
+from tclint.rules.types import Ty
+
+MODULE_BASE_HINTS = ("Module", "Model", "Layer", "Block", "Network", "Net")
+
+
+def span_of(loc: Loc) -> Span:
+    return Span.of(loc.line, loc.col, loc.end_line, loc.end_col)
+
+
+@dataclass(slots=True)
+class Link:
+    """One step of a region chain: how control gets from a compile site into a function."""
+
+    path: str
+    loc: Loc
+    label: str
+
+
+@dataclass(slots=True)
+class Region:
+    """Why one function is compiled."""
+
+    func_key: str
+    site: CompileSite | None  # the compile site at the start of the chain (None: configured root)
+    root_label: str  # "torch.compile(model) at train.py:41" / "assume-compiled" / ...
+    chain: list[Link] = field(default_factory=list)
+    multiplier: str | None = None  # "each of 12 blocks"
+    loop_caller: tuple[str, str, int] | None = None  # (caller name, path, line) when called in a loop
+    fullgraph: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    depth: int = 0
+
+
+@dataclass(slots=True)
+class Unresolved:
+    site: CompileSite
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class DisabledCall:
+    caller_key: str
+    callee_key: str
+    edge: CallEdge
+    recursive: bool
+
+
+class Project:
+    """All files' facts, indexed for cross-file resolution."""
+
+    def __init__(self, files: Iterable[FileFacts], settings: Any) -> None:
+        self.files: dict[str, FileFacts] = {}
+        self.by_module: dict[str, list[FileFacts]] = {}
+        self.functions: dict[str, tuple[FileFacts, FunctionFacts]] = {}
+        self.classes: dict[str, tuple[FileFacts, ClassFacts]] = {}
+        self.settings = settings
+        for ff in files:
+            self.files[ff.path] = ff
+            if ff.error is not None:
+                continue
+            self.by_module.setdefault(ff.module, []).append(ff)
+            for qual, fn in ff.functions.items():
+                self.functions[f"{ff.path}::{qual}"] = (ff, fn)
+            for qual, cls in ff.classes.items():
+                self.classes[f"{ff.path}::{qual}"] = (ff, cls)
+        self.disabled: dict[str, bool] = {}  # function key -> recursive
+        self.allowed_in_graph: set[str] = set()
+        self.regions: dict[str, Region] = {}
+        self.unresolved: list[Unresolved] = []
+        self.disabled_calls: list[DisabledCall] = []
+        self.site_targets: dict[str, list[str]] = {}  # compile-site id -> function keys compiled
+        self.sites: dict[str, tuple[FileFacts, CompileSite]] = {}
+        self.dynamo_config: dict[str, tuple[Any, str, Loc]] = {}
+        self._resolve_cache: dict[tuple[str, str], tuple[str, str] | None] = {}
+
+    # ------------------------------------------------------------------ resolution
+    def module_file(self, module: str, near: FileFacts | None) -> FileFacts | None:
+        cands = self.by_module.get(module)
+        if not cands:
+            return None
+        if len(cands) == 1 or near is None:
+            return cands[0]
+        same_root = [c for c in cands if c.root == near.root]
+        if same_root:
+            return same_root[0]
+        best = max(cands, key=lambda c: len(os.path.commonprefix([c.path, near.path])))
+        return best
+
+    def resolve(self, ref: str | None, near: FileFacts | None, depth: int = 0) -> tuple[str, str] | None:
+        """``("function"|"class", key)`` for a dotted reference, following re-exports."""
+        if not ref or depth > 8 or ref.startswith("<"):
+            return None
+        cache_key = (ref, near.root if near is not None else "")
+        if depth == 0 and cache_key in self._resolve_cache:
+            return self._resolve_cache[cache_key]
+        result = self._resolve(ref, near, depth)
+        if depth == 0:
+            self._resolve_cache[cache_key] = result
+        return result
+
+    def _resolve(self, ref: str, near: FileFacts | None, depth: int) -> tuple[str, str] | None:
+        parts = ref.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            ff = self.module_file(".".join(parts[:i]), near)
+            if ff is None:
+                continue
+            rest = parts[i:]
+            qual = ".".join(rest)
+            if qual in ff.functions:
+                return ("function", f"{ff.path}::{qual}")
+            if qual in ff.classes:
+                return ("class", f"{ff.path}::{qual}")
+            # Class.method where the method is inherited
+            if len(rest) >= 2 and ".".join(rest[:-1]) in ff.classes:
+                cls_key = f"{ff.path}::{'.'.join(rest[:-1])}"
+                found = self.find_method(cls_key, rest[-1])
+                if found:
+                    return ("function", found)
+            alias = ff.aliases.get(rest[0])
+            if alias is not None and alias != ref:
+                target = ".".join([alias, *rest[1:]])
+                if target != ref:
+                    return self.resolve(target, ff, depth + 1)
+            return None
+        # a module-less reference (script module "" or top-level name)
+        ff = self.module_file(parts[0], near)
+        if ff is not None and len(parts) == 1:
+            return None
+        return None
+
+    def class_bases(self, cls_key: str) -> list[str]:
+        ff, cls = self.classes[cls_key]
+        out = []
+        for base in cls.bases:
+            r = self.resolve(base, ff)
+            if r is not None and r[0] == "class":
+                out.append(r[1])
+        return out
+
+    def mro(self, cls_key: str) -> list[str]:
+        seen: list[str] = []
+        stack = [cls_key]
+        while stack:
+            k = stack.pop(0)
+            if k in seen or k not in self.classes:
+                continue
+            seen.append(k)
+            stack = self.class_bases(k) + stack
+        return seen
+
+    def find_method(self, cls_key: str, name: str, after: str | None = None) -> str | None:
+        order = self.mro(cls_key)
+        if after is not None and after in order:
+            order = order[order.index(after) + 1 :]
+        for k in order:
+            ff, cls = self.classes[k]
+            qual = cls.methods.get(name)
+            if qual is not None:
+                return f"{ff.path}::{qual}"
+        return None
+
+    def find_attr(self, cls_key: str, attr: str) -> tuple[FileFacts, Any] | None:
+        for k in self.mro(cls_key):
+            ff, cls = self.classes[k]
+            spec = cls.attrs.get(attr)
+            if spec is not None:
+                return ff, spec
+        return None
+
+    def is_module_class(self, cls_key: str) -> bool:
+        for k in self.mro(cls_key):
+            ff, cls = self.classes[k]
+            if "forward" in cls.methods:
+                return True
+            for base in cls.bases:
+                if base.startswith("torch.nn.") or base.endswith(MODULE_BASE_HINTS) or base == "Module":
+                    return True
+        return False
+
+    def class_key_for(self, ref: str | None, near: FileFacts | None) -> str | None:
+        r = self.resolve(ref, near)
+        if r is not None and r[0] == "class":
+            return r[1]
+        return None
+
+    def call_method_of_class(self, cls_key: str, method: str) -> str | None:
+        """What runs when an instance is called (``__call__`` -> forward) or a method is used."""
+        if method in ("__call__", "forward"):
+            found = self.find_method(cls_key, "forward")
+            if found is None:
+                found = self.find_method(cls_key, "__call__")
+            return found
+        return self.find_method(cls_key, method)
+
+    def elements_of(self, container_ref: str, near: FileFacts) -> tuple[list[str], int | None]:
+        """Class keys of the elements of ``ClassRef|path`` (a ModuleList/Sequential/ModuleDict)."""
+        cls_ref, _, path = container_ref.partition("|")
+        spec_info = self.spec_at(cls_ref, path, near)
+        if spec_info is None:
+            return [], None
+        ff, spec = spec_info
+        if spec.kind in ("list", "seq", "dict"):
+            keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
+            return keys, spec.count
+        if spec.kind in ("instance", "compiled"):
+            keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
+            return keys, None
+        return [], None
+
+    def spec_at(self, cls_ref: str, path: str, near: FileFacts) -> tuple[FileFacts, Any] | None:
+        cls_key = self.class_key_for(cls_ref, near)
+        if cls_key is None:
+            return None
+        return self.spec_at_key(cls_key, path)
+
+    def spec_at_key(self, cls_key: str, path: str) -> tuple[FileFacts, Any] | None:
+        """What ``self.<path>`` holds in class ``cls_key`` (following submodules' own attributes)."""
+        parts = path.split(".")
+        current = cls_key
+        result = None
+        for i, part in enumerate(parts):
+            found = self.find_attr(current, part)
+            if found is None:
+                return None
+            ff, spec = found
+            result = found
+            if i < len(parts) - 1:
+                if spec.kind not in ("instance", "compiled") or not spec.refs:
+                    return None
+                nxt = self.class_key_for(spec.refs[0], ff)
+                if nxt is None:
+                    return None
+                current = nxt
+        return result
+
+    def deferred_type(self, ref: str, near: FileFacts | None, depth: int = 0) -> Ty:
+        """The return type of a project function (following returns of other project functions)."""
+        if depth > 6:
+            return T.T_UNKNOWN
+        r = self.resolve(ref, near)
+        if r is None:
+            return T.T_UNKNOWN
+        kind, key = r
+        if kind == "class":
+            return Ty(T.INSTANCE, T.HIGH, None, ref)
+        ff, fn = self.functions[key]
+        ret = fn.returns or T.T_UNKNOWN
+        if ret.kind == T.DEFERRED and ret.ref:
+            return self.deferred_type(ret.ref, ff, depth + 1)
+        if ret.kind in (T.INSTANCE, T.MODULE) and ret.ref:
+            # keep the class reference relative to the function's own file
+            return ret
+        return ret
+
+    # ------------------------------------------------------------------ regions
+    def build(self) -> None:
+        self._collect_disabled()
+        self._collect_config()
+        roots = list(self._roots())
+        self._bfs(roots)
+
+    def _collect_disabled(self) -> None:
+        for ff in self.files.values():
+            for d in ff.disable_sites:
+                r = self.resolve(d.ref, ff)
+                if r is None and "|" not in d.ref:
+                    # self.helper = torch.compiler.disable(self.helper)
+                    cls_ref, _, attr = d.ref.rpartition(".")
+                    cls_key = self.class_key_for(cls_ref, ff)
+                    if cls_key is not None:
+                        found = self.find_method(cls_key, attr)
+                        if found:
+                            r = ("function", found)
+                if r is not None and r[0] == "function":
+                    self.disabled[r[1]] = d.recursive
+
+    def _collect_config(self) -> None:
+        for ff in self.files.values():
+            for key, (value, loc) in ff.dynamo_config.items():
+                self.dynamo_config[key] = (value, ff.path, loc)
+
+    def _site_label(self, ff: FileFacts, site: CompileSite) -> str:
+        return f"`{site.text}` at {ff.path}:{site.loc.line}"
+
+    def _roots(self) -> Iterator[tuple[str, Region]]:  # noqa: C901
+        settings = self.settings
+        for ff in self.files.values():
+            for site in ff.compile_sites:
+                self.sites[site.id] = (ff, site)
+                keys, multiplier = self._site_targets(ff, site)
+                self.site_targets[site.id] = keys
+                if not keys:
+                    self.unresolved.append(Unresolved(site, ff.path, f"cannot tell what `{site.text}` compiles"))
+                    continue
+                for key in keys:
+                    region = Region(
+                        func_key=key,
+                        site=site,
+                        root_label=self._site_label(ff, site),
+                        chain=[Link(ff.path, site.loc, f"compiled via `{site.text}`")],
+                        multiplier=multiplier,
+                        fullgraph=bool(site.options.get("fullgraph")),
+                        options=dict(site.options),
+                    )
+                    yield key, region
+            # wrappers: calls / decorators that go through a project function returning torch.compile(arg)
+            for fn_qual, fn in ff.functions.items():
+                for dec in fn.decorators:
+                    r = self.resolve(dec, ff)
+                    if r is not None and r[0] == "function":
+                        wff, wfn = self.functions[r[1]]
+                        if wfn.compile_wrapper_param == 0:
+                            key = f"{ff.path}::{fn_qual}"
+                            site = CompileSite(f"{ff.path}@{fn.loc.line}", "wrapper", "func", key, None, fn.loc, None, None, {}, f"@{dec.rsplit('.', 1)[-1]}")
+                            yield key, Region(key, site, f"`@{dec.rsplit('.', 1)[-1]}` (wraps torch.compile) at {ff.path}:{fn.loc.line}", [Link(ff.path, fn.loc, f"compiled via `@{dec.rsplit('.', 1)[-1]}`, which wraps torch.compile")])
+            for edge, owner in self._all_edges(ff):
+                if edge.kind != "name" or edge.arg0 is None:
+                    continue
+                r = self.resolve(edge.target, ff)
+                if r is None or r[0] != "function":
+                    continue
+                wff, wfn = self.functions[r[1]]
+                if wfn.compile_wrapper_param != 0:
+                    continue
+                kind, ref, meth = edge.arg0
+                site = CompileSite(f"{ff.path}@{edge.loc.line}:{edge.loc.col}", "wrapper", kind, ref, meth, edge.loc, owner, None, {}, f"{wfn.name}(...)")
+                keys, multiplier = self._site_targets(ff, site)
+                self.sites[site.id] = (ff, site)
+                self.site_targets[site.id] = keys
+                for key in keys:
+                    yield key, Region(key, site, f"`{wfn.name}(...)` (wraps torch.compile) at {ff.path}:{edge.loc.line}", [Link(ff.path, edge.loc, f"compiled via `{wfn.name}(...)`, which wraps torch.compile")], multiplier)
+        patterns = list(getattr(settings, "assume_compiled", ()) or ())
+        forward_all = bool(getattr(settings, "assume_compiled_forward", False))
+        for key, (ff, fn) in self.functions.items():
+            label = None
+            if fn.compile_marker:
+                label = "`# tclint: compiled` marker"
+            elif forward_all and fn.name == "forward" and fn.cls is not None:
+                cls_key = f"{ff.path}::{fn.cls}"
+                if cls_key in self.classes and self.is_module_class(cls_key):
+                    label = "assume-compiled-forward"
+            if label is None and patterns:
+                for pat in patterns:
+                    mod_pat, _, qual_pat = pat.partition(":")
+                    if not qual_pat:
+                        mod_pat, qual_pat = "*", pat
+                    if fnmatch.fnmatchcase(ff.module, mod_pat) and fnmatch.fnmatchcase(fn.qualname, qual_pat):
+                        label = f"assume-compiled `{pat}`"
+                        break
+            if label is not None:
+                yield key, Region(key, None, label, [Link(ff.path, fn.name_loc, f"compiled: {label}")])
+
+    def _all_edges(self, ff: FileFacts) -> Iterator[tuple[CallEdge, str | None]]:
+        for edge in ff.module_calls:
+            yield edge, None
+        for fn in ff.functions.values():
+            owner = f"{ff.module}.{fn.cls}" if fn.cls else None
+            for edge in fn.calls:
+                yield edge, owner
+
+    def _site_targets(self, ff: FileFacts, site: CompileSite) -> tuple[list[str], str | None]:  # noqa: C901
+        kind, ref, method = site.target_kind, site.ref, site.method
+        if ref is None:
+            return [], None
+        if kind == "local":
+            key = f"{ff.path}::{ref}"
+            return ([key] if key in self.functions else []), None
+        if kind == "func":
+            r = self.resolve(ref, ff)
+            if r is None:
+                return [], None
+            if r[0] == "function":
+                return [r[1]], None
+            target = self.call_method_of_class(r[1], "__call__")
+            return ([target] if target else []), None
+        if kind == "instance":
+            cls_key = self.class_key_for(ref, ff)
+            if cls_key is None:
+                return [], None
+            target = self.call_method_of_class(cls_key, "__call__")
+            return ([target] if target else []), None
+        if kind == "deferred":
+            ty = self.deferred_type(ref, ff)
+            if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+                r = self.resolve(ref, ff)
+                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
+                cls_key = self.class_key_for(ty.ref, near)
+                if cls_key is not None:
+                    target = self.call_method_of_class(cls_key, "__call__")
+                    return ([target] if target else []), None
+            return [], None
+        if kind == "method":
+            cls_ref = ref
+            near = ff
+            if ref.startswith("deferred:"):
+                fref = ref[len("deferred:") :]
+                ty = self.deferred_type(fref, ff)
+                if ty.kind not in (T.INSTANCE, T.MODULE) or not ty.ref:
+                    return [], None
+                r = self.resolve(fref, ff)
+                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
+                cls_ref = ty.ref
+            cls_key = self.class_key_for(cls_ref, near)
+            if cls_key is None:
+                return [], None
+            # model.encoder could be a submodule rather than a method
+            found = self.find_method(cls_key, method or "forward")
+            if found is not None:
+                return [found], None
+            attr = self.find_attr(cls_key, method or "")
+            if attr is not None:
+                aff, spec = attr
+                return self._targets_of_spec(aff, spec)
+            return [], None
+        if kind in ("attr",):
+            cls_ref, _, path = ref.partition("|")
+            info = self.spec_at(cls_ref, path, ff)
+            if info is None:
+                # self.forward / model.some_method
+                cls_key = self.class_key_for(cls_ref, ff)
+                if cls_key is not None:
+                    found = self.find_method(cls_key, path.split(".")[-1])
+                    if found:
+                        return [found], None
+                return [], None
+            return self._targets_of_spec(*info)
+        if kind in ("elem", "modlist"):
+            keys, count = self.elements_of(ref, ff)
+            targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
+            return targets, _multiplier(count)
+        return [], None
+
+    def _targets_of_spec(self, ff: FileFacts, spec: Any) -> tuple[list[str], str | None]:
+        keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
+        targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
+        if spec.kind in ("list", "seq", "dict"):
+            return targets, _multiplier(spec.count)
+        return targets, None
+
+    def _bfs(self, roots: list[tuple[str, Region]]) -> None:
+        queue: deque[str] = deque()
+        for key, region in roots:
+            if key in self.disabled:
+                continue
+            existing = self.regions.get(key)
+            if existing is None or (existing.depth > 0 and region.depth == 0):
+                self.regions[key] = region
+                queue.append(key)
+            elif region.fullgraph and not existing.fullgraph:
+                existing.fullgraph = True
+        while queue:
+            key = queue.popleft()
+            region = self.regions[key]
+            ff, fn = self.functions[key]
+            for edge in fn.calls:
+                for callee, multiplier in self.edge_targets(ff, fn, edge):
+                    if callee in self.allowed_in_graph:
+                        continue
+                    if callee in self.disabled:
+                        self.disabled_calls.append(DisabledCall(key, callee, edge, self.disabled[callee]))
+                        if self.disabled[callee]:
+                            continue
+                        # disable(recursive=False): only that frame is skipped; what it calls is
+                        # compiled as new frames.
+                        cff, cfn = self.functions[callee]
+                        for sub_edge in cfn.calls:
+                            for sub, _m in self.edge_targets(cff, cfn, sub_edge):
+                                self._enqueue(queue, sub, region, cff, cfn, sub_edge, None)
+                        continue
+                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier)
+
+    def _enqueue(self, queue: deque[str], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None) -> None:
+        if callee in self.regions or callee not in self.functions:
+            return
+        cff, cfn = self.functions[callee]
+        label = f"{_display(cfn)} (called from {_display(fn)} at {ff.path}:{edge.loc.line})"
+        child = Region(
+            func_key=callee,
+            site=region.site,
+            root_label=region.root_label,
+            chain=[*region.chain, Link(cff.path, cfn.name_loc, label)],
+            multiplier=multiplier or region.multiplier,
+            loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else None,
+            fullgraph=region.fullgraph,
+            options=region.options,
+            depth=region.depth + 1,
+        )
+        self.regions[callee] = child
+        queue.append(callee)
+
+    def edge_targets(self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge) -> list[tuple[str, str | None]]:  # noqa: C901
+        kind = edge.kind
+        cls_key = f"{ff.path}::{fn.cls}" if fn.cls else None
+        if kind == "local":
+            key = f"{ff.path}::{edge.target}"
+            return [(key, None)] if key in self.functions else []
+        if kind in ("name", "ref"):
+            r = self.resolve(edge.target, ff)
+            if r is None:
+                return []
+            if r[0] == "function":
+                return [(r[1], None)]
+            # constructing a project class: plain classes' __init__ is traced; nn.Modules built
+            # in forward are their own hazard (TC120), their __init__ is not followed.
+            if not self.is_module_class(r[1]):
+                init = self.find_method(r[1], "__init__")
+                return [(init, None)] if init else []
+            return []
+        if kind == "self":
+            if cls_key is None or cls_key not in self.classes:
+                # self inside a nested function of a method: use the enclosing class
+                outer = fn.qualname.split(".<locals>.")[0]
+                outer_fn = ff.functions.get(outer)
+                if outer_fn is None or outer_fn.cls is None:
+                    return []
+                cls_key = f"{ff.path}::{outer_fn.cls}"
+                if cls_key not in self.classes:
+                    return []
+            path = edge.target
+            if "." not in path and edge.method == "__call__":
+                found = self.find_method(cls_key, path)
+                if found is not None:
+                    return [(found, None)]
+            info = self.spec_at_key(cls_key, path)
+            if info is None:
+                if "." in path:
+                    # self.attn.method(...) where attn is not a known submodule
+                    return []
+                found = self.find_method(cls_key, path)
+                return [(found, None)] if found else []
+            sff, spec = info
+            if spec.kind == "func" and spec.refs:
+                r = self.resolve(spec.refs[0], sff)
+                return [(r[1], None)] if r and r[0] == "function" else []
+            keys = [k for k in (self.class_key_for(r, sff) for r in spec.refs) if k is not None]
+            method = edge.method
+            if spec.kind == "seq" and method == "__call__":
+                return [(t, None) for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
+            if spec.kind in ("list", "dict", "seq") and method not in ("__call__", "forward"):
+                return []
+            out = []
+            for k in keys:
+                t = self.call_method_of_class(k, method)
+                if t:
+                    out.append((t, _multiplier(spec.count) if spec.kind in ("list", "dict") else None))
+            return out
+        if kind == "elem":
+            if "|" in edge.target:
+                container = edge.target
+            else:
+                if cls_key is None or cls_key not in self.classes:
+                    return []
+                cff, ccls = self.classes[cls_key]
+                container = f"{cff.module}.{ccls.qualname}|{edge.target}"
+            keys, count = self.elements_of(container, ff)
+            return [(t, _multiplier(count)) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
+        if kind == "super":
+            if cls_key is None or cls_key not in self.classes:
+                return []
+            found = self.find_method(cls_key, edge.method if edge.method != "__call__" else fn.name, after=cls_key)
+            return [(found, None)] if found else []
+        if kind == "instance":
+            ck = self.class_key_for(edge.target, ff)
+            if ck is None:
+                return []
+            t = self.call_method_of_class(ck, edge.method)
+            return [(t, None)] if t else []
+        if kind == "deferred":
+            ty = self.deferred_type(edge.target, ff)
+            if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+                r = self.resolve(edge.target, ff)
+                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
+                ck = self.class_key_for(ty.ref, near)
+                if ck is not None:
+                    t = self.call_method_of_class(ck, edge.method)
+                    return [(t, None)] if t else []
+            return []
+        return []
+
+    # ------------------------------------------------------------------ queries
+    def region_of(self, path: str, func_qual: str | None) -> Region | None:
+        if func_qual is None:
+            return None
+        return self.regions.get(f"{path}::{func_qual}")
+
+    def chain_related(self, region: Region) -> tuple[RelatedLocation, ...]:
+        return tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in region.chain)
+
+    def chain_text(self, region: Region) -> str:
+        names = [_short_label(link.label) for link in region.chain[1:]]
+        head = region.root_label
+        return " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
+
+
+def _multiplier(count: int | None) -> str:
+    if count is None or count < 0:
+        return "each block of a module list"
+    return f"each of {count} blocks"
+
+
+def _display(fn: FunctionFacts) -> str:
+    qual = fn.qualname.replace(".<locals>.", ".")
+    return qual if fn.cls else f"{qual}()"
+
+
+def _short_label(label: str) -> str:
+    return label.split(" (called from", 1)[0]

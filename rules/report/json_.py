@@ -1,0 +1,96 @@
+"""ruff-compatible JSON: a list of objects with ``filename``, ``code``, ``message``,
+``location{row,column}``, ``end_location``, ``fix``, ``noqa_row``, ``url`` (columns 1-based, as
+ruff writes them), plus tclint's own fields: ``name``, ``severity``, ``confidence``, ``origin``,
+``gb_ids``, ``region`` and ``related``."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from tclint.rules.model import Diagnostic, Span
+
+
+def _loc(line: int, col: int) -> dict[str, int]:
+    return {"row": line, "column": col + 1}
+
+
+def _span(span: Span) -> dict[str, Any]:
+    return {"location": _loc(span.start.line, span.start.column), "end_location": _loc(span.end.line, span.end.column)}
+
+
+def to_dict(d: Diagnostic) -> dict[str, Any]:
+    fix = None
+    if d.fix is not None:
+        fix = {
+            "applicability": d.fix.applicability.value,
+            "message": d.fix.message,
+            "edits": [{"content": e.content, **_span(e.span)} for e in d.fix.edits],
+        }
+    return {
+        "cell": d.cell,
+        "code": d.code,
+        "end_location": _loc(d.span.end.line, d.span.end.column),
+        "filename": os.path.abspath(d.path),
+        "fix": fix,
+        "location": _loc(d.span.start.line, d.span.start.column),
+        "message": d.message,
+        "noqa_row": d.noqa_line,
+        "url": d.url,
+        "name": d.name,
+        "severity": d.severity.value,
+        "confidence": d.confidence.value,
+        "origin": d.origin.value,
+        "gb_ids": list(d.gb_ids),
+        "help": d.help,
+        "region": d.extra.get("region"),
+        "confirmed": d.extra.get("confirmed"),
+        "related": [
+            {"filename": os.path.abspath(r.path), "message": r.message, **_span(r.span)} for r in d.related
+        ],
+    }
+
+
+def from_dict(obj: dict[str, Any]) -> Diagnostic:
+    """The inverse of ``to_dict`` (JSON round-trips; the probe merge reads diagnostics back)."""
+    from tclint.rules.model import Applicability, Confidence, Edit, Fix, Origin, RelatedLocation, Severity
+
+    def span(o: dict[str, Any]) -> Span:
+        return Span.of(o["location"]["row"], o["location"]["column"] - 1, o["end_location"]["row"], o["end_location"]["column"] - 1)
+
+    fix = None
+    if obj.get("fix"):
+        f = obj["fix"]
+        fix = Fix(f["message"], tuple(Edit(span(e), e["content"]) for e in f["edits"]), Applicability(f["applicability"]))
+    extra = {}
+    if obj.get("region"):
+        extra["region"] = obj["region"]
+    if obj.get("confirmed") is not None:
+        extra["confirmed"] = obj["confirmed"]
+    return Diagnostic(
+        code=obj["code"],
+        name=obj.get("name", ""),
+        message=obj["message"],
+        path=obj["filename"],
+        span=span(obj),
+        severity=Severity(obj.get("severity", "warning")),
+        confidence=Confidence(obj.get("confidence", "high")),
+        origin=Origin(obj.get("origin", "static")),
+        gb_ids=tuple(obj.get("gb_ids", ())),
+        fix=fix,
+        related=tuple(RelatedLocation(r["filename"], span(r), r["message"]) for r in obj.get("related", ())),
+        noqa_line=obj.get("noqa_row"),
+        url=obj.get("url"),
+        help=obj.get("help"),
+        cell=obj.get("cell"),
+        extra=extra,
+    )
+
+
+def render(diags: list[Diagnostic]) -> str:
+    return json.dumps([to_dict(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_lines(diags: list[Diagnostic]) -> str:
+    return "".join(json.dumps(to_dict(d), ensure_ascii=False) + "\n" for d in diags)

@@ -1,0 +1,144 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+
+Rules carry their documentation and GB ids; results carry the compiled-region chain as related
+locations, fixes as SARIF fixes, and for notebooks the cell both in ``properties.cell`` and as a
+logical location, so the cell is never lost (ruff's SARIF drops it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tclint.rules import registry
+from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.version import __version__
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note", Severity.HINT: "note"}
+
+
+def _uri(path: str) -> str:
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _region(span: Span) -> dict[str, int]:
+    # SARIF columns are 1-based; an empty range still needs endColumn > startColumn or equal.
+    return {
+        "startLine": max(1, span.start.line),
+        "startColumn": span.start.column + 1,
+        "endLine": max(1, span.end.line),
+        "endColumn": max(span.end.column + 1, 1),
+    }
+
+
+def _rule_descriptor(code: str) -> dict[str, Any]:
+    rule = registry.get(code)
+    if rule is None:
+        return {"id": code, "name": code, "shortDescription": {"text": code}}
+    sections = rule.doc_sections()
+    text = sections.get("What it does", rule.summary)
+    why = sections.get("Why is this bad?", "")
+    from tclint.rules.engine import rule_doc_url
+    from tclint.rules.model import gb_url
+
+    return {
+        "id": code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": (text + ("\n\n" + why if why else "")).strip()},
+        "helpUri": gb_url(rule.gb_ids[0]) if rule.gb_ids else rule_doc_url(code),
+        "help": {"text": rule.doc(), "markdown": rule.doc()},
+        "defaultConfiguration": {"level": _LEVEL[rule.default_severity]},
+        "properties": {
+            "tags": [rule.family, rule.lifecycle],
+            "gb_ids": list(rule.gb_ids),
+            "torch_versions": rule.torch_versions,
+        },
+    }
+
+
+def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
+    codes = sorted({d.code for d in diags})
+    index = {code: i for i, code in enumerate(codes)}
+    results = []
+    for d in diags:
+        location: dict[str, Any] = {
+            "physicalLocation": {"artifactLocation": {"uri": _uri(d.path)}, "region": _region(d.span)}
+        }
+        props: dict[str, Any] = {"severity": d.severity.value, "confidence": d.confidence.value, "origin": d.origin.value}
+        if d.gb_ids:
+            props["gb_ids"] = list(d.gb_ids)
+        if d.cell is not None:
+            props["cell"] = d.cell
+            location["logicalLocations"] = [{"name": f"cell {d.cell}", "kind": "module"}]
+        if d.extra.get("region"):
+            props["region"] = d.extra["region"]
+        if d.extra.get("confirmed") is not None:
+            props["confirmed"] = d.extra["confirmed"]
+        message = d.message if d.cell is None else f"{d.message} [cell {d.cell}]"
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": _LEVEL[d.severity],
+            "message": {"text": message},
+            "locations": [location],
+            "partialFingerprints": {"tclint/v1": _fingerprint(d)},
+            "properties": props,
+        }
+        if d.related:
+            result["relatedLocations"] = [
+                {
+                    "id": i,
+                    "message": {"text": r.message},
+                    "physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}, "region": _region(r.span)},
+                }
+                for i, r in enumerate(d.related)
+            ]
+        if d.fix is not None and d.fix.edits and d.cell is None:
+            result["fixes"] = [
+                {
+                    "description": {"text": f"{d.fix.message} ({d.fix.applicability.value})"},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": _uri(d.path)},
+                            "replacements": [
+                                {"deletedRegion": _region(e.span), "insertedContent": {"text": e.content}}
+                                for e in d.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tclint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://pypi.org/project/tclint-torch/",
+                        "rules": [_rule_descriptor(c) for c in codes],
+                    }
+                },
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+
+
+def _fingerprint(d: Diagnostic) -> str:
+    key = f"{d.code}|{os.path.abspath(d.path)}|{d.cell}|{d.message}"
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def render(diags: list[Diagnostic]) -> str:
+    return json.dumps(to_sarif(diags), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,100 @@
+"""Human output: ``concise`` (one line per finding, ruff's shape) and ``full`` (with the source
+line, a caret range, the compiled-region chain and the suggested fix)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tclint.rules.model import Applicability, Diagnostic
+from tclint.rules.source import LineIndex
+
+
+def location(d: Diagnostic) -> str:
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.path}:{cell}{d.span.start.line}:{d.span.start.column + 1}"
+
+
+def fix_marker(d: Diagnostic, unsafe: bool) -> str:
+    if d.fix is None:
+        return ""
+    if d.fix.applicability is Applicability.SAFE or (unsafe and d.fix.applicability is Applicability.UNSAFE):
+        return "[*] "
+    return ""
+
+
+def concise(diags: list[Diagnostic], unsafe_fixes: bool = False) -> str:
+    lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{d.message}" for d in diags]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _snippet(d: Diagnostic, text: str | None) -> list[str]:
+    if text is None or d.cell is not None:
+        return []
+    index = LineIndex(text)
+    start, end = d.span.start, d.span.end
+    first = max(1, start.line - 1)
+    last = min(index.line_count, end.line if end.line - start.line < 6 else start.line + 2)
+    width = len(str(last))
+    out = [f"{' ' * width} |"]
+    for lineno in range(first, last + 1):
+        line = index.line(lineno).expandtabs(1)
+        out.append(f"{lineno:>{width}} | {line}")
+        if start.line <= lineno <= end.line and lineno <= last:
+            c0 = start.column if lineno == start.line else len(line) - len(line.lstrip())
+            c1 = end.column if lineno == end.line else len(line)
+            c1 = max(c1, c0 + 1)
+            label = f" {d.code}" if lineno == min(end.line, last) else ""
+            out.append(f"{' ' * width} | {' ' * c0}{'^' * (c1 - c0)}{label}")
+    out.append(f"{' ' * width} |")
+    return out
+
+
+def full(diags: list[Diagnostic], sources: dict[str, str | None], unsafe_fixes: bool = False) -> str:
+    blocks = []
+    for d in diags:
+        lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{d.message}"]
+        lines.extend(_snippet(d, sources.get(d.path)))
+        chain = d.extra.get("region")
+        if chain:
+            lines.append(f"  = region: {chain}")
+        if d.help:
+            lines.append(f"  = help: {d.help}")
+        if d.fix is not None:
+            kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
+            lines.append(f"  = {kind}: {d.fix.message}")
+        if d.gb_ids:
+            lines.append(f"  = PyTorch: {', '.join(d.gb_ids)} ({d.url})")
+        lines.append(f"  = severity: {d.severity.value}, confidence: {d.confidence.value}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + ("\n" if blocks else "")
+
+
+def summary(diags: list[Diagnostic], fixed: int = 0, unsafe_fixes: bool = False) -> str:
+    lines = []
+    if diags:
+        n = len(diags)
+        lines.append(f"Found {n} problem{'s' if n != 1 else ''}" + (f" ({fixed} fixed, {n} remaining)." if fixed else "."))
+        safe = sum(1 for d in diags if d.fix is not None and d.fix.applicability is Applicability.SAFE)
+        unsafe = sum(1 for d in diags if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+        if safe or (unsafe and unsafe_fixes):
+            count = safe + (unsafe if unsafe_fixes else 0)
+            lines.append(f"[*] {count} fixable with the `--fix` option" + (" (includes unsafe fixes)" if unsafe_fixes and unsafe else "") + ".")
+        if unsafe and not unsafe_fixes:
+            lines.append(f"{unsafe} more fix{'es' if unsafe != 1 else ''} available with `--unsafe-fixes`.")
+    elif fixed:
+        lines.append(f"Found {fixed} problem{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).")
+    else:
+        lines.append("All checks passed!")
+    return "\n".join(lines) + "\n"
+
+
+def statistics(diags: list[Diagnostic]) -> str:
+    counts = Counter((d.code, d.name) for d in diags)
+    fixable = Counter(d.code for d in diags if d.fix is not None and d.fix.applicability is Applicability.SAFE)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
+    width = max((len(str(n)) for _, n in rows), default=1)
+    out = []
+    for (code, name), n in rows:
+        marker = "[*]" if fixable.get(code) else "   "
+        out.append(f"{n:>{width}}\t{code}\t{marker} {name}")
+    return "\n".join(out) + ("\n" if out else "")

@@ -1,0 +1,118 @@
+"""The rule framework: what a rule declares, how it sees code, and the examples that prove it.
+
+A rule is a class in ``tclint.rules.catalog`` (one per file).  Its docstring is its documentation
+(fixed sections, rendered by ``tclint rule CODE``, hover and the generated reference); its VALID and
+INVALID examples are run by the test suite twice: statically (tclint must flag exactly the lines
+marked ``# expect: CODE``) and under the real TorchDynamo (the break must land on those lines with
+one of the rule's GB ids; VALID code must compile without one).
+
+Rules see each file once, during the single walk in ``tclint.rules.analyze``: they implement
+``visit_<NodeClass>(node, ctx)`` for generic nodes, or list call targets in ``CALLS`` (qualified
+names) / ``METHODS`` (method names) and implement ``check_call``.  They report *candidates*; the
+project pass keeps those in compiled regions and calls ``finalize`` with the project's settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tclint.rules.model import Applicability, Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from tclint.rules.facts import Candidate
+    from tclint.rules.project import FinalizeEnv, Project
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+EXPECT_MARK = re.compile(r"#\s*expect:\s*((?:TC\d{3}[,\s]*)+)")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A code sample for docs and proof.
+
+    ``run`` holds statements executed after the code (calls into the compiled functions) by the
+    Dynamo proof.  ``settings`` are tclint settings for the static check (e.g.
+    ``{"dynamo": {"capture_scalar_outputs": True}}``); the same dynamo settings are applied to
+    ``torch._dynamo.config`` for the proof.  ``gb`` overrides the GB id expected at the marked lines;
+    ``compiles`` bounds the frame compiles (INVALID: at least, VALID: at most) for recompile rules;
+    ``raises`` names the exception a hard-error example must raise under compile.
+    """
+
+    code: str
+    run: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    gb: tuple[str, ...] = ()
+    compiles: int | None = None
+    raises: str | None = None
+    title: str = ""
+    proof: bool = True  # False: a static-only example (e.g. needs CUDA); say why in title
+
+    def expected(self) -> list[tuple[int, str]]:
+        """(line, code) pairs marked with ``# expect: CODE`` in the example source."""
+        out = []
+        for lineno, line in enumerate(self.code.splitlines(), start=1):
+            match = EXPECT_MARK.search(line)
+            if match:
+                for code in re.findall(r"TC\d{3}", match.group(1)):
+                    out.append((lineno, code))
+        return out
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    family: ClassVar[str]  # "graph-break" | "recompile" | "compile-api" | "tclint" | "probe"
+    gb_ids: ClassVar[tuple[str, ...]] = ()
+    lifecycle: ClassVar[str] = "stable"  # "stable" | "preview"
+    default_severity: ClassVar[Severity] = Severity.WARNING
+    region_only: ClassVar[bool] = True  # only reported inside compiled regions
+    torch_versions: ClassVar[str] = ">=2.6"
+    fix_applicability: ClassVar[Applicability | None] = None
+    valid: ClassVar[tuple[Example, ...]] = ()
+    invalid: ClassVar[tuple[Example, ...]] = ()
+    CALLS: ClassVar[frozenset[str]] = frozenset()
+    METHODS: ClassVar[frozenset[str]] = frozenset()
+
+    def check_call(self, node: Any, ctx: Any, qualified: str | None, method: str | None) -> None:
+        """Called for calls whose qualified name is in CALLS or whose method name is in METHODS."""
+
+    def finalize(self, cand: Candidate, env: FinalizeEnv) -> Candidate | None:
+        """Adjust a candidate for the project's settings; return None to drop it."""
+        return cand
+
+    def project_check(self, project: Project) -> Iterable[Diagnostic]:
+        """Cross-file checks that need the whole project (call sites, disabled callees, ...)."""
+        return ()
+
+    # -- documentation -------------------------------------------------------------------------
+
+    @classmethod
+    def doc(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        current = None
+        lines: list[str] = []
+        for line in cls.doc().splitlines():
+            if line.startswith("## "):
+                if current is not None:
+                    sections[current] = "\n".join(lines).strip()
+                current = line[3:].strip()
+                lines = []
+            elif current is not None:
+                lines.append(line)
+        if current is not None:
+            sections[current] = "\n".join(lines).strip()
+        return sections
+
+    @classmethod
+    def preview(cls) -> bool:
+        return cls.lifecycle == "preview"

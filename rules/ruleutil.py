@@ -1,0 +1,72 @@
+"""Small helpers shared by the rules in ``tclint.rules.catalog``."""
+
+from __future__ import annotations
+
+import ast
+
+from tclint.rules import types as T
+from tclint.rules.types import Ty
+
+
+def tensor_confidence(ty: Ty) -> int | None:
+    """The confidence that a value is a tensor, or None when it is not (known to be) one."""
+    if ty.kind == T.TENSOR:
+        return ty.conf
+    return None
+
+
+def maybe(conf: int) -> str:
+    """A word that keeps a message honest about how sure the analysis is."""
+    return "" if conf == T.HIGH else "likely "
+
+
+def builtin_call(node: ast.Call, ctx, name: str) -> bool:
+    """``name(...)`` calls the builtin (not a local or imported function of the same name)."""
+    func = node.func
+    if not isinstance(func, ast.Name) or func.id != name:
+        return False
+    if ctx.qualify(func) is not None:
+        return False
+    scope = ctx.scope
+    return func.id not in scope.env and func.id not in scope.params and scope.local_def(func.id) is None
+
+
+def torch_name(ctx) -> str | None:
+    """How this file spells ``torch`` (``import torch as t`` -> ``t``), or None if not imported."""
+    return ctx.local_name_for("torch")
+
+
+def short(ctx, node: ast.AST, limit: int = 60) -> str:
+    text = " ".join(ctx.segment(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parses_after(ctx, fix) -> bool:
+    """Whether the file still parses with ``fix`` applied (checked once per offered fix)."""
+    from tclint.rules.fixes import apply_fixes
+
+    new_text, n = apply_fixes(ctx._a.text, [fix])
+    if n == 0:
+        return False
+    try:
+        ast.parse(new_text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def remove_statement_fix(ctx, node: ast.AST, message: str, applicability):
+    """Delete a call that is a whole statement on its own lines; ``pass`` when the block would
+    otherwise be empty.  None when the call shares its line with other code."""
+    from tclint.rules.model import Edit, Fix, Span
+
+    loc = ctx.loc(node)
+    first = ctx.index.line(loc.line)
+    if first[: loc.col].strip() or ctx.index.line(loc.end_line)[loc.end_col :].strip():
+        return None
+    fix = Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
+    if parses_after(ctx, fix):
+        return fix
+    indent = first[: loc.col]
+    fix = Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
+    return fix if not indent.strip() and parses_after(ctx, fix) else None

@@ -1,0 +1,114 @@
+"""Turning bytes on disk into text the analysis can trust, and positions into columns.
+
+Python source may carry a BOM, a PEP 263 coding cookie, CRLF or lone-CR line endings, NUL bytes or
+invalid UTF-8.  Everything here is total: it never raises on bad input, it reports what was wrong
+so the engine can turn it into one TC002 diagnostic instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+# Python's tokenizer ends lines on \n, \r\n and \r only (not on \f, \v or the Unicode separators
+# that str.splitlines() also honours), so positions must be computed on the same terms.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(slots=True)
+class DecodedSource:
+    text: str | None
+    error: str | None = None
+    encoding: str = "utf-8"
+    had_bom: bool = False
+
+
+def decode_source(data: bytes) -> DecodedSource:
+    """Decode bytes the way the interpreter would (BOM, coding cookie, default UTF-8)."""
+    had_bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # unknown or conflicting coding cookie
+        return DecodedSource(None, f"cannot determine the file's encoding: {exc}")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+        where = ""
+        if isinstance(exc, UnicodeDecodeError):
+            line = data.count(b"\n", 0, exc.start) + 1
+            where = f" at line {line}"
+        return DecodedSource(None, f"not valid {encoding}{where}: {reason}", encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return DecodedSource(text, None, encoding, had_bom)
+
+
+class LineIndex:
+    """Line starts of a text, for offset <-> (line, column) conversions.
+
+    ``ast`` reports columns as UTF-8 byte offsets; diagnostics use code points (the edges convert
+    to UTF-16 for LSP).  Conversions are lazy and cached per line: most files have few findings.
+    """
+
+    __slots__ = ("text", "starts", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        starts.extend(m.end() for m in _LINE_END.finditer(text))
+        self.starts = starts
+        self._lines: dict[int, str] = {}
+
+    @property
+    def line_count(self) -> int:
+        # A trailing newline does not open a new (empty) line for diagnostics purposes.
+        n = len(self.starts)
+        if n > 1 and self.starts[-1] == len(self.text):
+            return n - 1
+        return n
+
+    def line(self, lineno: int) -> str:
+        """The text of 1-based line ``lineno`` without its line ending ('' when out of range)."""
+        cached = self._lines.get(lineno)
+        if cached is not None:
+            return cached
+        if lineno < 1 or lineno > len(self.starts):
+            return ""
+        start = self.starts[lineno - 1]
+        end = self.starts[lineno] if lineno < len(self.starts) else len(self.text)
+        raw = self.text[start:end]
+        raw = raw.rstrip("\r\n") if raw.endswith(("\n", "\r")) else raw
+        self._lines[lineno] = raw
+        return raw
+
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        """Convert an ``ast`` UTF-8 byte column to a code-point column."""
+        line = self.line(lineno)
+        if byte_col <= 0:
+            return 0
+        if line.isascii():
+            return min(byte_col, len(line))
+        encoded = line.encode("utf-8", "surrogatepass")
+        return len(encoded[:byte_col].decode("utf-8", "replace"))
+
+    def offset(self, lineno: int, col: int) -> int:
+        """Absolute offset of a (1-based line, code-point column) pair, clamped into the text."""
+        if lineno < 1:
+            return 0
+        if lineno > len(self.starts):
+            return len(self.text)
+        return min(self.starts[lineno - 1] + max(col, 0), len(self.text))
+
+    def end_position(self) -> tuple[int, int]:
+        last = self.line_count
+        return last, len(self.line(last))
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (LSP's default position encoding)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2

@@ -1,0 +1,150 @@
+"""Suppression comments: ``# noqa``, ``# noqa: TC101``, ``# tclint: noqa[: TC101]`` (file level),
+``# tclint: disable[TC101]`` ... ``# tclint: enable[TC101]`` (ranges), and which of them did nothing.
+
+Codes that are not tclint's (``# noqa: E501``) belong to other tools and are left alone; so is a
+bare ``# noqa``, which may be meant for any tool.  A TC code in a suppression that suppressed
+nothing is reported as TC003, with a fix that removes it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tclint.rules.model import Diagnostic
+from tclint.rules.source import LineIndex
+
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+FILE_NOQA = re.compile(r"#\s*tclint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
+RANGE = re.compile(r"#\s*tclint:\s*(?P<verb>disable|enable)(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+CODE = re.compile(r"[A-Z]+[0-9]+")
+
+
+@dataclass(slots=True)
+class Directive:
+    kind: str  # "line" | "file" | "range"
+    line: int
+    codes: tuple[str, ...] | None  # None: all codes
+    col: int  # where the comment starts (0-based)
+    end_col: int
+    end_line: int = 0  # ranges: last line covered
+    used: set[str] = field(default_factory=set)
+    used_any: bool = False
+
+
+def _comment_start(line: str) -> int:
+    """Column of the '#' starting a comment on this line, ignoring '#' inside string literals."""
+    quote: str | None = None
+    i = 0
+    n = len(line)
+    while i < n:
+        c = line[i]
+        if quote is not None:
+            if c == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        else:
+            if c == "#":
+                return i
+            if c in "'\"":
+                quote = line[i : i + 3] if line[i : i + 3] in ('"""', "'''") else c
+                i += len(quote)
+                continue
+        i += 1
+    return -1
+
+
+def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
+    if "noqa" not in text and "NOQA" not in text and "tclint:" not in text:
+        return []
+    index = index or LineIndex(text)
+    out: list[Directive] = []
+    open_ranges: dict[str | None, Directive] = {}
+    for lineno in range(1, index.line_count + 1):
+        line = index.line(lineno)
+        if "#" not in line:
+            continue
+        lowered = line.lower()
+        if "noqa" not in lowered and "tclint:" not in lowered:
+            continue
+        start = _comment_start(line)
+        if start < 0:
+            continue
+        comment = line[start:]
+        own_line = not line[:start].strip()
+        m = FILE_NOQA.match(comment)
+        if m and own_line:
+            codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
+            out.append(Directive("file", lineno, codes, start, len(line)))
+            continue
+        m = RANGE.search(comment)
+        if m:
+            codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
+            if m.group("verb").lower() == "disable":
+                d = Directive("range", lineno, codes, start, len(line), end_line=index.line_count)
+                out.append(d)
+                for key in codes or (None,):
+                    open_ranges[key] = d
+            else:
+                for key in codes or list(open_ranges):
+                    d = open_ranges.pop(key, None)
+                    if d is not None:
+                        d.end_line = lineno
+            continue
+        for m in NOQA.finditer(comment):
+            codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
+            out.append(Directive("line", lineno, codes, start + m.start(), start + m.end()))
+            break
+    return out
+
+
+def apply(diagnostics: list[Diagnostic], directives: list[Directive]) -> list[Diagnostic]:
+    """Drop suppressed diagnostics; record on each directive what it suppressed."""
+    if not directives:
+        return diagnostics
+    by_line: dict[int, list[Directive]] = {}
+    file_level: list[Directive] = []
+    ranges: list[Directive] = []
+    for d in directives:
+        if d.kind == "line":
+            by_line.setdefault(d.line, []).append(d)
+        elif d.kind == "file":
+            file_level.append(d)
+        else:
+            ranges.append(d)
+    kept = []
+    for diag in diagnostics:
+        suppressed = False
+        line = diag.noqa_line or diag.line
+        for d in (*by_line.get(line, ()), *file_level):
+            if d.codes is None or diag.code in d.codes:
+                d.used.add(diag.code)
+                d.used_any = True
+                suppressed = True
+        if not suppressed:
+            for d in ranges:
+                if d.line <= diag.line <= d.end_line and (d.codes is None or diag.code in d.codes):
+                    d.used.add(diag.code)
+                    d.used_any = True
+                    suppressed = True
+        if not suppressed:
+            kept.append(diag)
+    return kept
+
+
+def unused(directives: list[Directive], known_codes: set[str], enabled: frozenset[str]) -> list[tuple[Directive, list[str], list[str]]]:
+    """(directive, unused enabled TC codes, unknown TC codes) for directives that did nothing."""
+    out = []
+    for d in directives:
+        if d.codes is None:
+            continue  # a blanket noqa may be meant for another tool
+        tc = [c for c in d.codes if c.startswith("TC")]
+        unknown = [c for c in tc if c not in known_codes]
+        unused_codes = [c for c in tc if c in enabled and c not in d.used]
+        if unknown or unused_codes:
+            out.append((d, unused_codes, unknown))
+    return out

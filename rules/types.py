@@ -1,0 +1,277 @@
+"""Just enough typing to know what is a tensor.
+
+Dynamo breaks on a tensor's *value* reaching Python (``if t:``, ``t.item()``), never on a Python
+value's; so every TC1xx rule asks one question of an expression: is it a tensor?  ``Ty`` answers
+with a kind and a confidence, and the tables below hold what torch 2.13 returns.  Unknown stays
+unknown: rules only speak loudly on HIGH confidence.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# kinds
+TENSOR = "tensor"  # a torch.Tensor (dtype hint in .dtype: "float" | "int" | "bool" | None)
+SCALAR = "scalar"  # a Python number/bool/str/None (python type name in .dtype)
+SIZE = "size"  # torch.Size, shape tuples
+MODULE = "module"  # an nn.Module instance (.ref: class qualified name, may be external)
+MODLIST = "modlist"  # an nn.ModuleList / Sequential / ModuleDict (.ref: self path or class refs)
+ELEM = "elem"  # an element of a module container (.ref: the container's self path)
+INSTANCE = "instance"  # an instance of a (project or external) class (.ref: class name)
+FUNC = "func"  # a function object (.ref: qualified name)
+COMPILED = "compiled"  # the result of torch.compile(...) (.ref: compile-site id)
+DEFERRED = "deferred"  # the return value of a project function, resolved across files (.ref)
+TLIST = "tlist"  # a Python list/tuple of tensors
+CONTAINER = "container"  # another Python list/dict/set/tuple
+UNKNOWN = "unknown"
+
+HIGH, MEDIUM, LOW = 0, 1, 2
+
+
+class Ty(NamedTuple):
+    kind: str
+    conf: int = HIGH
+    dtype: str | None = None
+    ref: str | None = None
+
+    @property
+    def is_tensorish(self) -> bool:
+        return self.kind == TENSOR
+
+    def weaker(self, conf: int) -> Ty:
+        return self._replace(conf=max(self.conf, conf))
+
+
+T_UNKNOWN = Ty(UNKNOWN, LOW)
+T_TENSOR = Ty(TENSOR)
+T_BOOL_TENSOR = Ty(TENSOR, HIGH, "bool")
+T_INT = Ty(SCALAR, HIGH, "int")
+T_FLOAT = Ty(SCALAR, HIGH, "float")
+T_BOOL = Ty(SCALAR, HIGH, "bool")
+T_STR = Ty(SCALAR, HIGH, "str")
+T_NONE = Ty(SCALAR, HIGH, "none")
+T_SIZE = Ty(SIZE)
+# Python scalars whose value is only known at run time inside a compiled region: `.item()` results
+# (with capture_scalar_outputs) and Python `random` draws.  Branching on them breaks the graph.
+DATA_DEPENDENT_SCALARS = frozenset({"item", "random"})
+PY_RANDOM_VALUES = frozenset(
+    {"random.random", "random.uniform", "random.randint", "random.randrange", "random.gauss",
+     "random.normalvariate", "random.betavariate", "random.expovariate", "random.triangular",
+     "random.choice", "random.getrandbits"}
+)  # fmt: skip
+T_OTHER = Ty(CONTAINER, HIGH)
+
+
+def join(a: Ty, b: Ty) -> Ty:
+    """The type of a variable that holds ``a`` on one path and ``b`` on another."""
+    if a == b:
+        return a
+    if a.kind == b.kind:
+        dtype = a.dtype if a.dtype == b.dtype else None
+        ref = a.ref if a.ref == b.ref else None
+        return Ty(a.kind, max(a.conf, b.conf), dtype, ref)
+    for x, y in ((a, b), (b, a)):
+        if x.kind == TENSOR and y.kind == SCALAR and y.dtype == "none":
+            return x  # Optional[Tensor]: still a tensor when it is used as one
+        if x.kind == TENSOR and y.kind in (UNKNOWN, DEFERRED):
+            return x.weaker(MEDIUM)
+    return T_UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------------
+# What torch returns.
+
+# Tensor attributes that are not tensors.
+TENSOR_META_ATTRS = frozenset(
+    {
+        "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_leaf", "is_sparse",
+        "is_quantized", "is_meta", "is_cpu", "layout", "names", "grad_fn", "itemsize", "nbytes",
+        "is_nested", "is_mps", "is_xpu",
+    }
+)  # fmt: skip
+TENSOR_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad", "data"})
+
+# Tensor methods returning Python values (not tensors).
+TENSOR_META_METHODS = {
+    "size": SIZE, "dim": "int", "ndimension": "int", "numel": "int", "nelement": "int",
+    "element_size": "int", "data_ptr": "int", "get_device": "int", "stride": SIZE,
+    "is_contiguous": "bool", "is_floating_point": "bool", "is_complex": "bool",
+    "is_pinned": "bool", "is_shared": "bool", "is_set_to": "bool", "storage_offset": "int",
+    "type": "str", "untyped_storage": "other", "storage": "other", "has_names": "bool",
+    "is_inference": "bool", "is_signed": "bool", "__len__": "int", "dim_order": "other",
+    "register_hook": "other", "retain_grad": "none", "backward": "none",
+}  # fmt: skip
+# ... and those that move a value into Python (the hazards themselves).
+TENSOR_ESCAPE_METHODS = {"item": "number", "tolist": "list", "numpy": "ndarray"}
+
+# Methods whose result dtype is known.
+INT_RESULT_METHODS = frozenset(
+    {"long", "int", "short", "argmax", "argmin", "argsort", "nonzero", "count_nonzero", "byte",
+     "char", "bincount", "indices", "searchsorted", "bucketize", "argwhere"}
+)  # fmt: skip
+FLOAT_RESULT_METHODS = frozenset(
+    {"float", "double", "half", "bfloat16", "mean", "softmax", "log_softmax", "sigmoid", "tanh",
+     "exp", "log", "sqrt", "rsqrt", "norm", "std", "var", "sin", "cos", "erf", "reciprocal"}
+)  # fmt: skip
+BOOL_RESULT_METHODS = frozenset(
+    {"bool", "any", "all", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "lt", "ge", "le",
+     "logical_and", "logical_or", "logical_not", "logical_xor", "isclose", "isneginf", "isposinf",
+     "greater", "less", "equal", "not_equal", "greater_equal", "less_equal", "signbit"}
+)  # fmt: skip
+
+# Method names that only tensors (or numpy arrays, which Dynamo also traces as tensors) have;
+# a call of one on an unknown receiver makes the result a likely tensor.  Names that lists,
+# dicts, strings or ints also have (count, index, copy, sort, split, get, ...) are left out.
+TENSORISH_METHODS = frozenset(
+    {"sum", "mean", "max", "min", "amax", "amin", "any", "all", "abs", "norm", "std", "var",
+     "prod", "argmax", "argmin", "float", "long", "half", "double", "bfloat16", "view",
+     "reshape", "permute", "transpose", "unsqueeze", "squeeze", "flatten", "contiguous",
+     "detach", "clone", "cpu", "cuda", "softmax", "log_softmax", "sigmoid", "tanh", "exp",
+     "log", "sqrt", "rsqrt", "pow", "matmul", "masked_fill", "masked_fill_", "eq", "ne", "gt",
+     "lt", "ge", "le", "isnan", "isinf", "isfinite", "expand", "expand_as", "view_as",
+     "type_as", "new_zeros", "new_ones", "new_full", "new_empty", "cumsum", "cumprod",
+     "clamp", "clamp_", "clip", "masked_select", "gather", "scatter", "scatter_add", "index_select",
+     "topk", "sort", "argsort", "chunk", "unbind", "repeat", "roll", "flip", "tril", "triu",
+     "logsumexp", "square", "neg", "sign", "round", "floor", "ceil", "trunc", "frac",
+     "mul", "add", "sub", "div", "addmm", "bmm", "mm", "dot", "outer", "t", "narrow",
+     "unfold", "softplus", "relu", "gelu", "nonzero", "item", "tolist", "bool", "to",
+     "element_size", "numel", "dim", "size", "logical_not", "logical_and", "logical_or",
+     "count_nonzero", "bincount", "isclose", "allclose", "equal", "nansum", "nanmean",
+     "cummax", "cummin", "median", "mode", "kthvalue", "quantile", "diff", "float_power"}
+)  # fmt: skip
+
+# torch.* callables that do not return tensors.  Everything else under torch.* does.
+NON_TENSOR_TORCH = frozenset(
+    {"torch.is_tensor", "torch.is_storage", "torch.is_complex", "torch.is_floating_point",
+     "torch.is_nonzero", "torch.is_grad_enabled", "torch.is_inference_mode_enabled",
+     "torch.is_autocast_enabled", "torch.numel", "torch.get_default_dtype", "torch.device",
+     "torch.dtype", "torch.Size", "torch.finfo", "torch.iinfo", "torch.manual_seed",
+     "torch.seed", "torch.initial_seed", "torch.get_rng_state", "torch.set_rng_state",
+     "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled", "torch.inference_mode",
+     "torch.autocast", "torch.compile", "torch.cond", "torch.Generator", "torch.get_num_threads",
+     "torch.set_num_threads", "torch.use_deterministic_algorithms", "torch.typename",
+     "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.set_printoptions",
+     "torch.broadcast_shapes", "torch.sym_int", "torch.sym_float", "torch.sym_max",
+     "torch.sym_min", "torch.sym_not", "torch.get_default_device", "torch.set_default_dtype",
+     "torch.set_default_device", "torch.is_deterministic_algorithms_warn_only_enabled",
+     "torch.are_deterministic_algorithms_enabled", "torch.load", "torch.save"}
+)  # fmt: skip
+NON_TENSOR_TORCH_PREFIXES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.compiler.", "torch._dynamo.",
+    "torch.jit.", "torch.utils.data.", "torch.fx.", "torch.export.", "torch.library.",
+    "torch.profiler.", "torch.autograd.profiler.", "torch.hub.", "torch.onnx.",
+    "torch.testing.", "torch.overrides.", "torch.mps.", "torch.xpu.", "torch.accelerator.",
+    "torch.amp.", "torch.cpu.", "torch.random.", "torch.multiprocessing.", "torch.package.",
+    "torch._C.", "torch._logging.", "torch.optim.", "torch.nn.init.calculate_gain",
+    "torch.nn.utils.", "torch.types.", "torch._guards.",
+)  # fmt: skip
+# torch.* results that *are* tensors inside those prefixes.
+TENSOR_TORCH_EXCEPTIONS = frozenset(
+    {"torch.autograd.grad", "torch.cuda.FloatTensor", "torch.utils.checkpoint.checkpoint",
+     "torch.distributed.all_reduce", "torch.nn.utils.rnn.pad_sequence"}
+)  # fmt: skip
+
+INT_RESULT_TORCH = frozenset(
+    {"torch.arange", "torch.randint", "torch.randperm", "torch.argmax", "torch.argmin",
+     "torch.argsort", "torch.nonzero", "torch.bincount", "torch.searchsorted", "torch.bucketize",
+     "torch.argwhere", "torch.count_nonzero", "torch.randint_like", "torch.tril_indices",
+     "torch.triu_indices", "torch.cumsum_int"}
+)  # fmt: skip
+FLOAT_RESULT_TORCH = frozenset(
+    {"torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", "torch.linspace",
+     "torch.logspace", "torch.softmax", "torch.sigmoid", "torch.tanh", "torch.exp", "torch.log",
+     "torch.mean", "torch.normal", "torch.sqrt", "torch.erf", "torch.nn.functional.softmax"}
+)  # fmt: skip
+BOOL_RESULT_TORCH = frozenset(
+    {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.eq",
+     "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le", "torch.logical_and",
+     "torch.logical_or", "torch.logical_not", "torch.isin", "torch.isclose", "torch.bernoulli_bool"}
+)  # fmt: skip
+DTYPE_NAMES = {
+    "float": "float", "float16": "float", "float32": "float", "float64": "float", "half": "float",
+    "double": "float", "bfloat16": "float", "long": "int", "int": "int", "int64": "int",
+    "int32": "int", "int16": "int", "int8": "int", "uint8": "int", "short": "int", "bool": "bool",
+    "complex64": "float", "complex128": "float", "float8_e4m3fn": "float", "float8_e5m2": "float",
+}  # fmt: skip
+
+# Annotations that mean "a tensor": torch.Tensor and the jaxtyping / torchtyping families.
+TENSOR_ANNOTATIONS = frozenset(
+    {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+     "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.IntTensor",
+     "torch.HalfTensor", "torch.DoubleTensor", "torch.ByteTensor", "Tensor", "torchtyping.TensorType"}
+)  # fmt: skip
+JAXTYPING_DTYPES = {
+    "Float": "float", "Float32": "float", "Float64": "float", "Float16": "float", "BFloat16": "float",
+    "Int": "int", "Int64": "int", "Int32": "int", "Int8": "int", "UInt8": "int", "Integer": "int",
+    "Bool": "bool", "Shaped": None, "Num": None, "Real": None, "Inexact": "float", "Complex": "float",
+}  # fmt: skip
+
+# torch.nn module classes: calling one gives a tensor; constructing one is cheap and traceable.
+TORCH_MODULE_PREFIX = "torch.nn."
+MODULE_CONTAINERS = {
+    "torch.nn.ModuleList": "list",
+    "torch.nn.Sequential": "seq",
+    "torch.nn.ModuleDict": "dict",
+    "torch.nn.ParameterList": "params",
+    "torch.nn.ParameterDict": "params",
+}
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+
+
+def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:
+    """The type of ``qualified(...)`` for a callable under ``torch``."""
+    if qualified in NON_TENSOR_TORCH:
+        return Ty(SCALAR if qualified.startswith("torch.is_") else CONTAINER, HIGH, "bool" if ".is_" in qualified else None)
+    if qualified in TENSOR_TORCH_EXCEPTIONS:
+        return T_TENSOR
+    if qualified.startswith(NON_TENSOR_TORCH_PREFIXES):
+        return Ty(UNKNOWN, LOW)
+    last = qualified.rsplit(".", 1)[-1]
+    if last[:1].isupper():
+        # A class: torch.nn.Linear(...) builds a module, torch.Tensor(...) a tensor.
+        if qualified.startswith(TORCH_MODULE_PREFIX) and qualified not in ("torch.nn.Parameter",):
+            if qualified in MODULE_CONTAINERS:
+                return Ty(MODLIST, HIGH, None, qualified)
+            return Ty(MODULE, HIGH, None, qualified)
+        if qualified in TENSOR_ANNOTATIONS or qualified == "torch.nn.Parameter":
+            return Ty(TENSOR, HIGH, "float")
+        return Ty(INSTANCE, HIGH, None, qualified)
+    if dtype_kw is not None:
+        return Ty(TENSOR, HIGH, DTYPE_NAMES.get(dtype_kw))
+    if qualified in INT_RESULT_TORCH:
+        return Ty(TENSOR, HIGH, "int")
+    if qualified in BOOL_RESULT_TORCH:
+        return T_BOOL_TENSOR
+    if qualified in FLOAT_RESULT_TORCH:
+        return Ty(TENSOR, HIGH, "float")
+    return T_TENSOR
+
+
+def tensor_method_result(method: str, receiver: Ty, dtype_kw: str | None = None) -> Ty:
+    """The type of ``t.method(...)`` for a tensor ``t`` (or likely tensor)."""
+    conf = receiver.conf
+    meta = TENSOR_META_METHODS.get(method)
+    if meta is not None:
+        if meta == SIZE:
+            return Ty(SIZE, conf)
+        return Ty(SCALAR, conf, meta)
+    if method == "item":
+        # a data-dependent Python scalar: under capture_scalar_outputs, branching on it breaks
+        return Ty(SCALAR, conf, "item")
+    if method == "tolist":
+        return Ty(CONTAINER, conf, "tolist")
+    if method in ("to", "type") and dtype_kw is not None:
+        return Ty(TENSOR, conf, DTYPE_NAMES.get(dtype_kw))
+    if method in INT_RESULT_METHODS:
+        return Ty(TENSOR, conf, "int")
+    if method in BOOL_RESULT_METHODS:
+        return Ty(TENSOR, conf, "bool")
+    if method in FLOAT_RESULT_METHODS:
+        return Ty(TENSOR, conf, "float")
+    if method in ("split", "chunk", "unbind", "tensor_split"):
+        return Ty(TLIST, conf, receiver.dtype)
+    if method in ("topk", "sort", "max", "min", "median", "mode", "kthvalue", "cummax", "cummin"):
+        # (values, indices) named tuples when a dim is given; a tensor otherwise.  Both index
+        # and attribute access on the result stay tensors, so TENSOR is the useful answer.
+        return Ty(TENSOR, conf, receiver.dtype)
+    return Ty(TENSOR, conf, receiver.dtype)
