@@ -81,7 +81,7 @@ class Scope:
     __slots__ = (
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
-        "qualname", "in_test", "comp_depth",
+        "qualname", "in_test", "comp_depth", "user_ctx",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -104,6 +104,7 @@ class Scope:
         self.qualname = ""
         self.in_test = 0
         self.comp_depth = 0
+        self.user_ctx: list[int] = []
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self
@@ -354,7 +355,7 @@ class Analyzer:
                 requires=requires,
                 fix=fix,
                 help=help,
-                data=data or {},
+                data=({**(data or {}), "user_ctx": scope.user_ctx[-1]} if scope.user_ctx else (data or {})),
             )
         )
 
@@ -571,6 +572,8 @@ class Analyzer:
                 return T.T_INT
             if q in T.PY_RANDOM_VALUES:
                 return Ty(T.SCALAR, T.HIGH, "random")
+            if q == "logging.getLogger" or q.endswith((".get_logger", "logging.getLogger")) or q == "logging.root":
+                return Ty(T.INSTANCE, T.HIGH, None, "logging.Logger")
             if q.startswith("math.") and node.args:
                 arg = self.type_of(node.args[0])
                 if arg.kind == T.SCALAR and arg.dtype in T.DATA_DEPENDENT_SCALARS:
@@ -595,6 +598,8 @@ class Analyzer:
                 return Ty(T.TENSOR, T.LOW)
             if name in ("len", "id", "hash", "ord"):
                 return T.T_INT
+            if name == "open":
+                return Ty(T.INSTANCE, T.HIGH, None, "<file>")
             if name in ("int", "float", "bool", "round") and node.args:
                 arg = self.type_of(node.args[0])
                 if arg.kind == T.TENSOR or (arg.kind == T.SCALAR and arg.dtype in T.DATA_DEPENDENT_SCALARS):
@@ -781,6 +786,8 @@ class Analyzer:
             for arg in node.args:
                 self._note_param_use(arg, "range")
 
+        if method in ("add", "update", "append", "extend"):
+            self._config_call(node)
         if q is not None:
             if q in COMPILE_FUNCS or q in self.facts.compile_functions:
                 self._compile_call(node, q)
@@ -1223,12 +1230,20 @@ class Analyzer:
             self._while(node)
             return False
         if isinstance(node, (ast.With, ast.AsyncWith)):
+            user_ctx = False
             for item in node.items:
                 ty = self.expr(item.context_expr)
                 if item.optional_vars is not None:
-                    self._bind_target(item.optional_vars, ty if ty.kind == T.TENSOR else T.T_UNKNOWN)
+                    self._bind_target(item.optional_vars, ty if ty.kind in (T.TENSOR, T.INSTANCE) else T.T_UNKNOWN)
+                user_ctx = user_ctx or self._is_user_context(item.context_expr)
             self._dispatch(node)
-            return self.block(node.body)
+            if user_ctx:
+                self.scope.user_ctx.append(node.lineno)
+            try:
+                return self.block(node.body)
+            finally:
+                if user_ctx:
+                    self.scope.user_ctx.pop()
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             self._dispatch(node)
             exits = self.block(node.body)
@@ -1300,6 +1315,18 @@ class Analyzer:
                 finally:
                     scope.eager_only -= 1
                 return False
+        return False
+
+    def _is_user_context(self, expr: ast.expr) -> bool:
+        """A context manager written in this project (class or @contextmanager function): a
+        graph break inside its body makes Dynamo give up on the whole function (measured)."""
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        q = self.qualify(target)
+        if q is not None:
+            return not q.startswith("torch.") and not _is_external(q)
+        ty = self.type_of(expr)
+        if ty.kind in (T.INSTANCE,) and ty.ref and not ty.ref.startswith("torch.") and not _is_external(ty.ref):
+            return True
         return False
 
     def _compile_exit(self, stmt: ast.stmt) -> bool:
@@ -1542,11 +1569,7 @@ class Analyzer:
             self.expr(target.value)
             q = self.qualify(target)
             if q is not None and q.startswith(("torch._dynamo.config.", "torch._inductor.config.", "torch.fx.experimental._config.")):
-                value_lit = _literal(value)
-                self.facts.dynamo_config[q.split(".config.", 1)[1]] = (
-                    "<expr>" if value_lit is _Unevaluable else value_lit,
-                    _loc(stmt, self.index),
-                )
+                self.facts.dynamo_config[q.split(".config.", 1)[1]] = (self._config_value(value), _loc(stmt, self.index))
             sp = self_path(target, scope.self_name)
             if sp is not None:
                 cls = self.ctx.cls
@@ -1567,6 +1590,34 @@ class Analyzer:
             return
         if isinstance(target, ast.Starred):
             self._bind_target(target.value, T.T_OTHER)
+
+    def _config_value(self, value: ast.expr) -> Any:
+        """A literal, or for sets/lists of functions (`{print}`) their dotted names."""
+        lit = _literal(value)
+        if lit is not _Unevaluable:
+            return lit
+        if isinstance(value, (ast.Set, ast.List, ast.Tuple)):
+            names = [self.qualify(e) or dotted(e) for e in value.elts]
+            if all(names):
+                return tuple(names)
+        return "<expr>"
+
+    def _config_call(self, node: ast.Call) -> None:
+        """`torch._dynamo.config.reorderable_logging_functions.add(print)` and `.update({...})`."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("add", "update", "append", "extend"):
+            return
+        q = self.qualify(func.value)
+        if q is None or not q.startswith("torch._dynamo.config.") or not node.args:
+            return
+        key = q.split(".config.", 1)[1]
+        arg = node.args[0]
+        added = (self.qualify(arg) or dotted(arg),) if func.attr in ("add", "append") else self._config_value(arg)
+        if not isinstance(added, tuple) or not all(added):
+            added = ("<expr>",)
+        old = self.facts.dynamo_config.get(key)
+        previous = old[0] if old is not None and isinstance(old[0], tuple) else ()
+        self.facts.dynamo_config[key] = ((*previous, *added), _loc(node, self.index))
 
     def _bind_target(self, target: ast.expr, ty: Ty) -> None:
         if isinstance(target, ast.Name):

@@ -166,7 +166,13 @@ def candidate_to_diagnostic(
     severity = rule.default_severity
     heat = []
     if rule.family == "graph-break" and region is not None:
-        if final.loop_line is not None and not final.data.get("no_frame_drop"):
+        if final.data.get("user_ctx") is not None and not final.data.get("no_frame_drop"):
+            fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
+            heat.append(
+                f"inside the user context manager at line {final.data['user_ctx']}: Dynamo gives up on all of `{fn_name}`, which runs eagerly"
+            )
+            severity = Severity.ERROR
+        elif final.loop_line is not None and not final.data.get("no_frame_drop"):
             fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
             heat.append(
                 f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly"

@@ -1,0 +1,137 @@
+from tclint.rules.model import Severity
+from tclint.rules.rule import Example, Rule
+
+# measured on torch 2.13 (see the truth table and the measurement notes)
+SKIPPED = {
+    "time.time": "GB0007", "time.perf_counter": "GB0007", "time.monotonic": "GB0007",
+    "time.time_ns": "GB0007", "time.perf_counter_ns": "GB0007", "time.process_time": "GB0007",
+    "time.monotonic_ns": "GB0007", "time.sleep": "GB0007",
+    "random.seed": "GB0007", "os.getpid": "GB0007", "uuid.uuid4": "GB0007", "uuid.uuid1": "GB0007",
+    "torch.manual_seed": "GB0007", "torch.cuda.manual_seed": "GB0007", "torch.cuda.manual_seed_all": "GB0007",
+    "torch.seed": "GB0007",
+    "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.now": "GB0156",
+    "numpy.random.rand": "GB0033", "numpy.random.randn": "GB0033", "numpy.random.uniform": "GB0033",
+    "numpy.random.randint": "GB0033", "numpy.random.normal": "GB0033", "numpy.random.random": "GB0033",
+    "numpy.random.choice": "GB0033", "numpy.random.permutation": "GB0033", "numpy.random.binomial": "GB0033",
+    "numpy.random.random_sample": "GB0033", "numpy.random.beta": "GB0033",
+}  # fmt: skip
+
+
+class UntraceableStdlibCall(Rule):
+    """
+    ## What it does
+    Flags calls Dynamo skips or cannot trace that model code uses for timing, seeding and
+    randomness: `time.time()` / `perf_counter()` / `monotonic()` / `sleep()`, `random.seed()`,
+    `torch.manual_seed()`, `os.getpid()`, `uuid.uuid4()`, `datetime.now()` and `np.random.*`
+    draws.
+
+    ## Why is this bad?
+    Each one breaks the graph where it is called: the time and seeding functions are marked as
+    skipped (GB0007), `datetime.now()` is an unsupported method call (GB0156) and NumPy random
+    draws are data-dependent operators (GB0033).  Timing inside compiled code also measures
+    nothing useful: the graph around it runs asynchronously or fused.
+
+    Not flagged, because they do not break in torch 2.13: `random.random()` / `random.uniform()`
+    / `random.randint()` used as values (Dynamo keeps them as run-time values; branching on them
+    is TC102), `np.random.seed()` and `torch.rand*`.
+
+    ## Example
+    ```python
+    @torch.compile
+    def step(x):
+        t0 = time.perf_counter()
+        y = x @ x.T
+        return y, time.perf_counter() - t0
+    ```
+
+    ## Use instead
+    Time and seed in the eager caller; draw randomness with `torch.rand` / `torch.randint`
+    (which stay in the graph) and a `torch.Generator` if you need reproducibility.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0007.html
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0033.html
+    """
+
+    code = "TC108"
+    name = "untraceable-stdlib-call"
+    summary = "A timing, seeding or NumPy-random call Dynamo cannot trace"
+    family = "graph-break"
+    gb_ids = ("GB0007", "GB0156", "GB0033")
+    default_severity = Severity.WARNING
+    CALLS = frozenset(SKIPPED) | frozenset(k.replace("numpy.", "np.") for k in SKIPPED if k.startswith("numpy."))
+
+    def check_call(self, node, ctx, qualified, method):
+        gb = SKIPPED.get(qualified) or SKIPPED.get((qualified or "").replace("np.", "numpy.", 1))
+        if gb is None:
+            return
+        if qualified.startswith(("numpy.random", "np.random")):
+            hint = "draw with torch.rand / torch.randint instead (they stay in the graph)"
+        elif "seed" in qualified:
+            hint = "seed in the eager caller, or pass a torch.Generator"
+        else:
+            hint = "time and log in the eager caller"
+        ctx.report(self.code, node, f"`{qualified}()` cannot be traced: the graph breaks here", gb_ids=(gb,), help=hint)
+
+    invalid = (
+        Example(
+            """
+import time
+import torch
+
+@torch.compile
+def timed(x):
+    y = x @ x.T
+    elapsed = time.perf_counter()  # expect: TC108
+    return y, elapsed
+""",
+            run="timed(torch.randn(4, 4))",
+        ),
+        Example(
+            """
+import numpy as np
+import torch
+
+@torch.compile
+def jitter(x):
+    y = x * 2
+    r = np.random.uniform()  # expect: TC108
+    return y * r
+""",
+            run="jitter(torch.randn(4))",
+            gb=("GB0033",),
+            title="NumPy random draws",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def reseed(x):
+    y = x * 2
+    torch.manual_seed(0)  # expect: TC108
+    return y + torch.rand(4)
+""",
+            run="reseed(torch.randn(4))",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import random
+import numpy as np
+import torch
+
+@torch.compile
+def jitter(x):
+    np.random.seed(0)
+    scale = random.uniform(0.9, 1.1)
+    return x * scale + torch.rand(4)
+""",
+            run="jitter(torch.randn(4))",
+            title="Python random values and np.random.seed are traced",
+        ),
+    )

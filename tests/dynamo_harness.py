@@ -1,0 +1,181 @@
+"""Run code under the real TorchDynamo (CPU, backend "eager") and report what really happened.
+
+The reference every rule is proven against: graph-break events come from the structured trace
+(``torch.__trace`` handler, ``dynamo_graph_break_reason`` artifacts) — not ``explain()``, which
+misses breaks (see shared docs probe-api.md) — each attributed to the innermost frame in the
+example's own file, with its GB id (exact Gb_type match in torch's registry, or the doc link).
+Frame compiles come from ``get_compilation_metrics()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch._dynamo
+from torch._dynamo.utils import clear_compilation_metrics, counters, get_compilation_metrics
+
+_REGISTRY = os.path.join(os.path.dirname(torch._dynamo.__file__), "graph_break_registry.json")
+with open(_REGISTRY) as _fh:
+    _GB_BY_TYPE = {e["Gb_type"]: gid for gid, entries in json.load(_fh).items() for e in entries}
+_LINK = re.compile(r"compile-graph-break-site/gb/gb(\d+)\.html")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+
+
+@dataclass
+class BreakEvent:
+    gb_id: str | None  # None: a UserError with no GB id
+    gb_type: str
+    line: int | None  # innermost frame in the example file
+    reported_at: str
+
+
+@dataclass
+class RunResult:
+    breaks: list[BreakEvent] = field(default_factory=list)
+    compiles: dict[str, int] = field(default_factory=dict)  # function name -> frame compiles
+    fallbacks: list[str] = field(default_factory=list)  # frames compiled with no graph (whole frame eager)
+    error: BaseException | None = None
+    error_text: str = ""
+    recompile_reasons: list[str] = field(default_factory=list)
+
+    def lines_with(self, gb_ids: tuple[str, ...]) -> set[int]:
+        out = set()
+        for b in self.breaks:
+            if b.line is None:
+                continue
+            if not gb_ids or (b.gb_id in gb_ids) or ("UserError" in gb_ids and b.gb_id is None):
+                out.add(b.line)
+        return out
+
+
+class _Trace(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.payloads: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        md = getattr(record, "metadata", None) or {}
+        art = md.get("artifact") if isinstance(md, dict) else None
+        if art and art.get("name") == "dynamo_graph_break_reason":
+            self.payloads.append(getattr(record, "payload", "") or "")
+
+
+def _parse(payload: str, path: str) -> BreakEvent:
+    lines = payload.splitlines()
+    reported = lines[0].split(" at ", 1)[1] if lines and " at " in lines[0] else ""
+    reason = lines[1].split("Graph Break Reason: ", 1)[1] if len(lines) > 1 and "Graph Break Reason: " in lines[1] else ""
+    gb_type = reason
+    if reason.endswith(":"):
+        gb_type = next((ln.strip() for ln in lines[2:] if ln.strip()), "")
+    gb = _GB_BY_TYPE.get(gb_type)
+    if gb is None:
+        m = _LINK.search(payload)
+        gb = f"GB{m.group(1)}" if m else None
+    user_line = None
+    if "User code traceback:" in payload:
+        tb = payload.split("User code traceback:", 1)[1]
+        for m in _FRAME.finditer(tb):
+            if os.path.abspath(m.group("file")) == os.path.abspath(path):
+                user_line = int(m.group("line"))
+    if user_line is None and reported.startswith(path):
+        try:
+            user_line = int(reported.rsplit(":", 1)[1])
+        except ValueError:
+            pass
+    return BreakEvent(gb, gb_type, user_line, reported)
+
+
+@contextlib.contextmanager
+def _eager_backend():
+    """Make `torch.compile(...)` default to backend="eager" (fast, and breaks are the same)."""
+    original = torch.compile
+
+    def compile(model=None, *args: Any, **kwargs: Any):  # noqa: A001
+        kwargs.setdefault("backend", "eager")
+        if model is None:
+            return lambda m: original(m, *args, **kwargs)
+        return original(model, *args, **kwargs)
+
+    torch.compile = compile  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        torch.compile = original  # type: ignore[assignment]
+
+
+def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | None = None) -> RunResult:
+    """Execute ``code`` (saved at ``path`` so frames carry its lines), then ``run``."""
+    result = RunResult()
+    torch._dynamo.reset()
+    counters.clear()
+    clear_compilation_metrics()
+    handler = _Trace()
+    tl = logging.getLogger("torch.__trace")
+    old_level = tl.level
+    tl.setLevel(logging.DEBUG)
+    tl.addHandler(handler)
+    config = dict(dynamo or {})
+    patch: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in ("reorderable_logging_functions", "ignore_logging_functions"):
+            funcs = set()
+            for name in value:
+                if name == "print":
+                    funcs.add(print)
+                else:
+                    mod, _, attr = name.rpartition(".")
+                    obj: Any = __import__(mod.split(".")[0])
+                    for part in mod.split(".")[1:] + [attr]:
+                        obj = getattr(obj, part)
+                    funcs.add(obj)
+            patch[key] = funcs
+        else:
+            patch[key] = value
+    module = types.ModuleType("tclint_example")
+    module.__file__ = path
+    sys.modules["tclint_example"] = module
+    try:
+        with _eager_backend(), torch._dynamo.config.patch(**patch), _quiet():
+            exec(compile(code, path, "exec"), module.__dict__)
+            if run:
+                exec(compile(run, "<run>", "exec"), module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - hard errors are results
+        result.error = exc
+        result.error_text = f"{type(exc).__name__}: {exc}"
+        result.error_text += "\n" + "".join(traceback.format_exception_only(type(exc), exc))
+    finally:
+        tl.removeHandler(handler)
+        tl.setLevel(old_level)
+        sys.modules.pop("tclint_example", None)
+    result.breaks = [_parse(p, path) for p in handler.payloads]
+    for m in get_compilation_metrics():
+        if os.path.abspath(m.co_filename or "") != os.path.abspath(path):
+            continue
+        result.compiles[m.co_name] = result.compiles.get(m.co_name, 0) + 1
+        if m.recompile_reason:
+            result.recompile_reasons.append(m.recompile_reason)
+        if m.fail_type and not getattr(m, "has_guarded_code", True):
+            result.fallbacks.append(m.co_name)
+    torch._dynamo.reset()
+    return result
+
+
+@contextlib.contextmanager
+def _quiet():
+    import io
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield

@@ -1,0 +1,84 @@
+"""Every rule's VALID / INVALID examples, checked twice.
+
+1. Statically: tclint flags exactly the lines marked ``# expect: CODE`` in INVALID examples, and
+   nothing in VALID examples.
+2. Under the real TorchDynamo (torch 2.13, CPU, backend "eager"): each marked line of an INVALID
+   example produces a graph break *on that line* with one of the rule's GB ids (or the example's),
+   and VALID examples compile without any break in their own code.  Examples that cannot be
+   proven on this machine say why (``proof=False`` with a title).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from lintutil import found, lint_code
+from tclint.rules import registry
+from tclint.rules.rule import Example
+
+CASES = [
+    pytest.param(rule, kind, i, ex, id=f"{rule.code}-{kind}{i}")
+    for rule in registry.all_rules()
+    for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
+    for i, ex in enumerate(examples)
+]
+
+
+def test_every_stable_graph_break_rule_has_examples_both_ways():
+    for rule in registry.all_rules():
+        if rule.family in ("graph-break", "recompile", "compile-api") and rule.lifecycle == "stable":
+            assert rule.invalid, f"{rule.code} has no INVALID example"
+            assert rule.valid, f"{rule.code} has no VALID example"
+            proven = [ex for ex in rule.invalid if ex.proof]
+            assert proven or rule.family != "graph-break" or all(ex.title for ex in rule.invalid), rule.code
+
+
+def _settings(ex: Example) -> dict:
+    return dict(ex.settings)
+
+
+@pytest.mark.parametrize(("rule", "kind", "i", "ex"), CASES)
+def test_static(tmp_path, rule, kind, i, ex):
+    result = lint_code(tmp_path, ex.code, _settings(ex))
+    got = found(result)
+    if kind == "invalid":
+        expected = set(ex.expected())
+        assert expected, f"INVALID example without `# expect:` marks in {rule.code}"
+        assert got == expected, _explain(result, expected)
+    else:
+        assert got == set(), _explain(result, set())
+
+
+def _explain(result, expected) -> str:
+    lines = [f"expected {sorted(expected)}"]
+    lines += [f"  got {d.span.start.line}: {d.code} {d.message}" for d in result.diagnostics]
+    return "\n".join(lines)
+
+
+DYNAMO_CASES = [c for c in CASES if c.values[3].proof and c.values[0].family in ("graph-break",)]
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("rule", "kind", "i", "ex"), DYNAMO_CASES)
+def test_dynamo_proof(tmp_path, rule, kind, i, ex):
+    from dynamo_harness import run_example
+
+    path = os.path.join(str(tmp_path), "example.py")
+    with open(path, "w") as fh:
+        fh.write(ex.code)
+    dyn = dict(ex.settings.get("dynamo", {}))
+    result = run_example(path, ex.code, ex.run, dyn)
+    if kind == "valid":
+        mine = [b for b in result.breaks if b.line is not None]
+        assert not mine, f"VALID example broke: {[(b.line, b.gb_id, b.gb_type) for b in mine]}"
+        assert result.error is None, result.error_text
+        return
+    for line, code in ex.expected():
+        code_rule = registry.get(code)
+        gb_ids = ex.gb if (ex.gb and code == rule.code) else code_rule.gb_ids
+        assert line in result.lines_with(tuple(gb_ids)), (
+            f"no break with {gb_ids} at line {line}; saw "
+            f"{[(b.line, b.gb_id, b.gb_type) for b in result.breaks]} error={result.error_text[:300]}"
+        )
