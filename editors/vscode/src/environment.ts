@@ -1,0 +1,86 @@
+// Is tclint (with its server extra) installed in the chosen interpreter?  One short Python run
+// answers with a JSON line; a missing install gets a prompt and a one-click `pip install`.
+
+export const DISTRIBUTION = "tclint-torch";
+export const INSTALL_REQUIREMENT = `${DISTRIBUTION}[server]`;
+
+/** Printed as one JSON object: {"python": "3.11.7", "tclint": "0.1.0" | null, "server": bool, "error": str | null}. */
+export const CHECK_SCRIPT = [
+  "import json, sys",
+  "out = {'python': '%d.%d.%d' % sys.version_info[:3], 'executable': sys.executable, 'tclint': None, 'server': False, 'error': None}",
+  "try:",
+  "    from tclint.rules.version import __version__",
+  "    out['tclint'] = __version__",
+  "    import importlib.util",
+  "    out['server'] = importlib.util.find_spec('pygls') is not None and importlib.util.find_spec('tclint.server') is not None",
+  "except Exception as exc:",
+  "    out['error'] = '%s: %s' % (type(exc).__name__, exc)",
+  "print(json.dumps(out))",
+].join("\n");
+
+export type EnvironmentState =
+  | { kind: "ok"; python: string; executable: string; version: string }
+  | { kind: "missing"; python?: string; executable?: string; detail: string }
+  | { kind: "no-server"; python: string; executable: string; version: string; detail: string }
+  | { kind: "no-python"; detail: string };
+
+export function checkArgs(interpreter: readonly string[]): { command: string; args: string[] } {
+  return { command: interpreter[0], args: [...interpreter.slice(1), "-c", CHECK_SCRIPT] };
+}
+
+/** Interpret the check's outcome: exit code / spawn error, stdout, stderr. */
+export function parseCheck(result: { spawnError?: string; code: number | null; stdout: string; stderr: string }): EnvironmentState {
+  if (result.spawnError) {
+    return { kind: "no-python", detail: result.spawnError };
+  }
+  const line = result.stdout.trim().split(/\r?\n/).pop() ?? "";
+  let parsed: { python?: string; executable?: string; tclint?: string | null; server?: boolean; error?: string | null };
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    const detail = (result.stderr || result.stdout).trim() || `exit code ${result.code}`;
+    return { kind: "no-python", detail: `not a working Python interpreter: ${detail}` };
+  }
+  const python = parsed.python ?? "?";
+  const executable = parsed.executable ?? "";
+  if (!parsed.tclint) {
+    return { kind: "missing", python, executable, detail: parsed.error ?? "tclint is not installed" };
+  }
+  if (!parsed.server) {
+    return {
+      kind: "no-server",
+      python,
+      executable,
+      version: parsed.tclint,
+      detail: "tclint is installed without its server extra (pygls)",
+    };
+  }
+  return { kind: "ok", python, executable, version: parsed.tclint };
+}
+
+export function installArgs(interpreter: readonly string[]): { command: string; args: string[] } {
+  return { command: interpreter[0], args: [...interpreter.slice(1), "-m", "pip", "install", "--upgrade", INSTALL_REQUIREMENT] };
+}
+
+/** The shell line shown to the user (and run in a terminal) for the install. */
+export function installCommandLine(interpreter: readonly string[]): string {
+  const { command, args } = installArgs(interpreter);
+  return [command, ...args].map(shellQuote).join(" ");
+}
+
+export function shellQuote(word: string): string {
+  return /^[\w@%+=:,./\[\]-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export function missingMessage(state: EnvironmentState, interpreterLabel: string): string {
+  switch (state.kind) {
+    case "missing":
+      return `tclint is not installed in ${interpreterLabel}. Install ${INSTALL_REQUIREMENT} there to lint torch.compile hazards?`;
+    case "no-server":
+      return `tclint ${state.version} in ${interpreterLabel} lacks its language-server extra. Install ${INSTALL_REQUIREMENT}?`;
+    case "no-python":
+      return `tclint could not run ${interpreterLabel}: ${state.detail}. Select a Python interpreter or set tclint.interpreter.`;
+    case "ok":
+      return "";
+  }
+}

@@ -1,0 +1,116 @@
+// The probe result the view shows, read from what the server's `tclint.probe` / `tclint.probeFile`
+// commands return (the runtime probe's JSON report).  Tolerant: missing fields become empty.
+
+export interface ViewLocation {
+  uri: string;
+  line: number; // 1-based
+  label?: string;
+}
+
+export interface ProbeView {
+  title: string;
+  summary?: string;
+  error?: string;
+  torchVersion?: string;
+  duration?: number;
+  compiles: { index: number; frame?: string; location?: ViewLocation; trigger?: string; failedGuard?: string; graphs?: number }[];
+  breaks: { gbId?: string; reason: string; hits: number; location?: ViewLocation; url?: string }[];
+  notes: string[];
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(value: unknown): Obj {
+  return value && typeof value === "object" && !Array.isArray(value) ? (value as Obj) : {};
+}
+
+function first(o: Obj, keys: string[]): unknown {
+  for (const key of keys) {
+    if (o[key] !== undefined && o[key] !== null) {
+      return o[key];
+    }
+  }
+  return undefined;
+}
+
+function str(o: Obj, keys: string[]): string | undefined {
+  const v = first(o, keys);
+  return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v);
+}
+
+function num(o: Obj, keys: string[]): number | undefined {
+  const v = first(o, keys);
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+function list(o: Obj, keys: string[]): unknown[] {
+  const v = first(o, keys);
+  return Array.isArray(v) ? v : [];
+}
+
+export function toUri(path: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    return path;
+  }
+  const normal = path.replace(/\\/g, "/");
+  const absolute = normal.startsWith("/") ? normal : `/${normal}`;
+  return `file://${absolute.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+export function gbUrl(gbId: string): string {
+  return `https://meta-pytorch.github.io/compile-graph-break-site/gb/${gbId.toLowerCase()}.html`;
+}
+
+function location(value: unknown): ViewLocation | undefined {
+  const o = obj(value);
+  const path = str(o, ["uri", "path", "filename", "file"]);
+  const line = num(o, ["line", "lineno", "row"]);
+  if (!path || line === undefined) {
+    return undefined;
+  }
+  return { uri: toUri(path), line, label: `${path.split(/[\\/]/).pop()}` };
+}
+
+function locationOf(o: Obj): ViewLocation | undefined {
+  return location(first(o, ["location", "loc", "user_frame", "frame_location"])) ?? location(o);
+}
+
+export function normalizeProbeResult(raw: unknown, fallbackTitle: string): ProbeView {
+  const top = obj(raw);
+  const report = Object.keys(obj(top.report)).length ? obj(top.report) : Object.keys(obj(top.result)).length ? obj(top.result) : top;
+  const compiles = list(report, ["compiles", "compilations", "frames"]).map((c, i) => {
+    const o = obj(c);
+    return {
+      index: num(o, ["index", "compile_id", "id"]) ?? i + 1,
+      frame: str(o, ["frame", "function", "name", "qualname"]),
+      location: locationOf(o),
+      trigger: str(o, ["trigger", "reason", "cause"]),
+      failedGuard: str(o, ["failed_guard", "failedGuard", "guard_failure", "guard"]),
+      graphs: num(o, ["graphs", "graph_count", "num_graphs"]),
+    };
+  });
+  const breaks = list(report, ["breaks", "graph_breaks", "graphBreaks"]).map((b) => {
+    const o = obj(b);
+    const gbId = str(o, ["gb_id", "gbId", "gb", "id"]);
+    return {
+      gbId,
+      reason: str(o, ["reason", "message", "explanation", "msg"]) ?? "",
+      hits: num(o, ["hits", "count", "occurrences"]) ?? 1,
+      location: locationOf(o),
+      url: str(o, ["url", "link", "doc_url"]) ?? (gbId && /^GB\d+$/i.test(gbId) ? gbUrl(gbId) : undefined),
+    };
+  });
+  const notes = list(report, ["notes", "warnings"]).map((n) => (typeof n === "string" ? n : JSON.stringify(n)));
+  const errorValue = first(top, ["error"]) ?? first(report, ["error"]);
+  const error = errorValue === undefined ? undefined : typeof errorValue === "string" ? errorValue : str(obj(errorValue), ["message", "text"]) ?? JSON.stringify(errorValue);
+  return {
+    title: str(report, ["title", "target", "function", "qualname", "program", "path"]) ?? fallbackTitle,
+    summary: str(report, ["summary"]),
+    error,
+    torchVersion: str(report, ["torch_version", "torchVersion", "torch"]),
+    duration: num(report, ["duration", "duration_s", "seconds", "elapsed"]),
+    compiles,
+    breaks,
+    notes,
+  };
+}
