@@ -81,7 +81,7 @@ class Scope:
     __slots__ = (
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
-        "qualname", "in_test", "comp_depth", "user_ctx",
+        "qualname", "in_test", "comp_depth", "user_ctx", "tests",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -105,6 +105,7 @@ class Scope:
         self.in_test = 0
         self.comp_depth = 0
         self.user_ctx: list[int] = []
+        self.tests: list[str] = []  # enclosing if-conditions (source text; "not (...)" in else)
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self
@@ -723,6 +724,10 @@ class Analyzer:
         self._dispatch(node)
         if isinstance(node, ast.Subscript):
             self._note_param_use_subscript(node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            p = self.scope.params.get(node.id)
+            if p is not None and "load" not in p.uses:
+                p.uses = (*p.uses, "load")
 
     def _lambda(self, node: ast.Lambda) -> None:
         # Lambdas are inlined where they are used; walk the body in a child scope.
@@ -781,13 +786,19 @@ class Analyzer:
         for rule in rules:
             rule.check_call(node, self.ctx, q, method)
 
-        # parameter uses: range(p), p as an index
-        if isinstance(func, ast.Name) and func.id == "range" and q is None:
+        # parameter uses: range(p), len(p)
+        if isinstance(func, ast.Name) and q is None and func.id in ("range", "len"):
             for arg in node.args:
-                self._note_param_use(arg, "range")
+                self._note_param_use(arg, func.id)
 
         if method in ("add", "update", "append", "extend"):
             self._config_call(node)
+        if method == "register_buffer" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == scope.self_name and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            cls = self.ctx.cls
+            if cls is not None:
+                cls.attrs[node.args[0].value] = SubmoduleSpec("tensor", ("buffer",), None, _loc(node, self.index))
         if q is not None:
             if q in COMPILE_FUNCS or q in self.facts.compile_functions:
                 self._compile_call(node, q)
@@ -803,6 +814,12 @@ class Analyzer:
                         )
                 return
             if q == "torch.library.custom_op":
+                return
+            if q in ("torch.library.opcheck", "torch.compiler.allow_in_graph") and node.args:
+                ref = self._target_ref(node.args[0]) or dotted(node.args[0]) or ""
+                self.facts.api_calls.setdefault(q, []).append(ref)
+                if q == "torch.compiler.allow_in_graph" and ref:
+                    self.facts.allow_in_graph.append(DisableSite(ref, True, _loc(node, self.index)))
                 return
             if q.startswith("torch.") or _is_external(q):
                 # function references passed into torch APIs that call them (checkpoint, vmap, cond)
@@ -1385,9 +1402,12 @@ class Analyzer:
             scope.eager_only += 1
         if cold:
             scope.cold.append(cold)
+        test_text = self._short(node.test)
+        scope.tests.append(test_text)
         try:
             body_exit = self.block(node.body)
         finally:
+            scope.tests.pop()
             if which == "eager":
                 scope.eager_only -= 1
             if cold:
@@ -1396,9 +1416,11 @@ class Analyzer:
         scope.env = dict(before)
         if which == "compiling":
             scope.eager_only += 1
+        scope.tests.append(f"not ({test_text})")
         try:
             else_exit = self.block(node.orelse) if node.orelse else False
         finally:
+            scope.tests.pop()
             if which == "compiling":
                 scope.eager_only -= 1
         after_else = scope.env
@@ -1772,7 +1794,7 @@ class Analyzer:
         if ty.kind == T.UNKNOWN and is_forward and (default is None or default_repr == "None"):
             # forward(self, x): its arguments are tensors far more often than not.
             ty = Ty(T.TENSOR, T.MEDIUM)
-        return Param(arg.arg, ty, ann_text, default_repr, kind)
+        return Param(arg.arg, ty, ann_text, default_repr, kind, loc=_loc(arg, self.index))
 
     def _pop_scope(self, scope: Scope) -> None:
         assert self.scope is scope
@@ -1857,6 +1879,9 @@ class Analyzer:
             self.facts.disable_sites.append(DisableSite(qual_ref, recursive, _loc(dec, self.index)))
         elif q == "torch.library.custom_op":
             self.facts.custom_ops[facts.qualname] = _loc(dec, self.index)
+        elif q == "torch.compiler.allow_in_graph":
+            qual_ref = f"{self.module}.{facts.qualname}" if self.module else facts.qualname
+            self.facts.allow_in_graph.append(DisableSite(qual_ref, True, _loc(dec, self.index)))
         elif isinstance(target, ast.Attribute) and target.attr in ("register_fake", "register_kernel", "impl_abstract"):
             base = dotted(target.value)
             if base:

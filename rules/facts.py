@@ -61,7 +61,8 @@ class Param:
     annotation: str | None
     default: str | None  # literal repr, "None", or "<expr>"
     kind: str = "pos"  # pos | kwonly | varargs | varkw
-    uses: tuple[str, ...] = ()  # how the body uses it: range, cond, index, dict_key, arith, ...
+    uses: tuple[str, ...] = ()  # how the body uses it: range, len, cond, index, key, load
+    loc: Loc | None = None
 
 
 @dataclass(slots=True)
@@ -178,3 +179,5 @@ class FileFacts:
     custom_ops: dict[str, Loc] = field(default_factory=dict)  # op function qualname -> loc
     fake_registrations: set[str] = field(default_factory=set)  # names registered with register_fake
     int_globals: dict[str, Loc] = field(default_factory=dict)  # module-level int/list globals
+    allow_in_graph: list[DisableSite] = field(default_factory=list)  # torch.compiler.allow_in_graph(fn)
+    api_calls: dict[str, list[str]] = field(default_factory=dict)  # torch API -> dotted first arguments

@@ -279,6 +279,7 @@ class Project:
     # ------------------------------------------------------------------ regions
     def build(self) -> None:
         self._collect_disabled()
+        self._collect_opaque()
         self._collect_config()
         roots = list(self._roots())
         self._bfs(roots)
@@ -297,6 +298,16 @@ class Project:
                             r = ("function", found)
                 if r is not None and r[0] == "function":
                     self.disabled[r[1]] = d.recursive
+
+    def _collect_opaque(self) -> None:
+        """Functions Dynamo does not inline: allow_in_graph'd ones and custom ops' bodies."""
+        for ff in self.files.values():
+            for site in ff.allow_in_graph:
+                r = self.resolve(site.ref, ff)
+                if r is not None and r[0] == "function":
+                    self.allowed_in_graph.add(r[1])
+            for qual in ff.custom_ops:
+                self.allowed_in_graph.add(f"{ff.path}::{qual}")
 
     def _collect_config(self) -> None:
         for ff in self.files.values():

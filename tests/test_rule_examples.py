@@ -35,13 +35,16 @@ def test_every_stable_graph_break_rule_has_examples_both_ways():
             assert proven or rule.family != "graph-break" or all(ex.title for ex in rule.invalid), rule.code
 
 
-def _settings(ex: Example) -> dict:
-    return dict(ex.settings)
+def _settings(ex: Example, rule=None) -> dict:
+    settings = dict(ex.settings)
+    if rule is not None and rule.lifecycle == "preview":
+        settings.setdefault("preview", True)
+    return settings
 
 
 @pytest.mark.parametrize(("rule", "kind", "i", "ex"), CASES)
 def test_static(tmp_path, rule, kind, i, ex):
-    result = lint_code(tmp_path, ex.code, _settings(ex))
+    result = lint_code(tmp_path, ex.code, _settings(ex, rule))
     got = found(result)
     if kind == "invalid":
         expected = set(ex.expected())
@@ -57,7 +60,7 @@ def _explain(result, expected) -> str:
     return "\n".join(lines)
 
 
-DYNAMO_CASES = [c for c in CASES if c.values[3].proof and c.values[0].family in ("graph-break",)]
+DYNAMO_CASES = [c for c in CASES if c.values[3].proof and c.values[0].family in ("graph-break", "recompile", "compile-api")]
 
 
 @pytest.mark.dynamo
@@ -70,11 +73,32 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
         fh.write(ex.code)
     dyn = dict(ex.settings.get("dynamo", {}))
     result = run_example(path, ex.code, ex.run, dyn)
+    if ex.raises is not None:
+        if rule.code == "TC308":
+            import torch
+
+            if torch.cuda.is_available():
+                pytest.skip("TC308's hard error only happens on machines without CUDA")
+        if kind == "invalid":
+            assert ex.raises in result.error_text, f"expected {ex.raises!r}, got {result.error_text[:300]!r}"
+        else:
+            assert result.error is None, result.error_text
+        return
+    if ex.compiles is not None:
+        most = max(result.compiles.values(), default=0)
+        if kind == "invalid":
+            assert most >= ex.compiles, f"expected at least {ex.compiles} frame compiles, saw {result.compiles}"
+        else:
+            assert most <= ex.compiles, f"expected at most {ex.compiles} frame compiles, saw {result.compiles} {result.recompile_reasons}"
+        assert result.error is None, result.error_text
+        if rule.family == "recompile":
+            return
     if kind == "valid":
         mine = [b for b in result.breaks if b.line is not None]
         assert not mine, f"VALID example broke: {[(b.line, b.gb_id, b.gb_type) for b in mine]}"
         assert result.error is None, result.error_text
         return
+    assert rule.family == "graph-break", f"{rule.code}: a {rule.family} example needs `compiles` or `raises`"
     for line, code in ex.expected():
         code_rule = registry.get(code)
         gb_ids = ex.gb if (ex.gb and code == rule.code) else code_rule.gb_ids

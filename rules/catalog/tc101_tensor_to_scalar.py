@@ -103,7 +103,8 @@ class TensorToScalar(Rule):
             )
 
     def finalize(self, cand, env):
-        if cand.data.get("capturable") and env.flag("capture_scalar_outputs", False):
+        fullgraph = env.region is not None and env.region.fullgraph
+        if cand.data.get("capturable") and (fullgraph or env.flag("capture_scalar_outputs", False)):
             return None  # captured as a symbolic scalar; TC102 reports where it decides control flow
         return cand
 

@@ -161,7 +161,8 @@ class DataDependentBranch(Rule):
         )
 
     def finalize(self, cand, env):
-        if cand.data.get("needs_capture") and not env.flag("capture_scalar_outputs", False):
+        fullgraph = env.region is not None and env.region.fullgraph
+        if cand.data.get("needs_capture") and not (fullgraph or env.flag("capture_scalar_outputs", False)):
             return None  # the `.item()` itself breaks first (TC101)
         return cand
 

@@ -69,7 +69,8 @@ class TensorToList(Rule):
         )
 
     def finalize(self, cand, env):
-        if cand.data.get("dtype") in ("int", "bool") and env.flag("capture_scalar_outputs", False):
+        fullgraph = env.region is not None and env.region.fullgraph
+        if cand.data.get("dtype") in ("int", "bool") and (fullgraph or env.flag("capture_scalar_outputs", False)):
             return None
         return cand
 

@@ -109,7 +109,7 @@ class DynamicOutputShape(Rule):
                 return
 
     def finalize(self, cand, env):
-        if env.flag("capture_dynamic_output_shape_ops", False):
+        if env.flag("capture_dynamic_output_shape_ops", False) or (env.region is not None and env.region.fullgraph):
             return None
         return cand
 

@@ -1,0 +1,127 @@
+"""Calls into compiled frames, and what Dynamo specialises on: the shared ground of the
+recompile rules TC203-TC206.
+
+A compiled *frame* is where guards live: the function handed to torch.compile (a decorated
+function, or the ``forward`` of a compiled module).  Its arguments are guarded; what its body
+inlines sees values from inside the graph.  So specialisation is a property of a root function's
+parameters, and the variant count is decided at its call sites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tclint.rules import types as T
+from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts, Param
+from tclint.rules.project import Project, Region
+
+UNBOUNDED = {
+    "counter": "a loop counter / step number",
+    "len": "a length computed from the data",
+    "clock": "a timestamp or random value",
+    "fstring": "a string built per call",
+}
+
+
+@dataclass
+class RootCall:
+    root_key: str
+    edge: CallEdge
+    caller_file: FileFacts
+    params: list[Param]  # the root's parameters, without self
+
+
+def roots(project: Project) -> Iterator[tuple[str, Region, FileFacts, FunctionFacts]]:
+    for key, region in project.regions.items():
+        if region.depth != 0:
+            continue
+        ff, fn = project.functions[key]
+        yield key, region, ff, fn
+
+
+def frame_params(fn: FunctionFacts) -> list[Param]:
+    return [p for p in fn.params if p.kind in ("pos", "kwonly")]
+
+
+def specialisation(p: Param, dynamic_false: bool = False) -> str | None:
+    """How Dynamo specialises this parameter of a compiled frame, as the guard it installs."""
+    uses = set(p.uses)
+    ty = p.ty
+    if ty.kind == T.TENSOR and ty.conf == T.HIGH:
+        return None
+    if ty.kind == T.SCALAR and ty.dtype == "str" or (p.default or "").startswith(("'", '"')):
+        return f"{p.name} == '<value>'" if "load" in uses else None
+    if uses & {"range", "index"} and not (ty.kind in (T.TLIST, T.CONTAINER)):
+        return f"{p.name} == <value>"
+    if "len" in uses and (ty.kind in (T.TLIST, T.CONTAINER, T.UNKNOWN) or p.annotation is None):
+        return f"len({p.name}) == <value>"
+    if ty.kind == T.SCALAR and ty.dtype == "bool" and uses & {"cond", "load"}:
+        return f"{p.name} == <True/False>"
+    if dynamic_false and ty.kind == T.SCALAR and ty.dtype in ("int", "float") and "load" in uses:
+        return f"{p.name} == <value>"
+    return None
+
+
+def calls_into_roots(project: Project) -> Iterator[RootCall]:
+    """Every call edge in the project that enters a compiled frame."""
+    root_keys = {key for key, *_ in roots(project)}
+    for ff in project.files.values():
+        for edge, caller in _edges(ff):
+            for key, drop_self in _edge_roots(project, ff, caller, edge, root_keys):
+                _rff, fn = project.functions[key]
+                params = frame_params(fn)
+                yield RootCall(key, edge, ff, params)
+
+
+def _edges(ff: FileFacts) -> Iterator[tuple[CallEdge, FunctionFacts | None]]:
+    for edge in ff.module_calls:
+        yield edge, None
+    for fn in ff.functions.values():
+        for edge in fn.calls:
+            yield edge, fn
+
+
+def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge, root_keys: set[str]) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    if edge.kind == "compiled":
+        for key in project.site_targets.get(edge.target, ()):
+            if key in root_keys:
+                out.append((key, True))
+        return out
+    if edge.kind == "name":
+        r = project.resolve(edge.target, ff)
+        if r is not None and r[0] == "function" and r[1] in root_keys:
+            region = project.regions[r[1]]
+            if region.site is not None and region.site.how in ("decorator", "optimize", "wrapper") and region.site.target_kind == "func":
+                out.append((r[1], False))
+            return out
+        # a module-level compiled callable imported from another file
+        mod, _, name = edge.target.rpartition(".")
+        target_ff = project.module_file(mod, ff)
+        if target_ff is not None:
+            ty = target_ff.module_vars.get(name)
+            if ty is not None and ty.kind == T.COMPILED and ty.ref:
+                out.extend((k, True) for k in project.site_targets.get(ty.ref, ()) if k in root_keys)
+        return out
+    if caller is not None and edge.kind in ("self", "instance", "deferred"):
+        for key, _m in project.edge_targets(ff, caller, edge):
+            region = project.regions.get(key)
+            if key in root_keys and region is not None and region.site is not None and region.site.target_kind in ("instance", "attr", "elem", "deferred", "method"):
+                out.append((key, True))
+    return out
+
+
+def map_args(call: RootCall) -> list[tuple[Param, str]]:
+    """(parameter, argument kind) pairs for one call."""
+    out = []
+    positional = [p for p in call.params if p.kind == "pos"]
+    by_name = {p.name: p for p in call.params}
+    for key, kind in call.edge.args:
+        if key.startswith("#"):
+            i = int(key[1:])
+            if i < len(positional):
+                out.append((positional[i], kind))
+        elif key in by_name:
+            out.append((by_name[key], kind))
+    return out

@@ -1,0 +1,128 @@
+from tclint.rules import callsites
+from tclint.rules.model import Diagnostic, Severity
+from tclint.rules.project import span_of
+from tclint.rules.rule import Example, Rule
+
+
+class SpecializedArgument(Rule):
+    """
+    ## What it does
+    Flags parameters of a compiled function (the function given to `torch.compile`, or the
+    `forward` of a compiled module) that Dynamo specialises on by value: an `int` used in
+    `range(n)` or as a list / `ModuleList` index, and a Python list whose length is used
+    (`len(xs)` — the length is guarded even when only used in arithmetic, and so is iterating it).
+
+    Ints used only in arithmetic or as sizes are *not* flagged: Dynamo makes them dynamic after
+    the second distinct value (2 compiles in total).
+
+    ## Why is this bad?
+    Each distinct value compiles a new variant (guard `n == 3`, `len(xs) == 4`).  After the
+    recompile limit (8 in torch 2.13) the function runs eagerly for good.  The hazard is real when
+    call sites pass values that vary without bound (TC205 flags those call sites); with a few known
+    values it is a warm-up matter (TC206).
+
+    ## Example
+    ```python
+    @torch.compile
+    def unroll(x, n_steps: int):
+        for _ in range(n_steps):
+            x = torch.tanh(x)
+        return x
+    ```
+
+    ## Use instead
+    Pass the count as a tensor and use `torch.cond`/`while_loop`, fix it at construction time
+    (a module attribute set once), bucket it to a few values, or stack list arguments into one
+    tensor.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
+    """
+
+    code = "TC203"
+    name = "value-specialized-argument"
+    summary = "A compiled function's argument is specialised by value: one compile per distinct value"
+    family = "recompile"
+    default_severity = Severity.WARNING
+    region_only = False
+
+    def project_check(self, project):
+        from tclint.rules.engine import rule_doc_url
+
+        calls: dict[str, list] = {}
+        for call in callsites.calls_into_roots(project):
+            calls.setdefault(call.root_key, []).append(call)
+        for key, region, ff, fn in callsites.roots(project):
+            dynamic_false = region.options.get("dynamic") is False
+            for p in callsites.frame_params(fn):
+                guard = callsites.specialisation(p, dynamic_false)
+                if guard is None or guard.startswith(f"{p.name} == '") or "True/False" in guard:
+                    continue  # strings: TC204; bools: bounded (TC206)
+                if p.loc is None:
+                    continue
+                kinds = [kind for call in calls.get(key, ()) for prm, kind in callsites.map_args(call) if prm is p]
+                bounded = bool(kinds) and all(k.startswith("const:") or k == "bool" for k in kinds)
+                values = sorted({k[6:] for k in kinds if k.startswith("const:")})
+                severity = Severity.INFO if bounded else self.default_severity
+                how = {"range": f"`range({p.name})`", "index": f"an index (`[{p.name}]`)", "len": f"`len({p.name})`"}
+                used = next((how[u] for u in ("range", "index", "len") if u in p.uses), "its value")
+                tail = (f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})" if bounded
+                        else "; every new value compiles a new variant, up to the recompile limit (8), then it runs eagerly")
+                yield Diagnostic(
+                    code=self.code,
+                    name=self.name,
+                    message=f"`{p.name}` of compiled `{fn.qualname}` is used in {used}: Dynamo specialises on it (guard `{guard}`){tail}",
+                    path=ff.path,
+                    span=span_of(p.loc),
+                    severity=severity,
+                    noqa_line=p.loc.line,
+                    url=rule_doc_url(self.code),
+                    related=project.chain_related(region),
+                    help="bucket the value, fix it at construction time, or pass it as a tensor",
+                    extra={"region": project.chain_text(region)},
+                )
+
+    invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def unroll(x, n_steps: int):  # expect: TC203
+    for _ in range(n_steps):
+        x = torch.tanh(x)
+    return x
+""",
+            run="for n in range(1, 12):\n    unroll(torch.randn(4), n)",
+            compiles=8,
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def total(x, parts):  # expect: TC203
+    return x * len(parts)
+""",
+            run="for n in range(1, 12):\n    total(torch.randn(4), [torch.randn(2)] * n)",
+            compiles=8,
+            title="the length of a list argument is guarded even in arithmetic",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x, k: int):
+    return x * k + x.new_zeros(k).sum()
+""",
+            run="for k in range(1, 12):\n    scale(torch.randn(4), k)",
+            compiles=2,
+            title="ints used as values or sizes become dynamic",
+        ),
+    )

@@ -1,0 +1,93 @@
+from tclint.rules.model import Severity
+from tclint.rules.rule import Example, Rule
+
+FORBIDDEN = {
+    "torch._dynamo.mark_dynamic": "mark_dynamic",
+    "torch._dynamo.maybe_mark_dynamic": "maybe_mark_dynamic",
+    "torch._dynamo.mark_static": "mark_static",
+    "torch._dynamo.mark_unbacked": "mark_unbacked",
+    "torch.compiler.set_stance": "set_stance",
+    "torch._dynamo.reset": "reset",
+    "torch.compiler.reset": "reset",
+}
+
+
+class ForbiddenCallableInCompiledCode(Rule):
+    """
+    ## What it does
+    Flags compile-control APIs called *inside* compiled code: `torch._dynamo.mark_dynamic`,
+    `maybe_mark_dynamic`, `mark_static`, `mark_unbacked`, `torch.compiler.set_stance` and
+    `torch.compiler.reset` / `torch._dynamo.reset`.
+
+    ## Why is this bad?
+    These configure the compiler for the *next* compilation; Dynamo refuses to trace them.  It is
+    not a graph break but a hard error: the compiled call raises `AssertionError: Attempt to trace
+    forbidden callable <function mark_dynamic>`.
+
+    ## Example
+    ```python
+    @torch.compile
+    def encode(x):
+        torch._dynamo.mark_dynamic(x, 0)
+        return x.cumsum(0)
+    ```
+
+    ## Use instead
+    Call them before the compiled function, in eager code:
+    ```python
+    torch._dynamo.mark_dynamic(x, 0, min=2, max=4096)
+    encode(x)
+    ```
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html
+    """
+
+    code = "TC301"
+    name = "forbidden-callable-in-compiled-code"
+    summary = "A compile-control API is called inside compiled code: a hard error"
+    family = "compile-api"
+    default_severity = Severity.ERROR
+    CALLS = frozenset(FORBIDDEN)
+
+    def check_call(self, node, ctx, qualified, method):
+        name = FORBIDDEN[qualified]
+        ctx.report(
+            self.code, node,
+            f"`{qualified}(...)` inside compiled code: Dynamo refuses to trace it (AssertionError: Attempt to trace forbidden callable `{name}`)",
+            help="call it in eager code before the compiled function",
+        )
+
+    invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def encode(x):
+    torch._dynamo.mark_dynamic(x, 0)  # expect: TC301
+    return x.cumsum(0)
+""",
+            run="encode(torch.randn(8))",
+            raises="Attempt to trace forbidden callable",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def encode(x):
+    return x.cumsum(0)
+
+x = torch.randn(8)
+torch._dynamo.mark_dynamic(x, 0)
+encode(x)
+""",
+            raises="never",
+        ),
+    )
