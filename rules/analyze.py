@@ -1199,15 +1199,22 @@ class Analyzer:
                     p.uses = (*p.uses, use)
 
     def _note_param_use_subscript(self, node: ast.Subscript) -> None:
-        base = self.type_of(node.value)
-        if base.kind in (T.TENSOR, T.SIZE, T.TLIST):
+        """`self.table[i]` / `self.layers[i]` with an int parameter `i`: specialised by value."""
+        index = node.slice
+        if not isinstance(index, ast.Name):
             return
-        use = "index"
-        if isinstance(node.slice, ast.Name):
-            p = self.scope.params.get(node.slice.id)
-            if p is not None:
-                use = "key" if p.ty.dtype == "str" else "index"
-        self._note_param_use(node.slice, use)
+        p = self.scope.params.get(index.id)
+        if p is None:
+            return
+        base = self.type_of(node.value)
+        if base.kind in (T.TENSOR, T.SIZE):
+            return
+        int_param = p.ty.kind == T.SCALAR and p.ty.dtype == "int"
+        str_param = p.ty.kind == T.SCALAR and p.ty.dtype == "str"
+        if base.kind in (T.CONTAINER, T.MODLIST, T.TLIST) or int_param or str_param:
+            use = "key" if str_param else "index"
+            if use not in p.uses:
+                p.uses = (*p.uses, use)
 
     # ------------------------------------------------------------------ statements
     def stmt(self, node: ast.stmt) -> bool:  # noqa: C901
