@@ -1,0 +1,46 @@
+"""Helpers shared by the editor and integration tests (constants, tool installers, tclint runs)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EDITORS = os.path.join(ROOT, "editors")
+SCRIPTS = os.path.join(EDITORS, "scripts")
+DATA = os.path.join(ROOT, "tests", "data")
+PROJECT = os.path.join(DATA, "editors", "project")
+PYTHON = sys.executable  # the project's venv: tclint (editable) + the server extra
+
+
+def tool(script: str, *args: str, timeout: float = 900) -> str:
+    """Run an editors/scripts/ installer; its last stdout line is what it provides."""
+    if os.environ.get("TCLINT_EDITOR_TESTS") == "skip":
+        pytest.skip("TCLINT_EDITOR_TESTS=skip")
+    proc = subprocess.run([os.path.join(SCRIPTS, script), *args], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"{script} failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+
+def ensure_apt(*packages: str) -> None:
+    tool("ensure-apt.sh", *packages)
+
+
+def tclint(*args: str, cwd: str, env: dict[str, str] | None = None, check_rc: int | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [PYTHON, "-m", "tclint.rules", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
+    if check_rc is not None:
+        assert proc.returncode == check_rc, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def server_env() -> dict[str, str]:
+    """Environment for a server started by an editor: the project's venv first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(PYTHON) + os.pathsep + env.get("PATH", "")
+    return env
