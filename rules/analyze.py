@@ -596,7 +596,7 @@ class Analyzer:
             if ty.kind == T.COMPILED:
                 return Ty(T.TENSOR, T.MEDIUM)
             if ty.kind == T.INSTANCE:
-                return Ty(T.TENSOR, T.LOW)
+                return Ty(T.TENSOR, T.MEDIUM if (ty.ref or "")[:1] != "<" else T.LOW)
             if name in ("len", "id", "hash", "ord"):
                 return T.T_INT
             if name == "open":
@@ -1944,6 +1944,15 @@ ast.Condition = _Condition  # type: ignore[attr-defined]
 
 def _spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec | None:  # noqa: C901
     loc = _loc(value, a.index) if value is not None else None
+    if isinstance(value, ast.IfExp):
+        # `MoE(cfg) if cfg.use_moe else MLP(cfg)`: either class may be the submodule
+        left = _spec_from_type(a.type_of(value.body), value.body, a)
+        right = _spec_from_type(a.type_of(value.orelse), value.orelse, a)
+        specs = [sp for sp in (left, right) if sp is not None and sp.kind in ("instance", "torch")]
+        if specs:
+            refs = tuple(dict.fromkeys(r for sp in specs for r in sp.refs))
+            kind = "instance" if any(sp.kind == "instance" for sp in specs) else "torch"
+            return SubmoduleSpec(kind, refs, None, loc)
     if value is not None and isinstance(value, ast.Call):
         q = a.qualify(value.func)
         container = T.MODULE_CONTAINERS.get(q or "")

@@ -236,7 +236,7 @@ def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple
             ty = project.deferred_type(ref, ff)
             if ty.kind != T.TENSOR:
                 return False, conf
-            conf = max(conf, ty.conf)
+            conf = ty.conf  # the callee's own return type decides
         elif kind == "not_disabled":
             r = project.resolve(ref, ff)
             if r is not None and r[1] in project.disabled:

@@ -97,7 +97,14 @@ class DataDependentBranch(Rule):
             requires = (("returns_tensor", why.split(":", 1)[1]),)
         elif why == "item":
             data["needs_capture"] = True
-        what = "a captured `.item()` value" if why == "item" else ("a Python `random` draw" if why == "random" else f"a {maybe(conf)}tensor")
+        if why == "item":
+            what = "a captured `.item()` value"
+        elif why == "random":
+            what = "a Python `random` draw"
+        elif why.startswith("deferred:"):
+            what = f"the tensor returned by `{why.rsplit('.', 1)[-1]}()`"
+        else:
+            what = f"a {maybe(conf)}tensor"
         ctx.report(
             self.code, test,
             f"`{short(ctx, test)}` branches on {what}: the graph breaks here",

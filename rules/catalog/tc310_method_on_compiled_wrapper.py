@@ -1,0 +1,124 @@
+from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.rule import Example, Rule
+
+
+class MethodOnCompiledWrapper(Rule):
+    """
+    ## What it does
+    Flags calls of a module's own methods other than `forward` through the wrapper returned by
+    `torch.compile(model)`: `compiled = torch.compile(model); compiled.loss(x)`,
+    `compiled.generate(...)`, `compiled.encode(...)`.
+
+    ## Why is this bad?
+    `torch.compile(model)` returns a wrapper whose *call* (`compiled(x)`, i.e. `forward`) is
+    compiled.  Other attributes are forwarded to the original module: `compiled.loss(x)` runs
+    `TinyLM.loss` on the original module, and the `self(...)` inside it calls the *uncompiled*
+    module.  Nothing is compiled at all (measured: zero frame compiles), silently.
+
+    ## Example
+    ```python
+    model = torch.compile(TinyLM(cfg))
+    loss = model.loss(tokens)        # runs eagerly
+    ```
+
+    ## Use instead
+    Call the wrapper (`logits = model(tokens)`) and compute the rest outside, compile the module
+    in place (`model.compile()`, after which `self(...)` inside its methods is compiled), or
+    compile the method itself (`torch.compile(model.loss)`).
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.compile
+    """
+
+    code = "TC310"
+    name = "method-call-on-compiled-wrapper"
+    summary = "A method other than forward called on a torch.compile wrapper runs eagerly"
+    family = "compile-api"
+    default_severity = Severity.WARNING
+    region_only = False
+
+    def project_check(self, project):
+        from tclint.rules.engine import rule_doc_url
+
+        for ff in project.files.values():
+            for edge, _owner in project._all_edges(ff):
+                if edge.kind != "compiled" or edge.method in ("__call__", "forward"):
+                    continue
+                entry = project.sites.get(edge.target)
+                if entry is None:
+                    continue
+                _sff, site = entry
+                if site.how not in ("call", "partial", "optimize"):
+                    continue
+                for key in project.site_targets.get(site.id, ()):
+                    fff, fwd = project.functions[key]
+                    if fwd.cls is None:
+                        continue
+                    cls_key = f"{fff.path}::{fwd.cls}"
+                    method = project.find_method(cls_key, edge.method)
+                    if method is None:
+                        continue
+                    _mff, mfn = project.functions[method]
+                    loc = edge.loc
+                    yield Diagnostic(
+                        code=self.code, name=self.name,
+                        message=(f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
+                                 f"only `forward` (calling the wrapper) is compiled, so this call and the `self(...)` inside it run eagerly"),
+                        path=ff.path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
+                        severity=self.default_severity, noqa_line=loc.line, url=rule_doc_url(self.code),
+                        help="call the wrapper and compute the rest outside, or use model.compile() to compile in place",
+                    )
+                    break
+
+    invalid = (
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def loss(self, x):
+        return self(x).pow(2).mean()
+
+model = torch.compile(Net())
+value = model.loss(torch.randn(2, 4))  # expect: TC310
+""",
+            compiles=0,
+            title="nothing is compiled (the proof counts zero frame compiles)",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def loss(self, x):
+        return self(x).pow(2).mean()
+
+model = Net()
+model.compile()
+value = model.loss(torch.randn(2, 4))
+""",
+            compiles=1,
+            title="in-place model.compile() compiles what self(...) calls",
+        ),
+    )
