@@ -1467,10 +1467,26 @@ class Analyzer:
                 return f"cold path: guarded by `{self._short(test)}`"
         return None
 
+    def _iter_element(self, iter_node: ast.expr, it: Ty) -> Ty:
+        """What a `for` loop variable holds; `instance.layers` may be a module container."""
+        if isinstance(iter_node, ast.Attribute) and it.kind == T.UNKNOWN:
+            owner = self.type_of(iter_node.value)
+            if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
+                return Ty(T.ELEM, T.MEDIUM, None, f"{owner.ref}|{iter_node.attr}")
+        return _element_type(it, iter_node)
+
     def _for(self, node: ast.For | ast.AsyncFor) -> None:
         scope = self.scope
         it = self.expr(node.iter)
-        self._bind_target(node.target, _element_type(it, node.iter))
+        iter_node = node.iter
+        target = node.target
+        if (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "enumerate"
+                and iter_node.args and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            inner = iter_node.args[0]
+            self._bind_target(target.elts[0], T.T_INT)
+            self._bind_target(target.elts[1], self._iter_element(inner, self.type_of(inner)))
+        else:
+            self._bind_target(target, self._iter_element(iter_node, it))
         # loop counters: `for i in range(...)`, `for step, batch in enumerate(...)`
         if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name):
             fname = node.iter.func.id

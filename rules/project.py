@@ -475,8 +475,11 @@ class Project:
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:
         queue: deque[str] = deque()
         for key, region in roots:
-            if key in self.disabled:
+            if key in self.disabled or key not in self.functions:
                 continue
+            if region.site is not None and len(region.chain) == 1:
+                rff, rfn = self.functions[key]
+                region.chain.append(Link(rff.path, rfn.name_loc, _display(rfn)))
             existing = self.regions.get(key)
             if existing is None or (existing.depth > 0 and region.depth == 0):
                 self.regions[key] = region
