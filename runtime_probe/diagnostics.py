@@ -1,0 +1,163 @@
+"""ProbeReport -> TC9xx diagnostics (``tclint.rules.model.Diagnostic``, origin PROBE).
+
+One diagnostic per break site (TC901), per recompiled function and guard line (TC902), per
+function past the recompile limit (TC903), per hard error (TC904), per eager/compiled mismatch
+(TC905), and one when the run itself did not complete (TC906).  Spans cover the code on the line
+(not the indentation), so editors underline the statement.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from tclint.rules import registry
+from tclint.rules.discovery import display_path
+from tclint.rules.model import Diagnostic, Origin, RelatedLocation, Severity, Span, gb_url
+
+RUN_FAILURES = ("timeout", "crashed", "memory", "exited", "exception", "exit", "worker-died", "probe-error")
+
+
+@functools.lru_cache(maxsize=128)
+def _lines(path: str, mtime: float) -> tuple[str, ...]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(fh.read().splitlines())
+    except OSError:
+        return ()
+
+
+def line_span(path: str | None, line: int | None) -> Span:
+    line = max(1, int(line or 1))
+    text = ""
+    if path and os.path.isfile(path):
+        lines = _lines(path, os.path.getmtime(path))
+        if 0 < line <= len(lines):
+            text = lines[line - 1]
+    start = len(text) - len(text.lstrip())
+    return Span.of(line, start, line, max(start, len(text.rstrip())))
+
+
+def _rule(code: str) -> Any:
+    rule = registry.get(code)
+    if rule is None:  # pragma: no cover - the catalog ships TC901-TC906
+        raise KeyError(code)
+    return rule
+
+
+def _diag(code: str, message: str, path: str, line: int | None, severity: Severity | None = None,
+          gb_ids: tuple[str, ...] = (), url: str | None = None, help: str | None = None,
+          related: tuple[RelatedLocation, ...] = (), extra: dict[str, Any] | None = None) -> Diagnostic:
+    rule = _rule(code)
+    from tclint.rules.engine import rule_doc_url
+
+    return Diagnostic(
+        code=code, name=rule.name, message=message, path=display_path(path), span=line_span(path, line),
+        severity=severity or rule.default_severity, origin=Origin.PROBE, gb_ids=gb_ids,
+        url=url or (gb_url(gb_ids[0]) if gb_ids else rule_doc_url(code)), help=help, related=related,
+        noqa_line=line, extra={"probe": True, **(extra or {})},
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
+    kind = f"{b['gb_id']} ({b['gb_type']})" if b.get("gb_id") else f"({b.get('gb_type') or b.get('reason') or 'no GB id'})"
+    if b["hits"] is not None:
+        heat = f"hit {_plural(b['hits'], 'time')}"
+    else:
+        heat = "hits not counted"
+    parts = [f"Graph break {kind}, {heat}"]
+    severity = None
+    if b["frame_dropped"]:
+        names = ", ".join(f"`{n}`" for n in b["dropped_frames"]) or "the frame"
+        parts.append(f"Dynamo dropped {names} whole: it runs eagerly on every call")
+        severity = Severity.ERROR
+    if b["in_library"]:
+        parts.append("reported inside library code (no frame in your files)")
+    related = tuple(
+        RelatedLocation(display_path(f["file"]), line_span(f["file"], f["line"]), f"called from `{f['function']}`")
+        for f in reversed(b["user_stack"][:-1]) if f.get("file") and os.path.isfile(f["file"])
+    )
+    gb = (b["gb_id"],) if b.get("gb_id") else ()
+    return _diag("TC901", "; ".join(parts), b["file"], b["line"], severity, gb, b.get("url") and (gb_url(gb[0]) if gb else b["url"]),
+                 help=(b["hints"] or [None])[0], related=related,
+                 extra={"hits": b["hits"], "gb_type": b.get("gb_type"), "frame_dropped": b["frame_dropped"],
+                        "compile_ids": b["compile_ids"], "explanation": b.get("explanation")})
+
+
+def recompile_diagnostics(report: Any) -> list[Diagnostic]:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for c in report.compiles:
+        if c["kind"] != "recompile":
+            continue
+        at = c.get("guard_location") or {"file": c["frame"]["file"], "line": c["frame"]["line"]}
+        if not at.get("file"):
+            continue
+        key = (c["frame"]["file"], c["frame"]["function"], at["file"], at["line"])
+        groups.setdefault(key, []).append(c)
+    out = []
+    for (_ff, fn, path, line), items in groups.items():
+        guards = []
+        for c in items:
+            g = (c.get("guard") or {}).get("guard") or c["trigger"]
+            if g not in guards:
+                guards.append(g)
+        shown = "; ".join(f"`{g}`" for g in guards[:3]) + (f" and {len(guards) - 3} more" if len(guards) > 3 else "")
+        how = (items[0].get("guard_location") or {}).get("how")
+        msg = f"`{fn}` recompiled {_plural(len(items), 'time')}: guard {shown} failed"
+        if how:
+            msg += f" ({how})"
+        hint = next(((c.get("guard") or {}).get("hint") for c in items if (c.get("guard") or {}).get("hint")), None)
+        out.append(_diag("TC902", msg, path, line, help=hint,
+                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": guards}))
+    return out
+
+
+def to_diagnostics(report: Any) -> list[Diagnostic]:
+    out: list[Diagnostic] = [break_diagnostic(b) for b in report.graph_breaks if b.get("file") and b["file"] != "?"]
+    out.extend(recompile_diagnostics(report))
+    for hit in report.recompile_limit_hits:
+        if hit.get("file"):
+            out.append(_diag("TC903", hit["message"], hit["file"], hit["line"], gb_ids=("GB0039",),
+                             help="find the guard that keeps failing (TC902) and bound the variants"))
+    target = report.target_location or {}
+    for err in report.errors:
+        if err["kind"] == "exception" and err["source"] == "run":
+            continue  # the run's own exception: TC906 below
+        path = err.get("file") or target.get("file")
+        if not path:
+            continue
+        code = "TC904"
+        msg = f"{err['type'].rsplit('.', 1)[-1]}: {err['message']}"
+        if err["kind"] == "device":
+            msg = f"needs a device this machine lacks: {msg} (run the probe where CUDA is available, or pass --map-cuda-to-cpu)"
+        elif err["kind"] == "compiled-only-exception":
+            msg = f"only the compiled call raised: {msg}"
+        gb = (err["gb_id"],) if err.get("gb_id") else ()
+        out.append(_diag(code, msg, path, err.get("line") or target.get("line"), gb_ids=gb,
+                         extra={"kind": err["kind"], "source": err["source"]}))
+    for entry in report.correctness:
+        if entry.get("status") in ("mismatch", "eager-raised") and target.get("file"):
+            label = entry.get("label") or f"#{entry.get('index')}"
+            out.append(_diag("TC905", f"eager and compiled results differ for call {label}: {entry.get('detail')}",
+                             target["file"], target.get("line"), extra={"call": entry.get("index")}))
+    if report.status in RUN_FAILURES:
+        where = report.run.get("fault_location") or _exception_frame(report) or target
+        path = where.get("file") if where else None
+        if path and os.path.isfile(path):
+            out.append(_diag("TC906", report.message, path, where.get("line"),
+                             severity=Severity.ERROR if report.status in ("crashed", "memory", "timeout") else None,
+                             extra={"status": report.status}))
+    out.sort(key=lambda d: d.sort_key())
+    return out
+
+
+def _exception_frame(report: Any) -> dict[str, Any] | None:
+    for err in report.errors:
+        if err["source"] == "run" and err.get("file"):
+            return {"file": err["file"], "line": err["line"]}
+    return None

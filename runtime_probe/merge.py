@@ -1,0 +1,73 @@
+"""Static findings + what the probe saw: confirmed, unpredicted, and untouched.
+
+* A static diagnostic whose line range holds a break the probe saw, with one of the GB ids the
+  rule predicts, is marked ``extra["confirmed"] = True`` (plus the hit count); the probe's own
+  TC901 for that site is then dropped, since it would say the same thing twice.
+* A static recompile-family diagnostic on the line a failed guard maps to is confirmed too.
+* Static findings the probe has no evidence about (paths it did not execute, rules it cannot
+  observe) stay exactly as they were: absence of a break in one run proves nothing.
+* Probe findings no static rule predicted get ``extra["unpredicted"] = True`` (a signal for a
+  new rule).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tclint.rules import registry
+from tclint.rules.model import Diagnostic
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _covers(d: Diagnostic, path: str, line: int) -> bool:
+    return _real(d.path) == path and d.span.start.line <= line <= max(d.span.end.line, d.span.start.line)
+
+
+def _family(code: str) -> str | None:
+    rule = registry.get(code)
+    return getattr(rule, "family", None)
+
+
+def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
+    """The diagnostics to show: static ones (some confirmed) and the probe's (some unpredicted)."""
+    probe = report.diagnostics() if hasattr(report, "diagnostics") else list(report)
+    out_static = list(static)
+    confirmed_probe: set[int] = set()
+    for i, pd in enumerate(probe):
+        path, line = _real(pd.path), pd.span.start.line
+        matched = []
+        for j, sd in enumerate(out_static):
+            if not _covers(sd, path, line):
+                continue
+            if pd.code == "TC901" and set(sd.gb_ids) & set(pd.gb_ids):
+                matched.append(j)
+            elif pd.code == "TC902" and _family(sd.code) == "recompile":
+                matched.append(j)
+        if not matched:
+            continue
+        confirmed_probe.add(i)
+        for j in matched:
+            sd = out_static[j]
+            extra = {**sd.extra, "confirmed": True, "confirmed_by": pd.code}
+            if pd.extra.get("hits") is not None:
+                extra["hits"] = pd.extra["hits"]
+            out_static[j] = sd.with_(extra=extra)
+    merged_probe = []
+    for i, pd in enumerate(probe):
+        if i in confirmed_probe:
+            if pd.code == "TC901":
+                continue  # the confirmed static finding says it, with the hit count attached
+            predicted_by = sorted({sd.code for sd in out_static if sd.extra.get("confirmed_by") == pd.code
+                                   and _covers(sd, _real(pd.path), pd.span.start.line)})
+            merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": predicted_by}))
+        elif pd.code in ("TC901", "TC902", "TC903", "TC904"):
+            merged_probe.append(pd.with_(extra={**pd.extra, "unpredicted": True}))
+        else:
+            merged_probe.append(pd)
+    out = out_static + merged_probe
+    out.sort(key=lambda d: d.sort_key())
+    return out

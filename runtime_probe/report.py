@@ -1,0 +1,503 @@
+"""The probe report: what the worker saw, aggregated in the order engineers diagnose.
+
+``build_report`` turns a run's raw events (``runner.Outcome``) into a :class:`ProbeReport`:
+
+* ``environment``: torch, device, backend and the Dynamo config in force;
+* ``correctness`` (function mode): eager vs compiled per call;
+* ``compiles``: every frame compile with its trigger (first call, a resume after a break, or the
+  failed guard mapped to a source line), time and graph count; ``frames`` sums them per function
+  and ``recompile_limit_hits`` calls out the frames that now run eagerly;
+* ``graph_breaks``: one entry per break *site* (innermost frame in the user's files), ranked by
+  how often it was hit;
+* ``errors``: hard errors (not breaks), the program's own exception, and how the run ended.
+
+Hit counts follow from the worker's resume-function counters: a site's hits are the calls of the
+resume functions created by the compiles of the frame that contains the site (the same break is
+also reported by outer frames that inlined it; counting those too would double it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tclint.runtime_probe import guards
+from tclint.runtime_probe.runner import Outcome
+
+RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
+LIMIT_TYPE = "Dynamo recompile limit exceeded"
+FAULT_FRAME = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
+
+# how the run ended -> (status, problem?)
+STATUS_TEXT = {
+    "ok": "completed",
+    "exit": "the program exited with a non-zero status",
+    "exception": "the code raised an exception",
+    "stopped": "stopped after max-calls calls of compiled code",
+    "timeout": "timed out",
+    "memory": "exceeded the memory cap",
+    "crashed": "crashed",
+    "exited": "exited abruptly before reporting",
+    "cancelled": "cancelled",
+    "need-inputs": "no inputs to call the target with",
+    "inputs-error": "the inputs file failed",
+    "probe-error": "the probe itself failed",
+    "worker-died": "the probe worker died",
+    "worker-error": "the probe worker could not start",
+}
+
+
+@dataclass
+class ProbeReport:
+    """One probe's findings.  JSON-able through ``to_json``; ``diagnostics()`` gives TC9xx
+    diagnostics (``tclint.rules.model.Diagnostic``, origin PROBE)."""
+
+    mode: str  # "program" | "function"
+    target: str  # what was probed, as the user wrote it
+    status: str  # a key of STATUS_TEXT
+    message: str  # one sentence on how the run ended
+    environment: dict[str, Any] = field(default_factory=dict)
+    correctness: list[dict[str, Any]] = field(default_factory=list)
+    compiles: list[dict[str, Any]] = field(default_factory=list)
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    recompile_limit_hits: list[dict[str, Any]] = field(default_factory=list)
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    run: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] | None = None
+    target_location: dict[str, Any] | None = None  # {file, line} of the probed function
+    files: list[str] = field(default_factory=list)  # user files the findings are in
+
+    # -- verdicts --------------------------------------------------------------------------------
+
+    @property
+    def completed(self) -> bool:
+        return self.status in ("ok", "stopped")
+
+    @property
+    def has_problems(self) -> bool:
+        """Breaks, recompiles, limit hits, errors, mismatches or a run that did not complete."""
+        recompiles = any(c["kind"] == "recompile" for c in self.compiles)
+        mismatches = any(c.get("status") in ("mismatch", "compiled-raised", "eager-raised") for c in self.correctness)
+        return bool(self.graph_breaks or recompiles or self.recompile_limit_hits or self.errors or mismatches
+                    or not self.completed)
+
+    # -- conversions -----------------------------------------------------------------------------
+
+    def diagnostics(self) -> list[Any]:
+        from tclint.runtime_probe.diagnostics import to_diagnostics
+
+        return to_diagnostics(self)
+
+    def to_json(self, diagnostics: list[Any] | None = None) -> dict[str, Any]:
+        """The JSON report: ruff-compatible ``diagnostics`` plus the probe's own sections."""
+        from tclint.rules.report.json_ import to_dict
+
+        diags = self.diagnostics() if diagnostics is None else diagnostics
+        out = asdict(self)
+        rows = []
+        for d in diags:
+            row = to_dict(d)
+            for key in ("unpredicted", "hits", "predicted_by"):
+                if key in d.extra:
+                    row[key] = d.extra[key]
+            rows.append(row)
+        return {"version": 1, "diagnostics": rows, **out}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProbeReport:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+# ---------------------------------------------------------------------------------------------
+# building
+
+
+def _frame_of(rec: dict[str, Any]) -> tuple[str | None, int | None, str | None]:
+    return rec.get("co_filename"), rec.get("co_firstlineno"), rec.get("co_name")
+
+
+def original(co_name: str | None) -> str | None:
+    if not co_name:
+        return co_name
+    m = RESUME.match(co_name)
+    return m.group(1) if m else co_name
+
+
+def _frame_id(compile_id: str) -> str:
+    return str(compile_id).strip("!").split("/")[0]
+
+
+def _first_line(text: Any) -> str:
+    s = str(text or "").strip()
+    return s.splitlines()[0] if s else ""
+
+
+def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_frame: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        if rec.get("co_name"):
+            by_frame.setdefault(_frame_id(rec["compile_id"]), rec)
+    out = []
+    for rec in records:
+        cid = str(rec.get("compile_id"))
+        base = rec if rec.get("co_name") else by_frame.get(_frame_id(cid), rec)
+        file, line, co_name = _frame_of(base)
+        name = original(co_name) or "?"
+        resume = bool(co_name and RESUME.match(co_name))
+        fail_first = _first_line(rec.get("fail_reason"))
+        limit = fail_first == LIMIT_TYPE
+        recompile = rec.get("recompile")
+        if limit:
+            kind = "limit-refused"
+        elif recompile:
+            kind = "recompile"
+        elif resume:
+            kind = "resume"
+        else:
+            kind = "first"
+        guard_at = guards.locate(recompile, file, line, name) if recompile else None
+        dropped = bool(rec.get("fail_type")) and not rec.get("has_guarded_code") and not limit
+        out.append({
+            "compile_id": cid,
+            "frame": {"function": name, "file": file, "line": line, "code_name": co_name},
+            "kind": kind,
+            "trigger": _trigger_text(kind, recompile, co_name),
+            "guard": recompile,
+            "guard_location": guard_at,
+            "time_s": rec.get("entire_frame_compile_time_s"),
+            "backend_time_s": rec.get("backend_compile_time_s"),
+            "graphs": rec.get("graphs", 0),
+            "graph_ops": rec.get("graph_op_count"),
+            "guards": rec.get("guard_count"),
+            "fail_type": rec.get("fail_type"),
+            "fail_reason": _first_line(rec.get("fail_reason")) or None,
+            "fail_gb_id": rec.get("fail_gb_id"),
+            "fail_location": ({"file": rec["fail_user_frame_filename"], "line": rec.get("fail_user_frame_lineno")}
+                              if rec.get("fail_user_frame_filename") else None),
+            "dropped": dropped,
+            "restart_reasons": rec.get("restart_reasons") or [],
+        })
+    return out
+
+
+def _trigger_text(kind: str, recompile: dict[str, Any] | None, co_name: str | None) -> str:
+    if kind == "limit-refused":
+        return "refused: the recompile limit was reached; new inputs run eagerly"
+    if kind == "recompile" and recompile:
+        return f"guard failed: {recompile.get('guard') or recompile.get('text')}"
+    if kind == "resume":
+        m = RESUME.match(co_name or "")
+        return f"continuation after the graph break at line {m.group(2)}" if m else "continuation after a graph break"
+    return "first call"
+
+
+def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    frames: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in compiles:
+        f = c["frame"]
+        key = (f["file"], f["code_name"], f["line"])
+        entry = frames.setdefault(key, {
+            "function": f["function"], "file": f["file"], "line": f["line"], "code_name": f["code_name"],
+            "resume": f["code_name"] != f["function"], "compiles": 0, "recompiles": 0, "limit_hit": False,
+            "time_s": 0.0, "graphs": 0, "dropped": False, "compile_ids": [],
+        })
+        entry["compile_ids"].append(c["compile_id"])
+        if c["kind"] == "limit-refused":
+            entry["limit_hit"] = True
+            continue
+        entry["compiles"] += 1
+        entry["recompiles"] += c["kind"] == "recompile"
+        entry["time_s"] += c["time_s"] or 0.0
+        entry["graphs"] += c["graphs"] or 0
+        entry["dropped"] = entry["dropped"] or c["dropped"]
+    rows = list(frames.values())
+    if limit_refusals and not any(r["limit_hit"] for r in rows) and rows:
+        max(rows, key=lambda r: r["compiles"])["limit_hit"] = True  # refusal without a frame record
+    hits = []
+    for r in rows:
+        if r["limit_hit"]:
+            last = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c["kind"] == "recompile"]
+            hits.append({"function": r["function"], "file": r["file"], "line": r["line"], "compiles": r["compiles"],
+                         "last_guard": last[-1]["trigger"] if last else None,
+                         "message": f"`{r['function']}` reached the recompile limit after {r['compiles']} compiles: "
+                                    "from now on new inputs run eagerly, without compiling"})
+    return rows, hits
+
+
+def collapse_resumes(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A frame paused at a break calls its resume function, which Dynamo's traceback shows under
+    the same name: ``fn:8 -> fn:10`` is one activation of ``fn``, now at line 10."""
+    out: list[dict[str, Any]] = []
+    for f in frames:
+        if out and out[-1].get("file") == f.get("file") and out[-1].get("function") == f.get("function") \
+                and f.get("function") != "<module>":
+            out[-1] = f
+        else:
+            out.append(f)
+    return out
+
+
+def site_of(event: dict[str, Any]) -> dict[str, Any]:
+    stack = event.get("stack") or []
+    user = [f for f in stack if f.get("user") and f.get("function") != "<module>"] or [f for f in stack if f.get("user")]
+    if user:
+        return {**user[-1], "in_library": False}
+    at = event.get("reported_at") or (stack[-1] if stack else None) or {"file": "?", "line": 0, "function": "?"}
+    return {**at, "in_library": True}
+
+
+def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], hits: dict[str, int] | None,
+                 hits_supported: bool) -> list[dict[str, Any]]:
+    by_cid = {c["compile_id"]: c for c in compiles}
+    sites: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for ev in events:
+        site = site_of(ev)
+        key = (site["file"], site["line"], ev.get("gb_id") or ev.get("gb_type"))
+        entry = sites.get(key)
+        if entry is None:
+            entry = sites[key] = {
+                "file": site["file"], "line": site["line"], "function": site.get("function"),
+                "in_library": site["in_library"], "gb_id": ev.get("gb_id"), "gb_type": ev.get("gb_type"),
+                "reason": ev.get("reason"), "explanation": ev.get("explanation"), "hints": ev.get("hints") or [],
+                "url": ev.get("url"), "user_stack": collapse_resumes([f for f in ev.get("stack") or [] if f.get("user")]),
+                "reported_at": ev.get("reported_at"), "events": 0, "compile_ids": [], "frame_dropped": False,
+                "dropped_frames": [], "_events": [],
+            }
+        entry["events"] += 1
+        entry["_events"].append(ev)
+        cid = str(ev.get("compile_id"))
+        if cid not in entry["compile_ids"]:
+            entry["compile_ids"].append(cid)
+        comp = by_cid.get(cid)
+        if comp is not None and comp["dropped"]:
+            entry["frame_dropped"] = True
+            name = comp["frame"]["function"]
+            if name not in entry["dropped_frames"]:
+                entry["dropped_frames"].append(name)
+    out = []
+    for entry in sites.values():
+        entry["hits"] = _site_hits(entry, by_cid, hits if hits_supported else None)
+        entry["hits_counted"] = entry["hits"] is not None
+        del entry["_events"]
+        out.append(entry)
+    out.sort(key=lambda e: (-(e["hits"] or 0), not e["frame_dropped"], e["file"], e["line"]))
+    return out
+
+
+def _site_hits(entry: dict[str, Any], by_cid: dict[str, dict[str, Any]], hits: dict[str, int] | None) -> int | None:
+    if hits is None:
+        return None
+    own: set[str] = set()
+    groups: dict[tuple[Any, Any], set[str]] = {}
+    for cid in entry["compile_ids"]:
+        comp = by_cid.get(cid)
+        if comp is None or comp["dropped"]:
+            continue
+        frame = comp["frame"]
+        groups.setdefault((frame["file"], frame["function"]), set()).add(cid)
+        same_file = frame["file"] and entry["file"] and os.path.realpath(frame["file"]) == os.path.realpath(entry["file"])
+        if same_file and frame["function"] == entry["function"]:
+            own.add(cid)
+    if own:
+        return sum(hits.get(cid, 0) for cid in own)
+    if groups:
+        return max(sum(hits.get(cid, 0) for cid in cids) for cids in groups.values())
+    return None
+
+
+def fault_location(text: str | None) -> dict[str, Any] | None:
+    """The innermost user-looking frame of a faulthandler dump (first thread listed)."""
+    if not text:
+        return None
+    frames = []
+    for line in text.splitlines():
+        if line.startswith(("Thread ", "Current thread ")) and frames:
+            break
+        m = FAULT_FRAME.match(line)
+        if m:
+            frames.append({"file": m.group(1), "line": int(m.group(2)), "function": m.group(3).strip()})
+    for f in frames:  # most recent call first
+        path = f["file"]
+        if "site-packages" in path or "/lib/python" in path or path.endswith("runtime_probe/worker.py") or "runtime_probe/worker_" in path:
+            continue
+        return f
+    return frames[0] if frames else None
+
+
+def build_errors(result: dict[str, Any] | None, compiles: list[dict[str, Any]], correctness: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    errors: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+
+    def add(kind: str, etype: str, message: str, where: dict[str, Any] | None, gb_id: str | None, source: str,
+            traceback: str | None = None) -> None:
+        short = etype.rsplit(".", 1)[-1]
+        key = (short, _first_line(message)[:120], (where or {}).get("file"), (where or {}).get("line"))
+        if key in seen:
+            return
+        seen.add(key)
+        errors.append({"kind": kind, "type": etype, "message": _first_line(message), "full_message": message[:4000],
+                       "file": (where or {}).get("file"), "line": (where or {}).get("line"),
+                       "function": (where or {}).get("function"), "gb_id": gb_id, "source": source,
+                       "traceback": traceback})
+
+    exc = (result or {}).get("exception")
+    if exc:
+        add(exc.get("kind") or "exception", exc.get("type", "?"), exc.get("message", ""), exc.get("user_frame"),
+            exc.get("gb_id"), "run", exc.get("traceback"))
+    for entry in correctness:
+        err = entry.get("compiled_error")
+        if err and entry.get("status") in ("compiled-raised", "mismatch"):
+            kind = err.get("kind") or "exception"
+            if kind == "exception":
+                kind = "compiled-only-exception"
+            add(kind, err.get("type", "?"), err.get("message", ""), err.get("user_frame"), err.get("gb_id"),
+                f"call {entry.get('label') or entry.get('index')}", entry.get("compiled_traceback"))
+    for c in compiles:
+        if c["fail_type"] and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError") and c["kind"] != "limit-refused":
+            add("hard-error", c["fail_type"], c["fail_reason"] or c["fail_type"], c["fail_location"], c["fail_gb_id"],
+                f"compile {c['compile_id']}")
+    return errors
+
+
+def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeReport:
+    result = outcome.result or {}
+    end = outcome.end or {}
+    capture = result.get("capture") or {}
+    records = capture.get("compiles")
+    if records is None:
+        streamed: dict[str, dict[str, Any]] = {}
+        for e in outcome.of("compile"):
+            streamed[str(e.get("compile_id"))] = e
+        records = list(streamed.values())
+    events = capture.get("breaks")
+    if events is None:
+        events = outcome.of("break")
+    hits = capture.get("hits")
+    hits_supported = bool(capture.get("hits_supported", True))
+    if hits is None:
+        progress = [e for e in outcome.of("progress") if "hits" in e]
+        hits = progress[-1]["hits"] if progress else None
+    compiles = build_compiles(records)
+    frames, limit_hits = build_frames(compiles, int(capture.get("limit_refusals") or 0))
+    breaks = build_breaks(events, compiles, hits, hits_supported)
+    correctness = result.get("correctness") or [
+        {k: v for k, v in e.items() if k not in ("t", "id")} for e in outcome.of("call")
+    ]
+    errors = build_errors(result, compiles, correctness)
+    status, message = run_status(outcome, spec, result, end)
+    fault_at = fault_location(end.get("fault"))
+    if status in ("timeout", "crashed") and fault_at:
+        message += f" (in {fault_at['function']} at {fault_at['file']}:{fault_at['line']})"
+    run = {
+        "status": status,
+        "exit_code": result.get("exit_code", end.get("returncode")),
+        "signal": end.get("signal_name"),
+        "wall_s": end.get("wall_s"),
+        "compiled_calls": capture.get("calls"),
+        "hits_counted": hits_supported and hits is not None,
+        "orphans_killed": end.get("orphans") or 0,
+        "peak_rss": end.get("peak_rss"),
+        "memory_limit": spec.get("memory_limit"),
+        "timeout": spec.get("timeout"),
+        "output": end.get("output"),
+        "fault": end.get("fault"),
+        "fault_location": fault_at,
+        "cold_start": outcome.cold,
+        "worker": {k: outcome.ready.get(k) for k in ("python", "torch", "import_s", "warmup_s", "subreaper")} if outcome.ready else None,
+        "missing_inputs": result.get("missing"),
+        "probe_traceback": result.get("traceback"),
+        "warnings": [e.get("message") for e in outcome.of("warning")],
+    }
+    env = dict(result.get("env") or {})
+    if not env and outcome.ready:
+        env = {"torch": outcome.ready.get("torch"), "python": outcome.ready.get("python_version"),
+               "executable": outcome.ready.get("python"), "backend": spec.get("backend")}
+    report = ProbeReport(
+        mode=spec.get("mode", "program"), target=target, status=status, message=message, environment=env,
+        correctness=correctness, compiles=compiles, frames=frames, recompile_limit_hits=limit_hits,
+        graph_breaks=breaks, errors=errors, run=run, inputs=result.get("inputs"),
+    )
+    if spec.get("mode") == "function":
+        report.target_location = target_location(spec)
+    report.files = sorted({b["file"] for b in breaks if not b["in_library"]}
+                          | {c["frame"]["file"] for c in compiles if c["frame"]["file"]}
+                          | {e["file"] for e in errors if e.get("file")})
+    return report
+
+
+def target_location(spec: dict[str, Any]) -> dict[str, Any] | None:
+    fn = spec.get("function") or {}
+    path = fn.get("file")
+    if not path:
+        return None
+    tree = guards.parse_file(path)
+    line = 1
+    if tree is not None:
+        parts = fn.get("qualname", "").split(".")
+        scope: Any = tree
+        for part in parts:
+            found = None
+            for node in getattr(scope, "body", []):
+                if isinstance(node, (ast_defs())) and node.name == part:
+                    found = node
+                    break
+            if found is None:
+                break
+            scope = found
+            line = found.lineno
+    return {"file": path, "line": line}
+
+
+def ast_defs() -> tuple[type, ...]:
+    import ast
+
+    return (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], end: dict[str, Any]) -> tuple[str, str]:
+    limit = spec.get("memory_limit")
+    timeout = spec.get("timeout")
+    end_status = end.get("status")
+    if outcome.parent_status == "worker-died" or (not end and outcome.parent_status is None):
+        died = [e.get("message") for e in outcome.events if e.get("t") == "worker-died"]
+        return "worker-died", (died[0] if died else "the probe worker died before the probe ended")
+    if outcome.parent_status == "timeout" or end_status == "timeout":
+        return "timeout", f"timed out after {timeout:g} s; the probe's processes were killed"
+    if outcome.parent_status == "cancelled" or end_status == "cancelled":
+        return "cancelled", "cancelled; the probe's processes were killed"
+    if end_status == "memory":
+        return "memory", f"exceeded the memory cap ({_mib(limit)}); the probe's processes were killed"
+    if end_status == "crashed":
+        sig = end.get("signal_name") or end.get("signal")
+        return "crashed", f"the process crashed ({sig})"
+    if end_status == "exited" and not end.get("result_received"):
+        return "exited", f"the process exited (status {end.get('returncode')}) before reporting its results"
+    status = result.get("status") or "probe-error"
+    if status == "ok":
+        return "ok", STATUS_TEXT["ok"]
+    if status == "exit":
+        via = " via os._exit" if result.get("via") == "os._exit" else ""
+        return "exit", f"the program exited with status {result.get('exit_code')}{via}"
+    if status == "exception":
+        exc = result.get("exception") or {}
+        where = exc.get("user_frame")
+        at = f" at {where['file']}:{where['line']}" if where else ""
+        kind = exc.get("kind")
+        if kind == "memory":
+            return "memory", f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: " \
+                             f"{_first_line(exc.get('message'))[:120]}); memory cap {_mib(limit)}"
+        phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase"), "")
+        return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {_first_line(exc.get('message'))[:200]}"
+    if status in ("need-inputs", "inputs-error", "stopped", "probe-error"):
+        return status, result.get("message") or STATUS_TEXT[status]
+    return status, result.get("message") or STATUS_TEXT.get(status, status)
+
+
+def _mib(value: Any) -> str:
+    if not value:
+        return "none"
+    return f"{int(value) / 1024**2:,.0f} MiB"
