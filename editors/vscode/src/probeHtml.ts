@@ -56,7 +56,7 @@ export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonc
     for (const c of view.compiles) {
       parts.push(
         `<tr><td>${escapeHtml(c.index)}</td><td>${escapeHtml(c.frame ?? "")}${c.location ? ` (${locationCell(c.location)})` : ""}</td>` +
-          `<td>${escapeHtml(c.trigger ?? "first call")}</td><td>${c.failedGuard ? `<code>${escapeHtml(c.failedGuard)}</code>` : "—"}</td>` +
+          `<td>${escapeHtml(c.trigger ?? "first call")}</td><td>${c.failedGuard ? `<code>${escapeHtml(c.failedGuard)}</code>${c.guardLocation ? ` (${locationCell(c.guardLocation)})` : ""}` : "—"}</td>` +
           `<td>${escapeHtml(c.graphs ?? "")}</td></tr>`,
       );
     }

@@ -13,7 +13,15 @@ export interface ProbeView {
   error?: string;
   torchVersion?: string;
   duration?: number;
-  compiles: { index: number; frame?: string; location?: ViewLocation; trigger?: string; failedGuard?: string; graphs?: number }[];
+  compiles: {
+    index: number;
+    frame?: string;
+    location?: ViewLocation;
+    trigger?: string;
+    failedGuard?: string;
+    guardLocation?: ViewLocation;
+    graphs?: number;
+  }[];
   breaks: { gbId?: string; reason: string; hits: number; location?: ViewLocation; url?: string }[];
   notes: string[];
 }
@@ -75,40 +83,80 @@ function locationOf(o: Obj): ViewLocation | undefined {
   return location(first(o, ["location", "loc", "user_frame", "frame_location"])) ?? location(o);
 }
 
+function guardText(c: Obj): string | undefined {
+  const guard = first(c, ["failed_guard", "failedGuard", "guard_failure", "guard"]);
+  if (guard === undefined) {
+    return undefined;
+  }
+  if (typeof guard === "string") {
+    return guard;
+  }
+  const g = obj(guard);
+  return str(g, ["guard", "text"]) ?? JSON.stringify(guard);
+}
+
+/** Reads the runtime probe's JSON report (tclint.runtime_probe.report.ProbeReport.to_json), bare
+ * or wrapped as {report: ...} / {result: ...}; unknown fields are ignored. */
 export function normalizeProbeResult(raw: unknown, fallbackTitle: string): ProbeView {
   const top = obj(raw);
   const report = Object.keys(obj(top.report)).length ? obj(top.report) : Object.keys(obj(top.result)).length ? obj(top.result) : top;
-  const compiles = list(report, ["compiles", "compilations", "frames"]).map((c, i) => {
+  const compiles = list(report, ["compiles", "compilations"]).map((c, i) => {
     const o = obj(c);
+    const frame = first(o, ["frame", "function", "name", "qualname"]);
+    const frameObj = obj(frame);
+    const kind = str(o, ["kind"]);
+    const guardLoc = location(first(o, ["guard_location"]));
     return {
-      index: num(o, ["index", "compile_id", "id"]) ?? i + 1,
-      frame: str(o, ["frame", "function", "name", "qualname"]),
-      location: locationOf(o),
-      trigger: str(o, ["trigger", "reason", "cause"]),
-      failedGuard: str(o, ["failed_guard", "failedGuard", "guard_failure", "guard"]),
+      index: i + 1,
+      frame: typeof frame === "string" ? frame : str(frameObj, ["function", "name", "code_name"]),
+      location: location(frameObj) ?? locationOf(o),
+      trigger: str(o, ["trigger", "reason", "cause"]) ?? kind,
+      failedGuard: kind === undefined || kind === "recompile" ? guardText(o) : undefined,
+      guardLocation: guardLoc,
       graphs: num(o, ["graphs", "graph_count", "num_graphs"]),
     };
   });
-  const breaks = list(report, ["breaks", "graph_breaks", "graphBreaks"]).map((b) => {
+  const breaks = list(report, ["graph_breaks", "breaks", "graphBreaks"]).map((b) => {
     const o = obj(b);
-    const gbId = str(o, ["gb_id", "gbId", "gb", "id"]);
+    const gbId = str(o, ["gb_id", "gbId", "gb"]);
+    const title = str(o, ["gb_type"]);
+    const explanation = str(o, ["explanation"]);
+    const reason = title ? (explanation ? `${title}: ${explanation}` : title) : str(o, ["reason", "message", "explanation", "msg"]) ?? "";
     return {
       gbId,
-      reason: str(o, ["reason", "message", "explanation", "msg"]) ?? "",
-      hits: num(o, ["hits", "count", "occurrences"]) ?? 1,
+      reason,
+      hits: num(o, ["hits", "count", "occurrences"]) ?? num(o, ["events"]) ?? 1,
       location: locationOf(o),
       url: str(o, ["url", "link", "doc_url"]) ?? (gbId && /^GB\d+$/i.test(gbId) ? gbUrl(gbId) : undefined),
     };
   });
-  const notes = list(report, ["notes", "warnings"]).map((n) => (typeof n === "string" ? n : JSON.stringify(n)));
+  const notes: string[] = [];
+  for (const hit of list(report, ["recompile_limit_hits"])) {
+    const m = str(obj(hit), ["message"]);
+    if (m) notes.push(m);
+  }
+  for (const e of list(report, ["errors"])) {
+    const o = obj(e);
+    const where = o.file ? ` (${String(o.file).split(/[\\/]/).pop()}:${o.line ?? "?"})` : "";
+    notes.push(`${str(o, ["kind"]) ?? "error"}: ${str(o, ["type"]) ?? ""} ${str(o, ["message"]) ?? ""}${where}`.replace(/\s+/g, " ").trim());
+  }
+  for (const n of list(report, ["notes", "warnings"])) {
+    notes.push(typeof n === "string" ? n : JSON.stringify(n));
+  }
   const errorValue = first(top, ["error"]) ?? first(report, ["error"]);
-  const error = errorValue === undefined ? undefined : typeof errorValue === "string" ? errorValue : str(obj(errorValue), ["message", "text"]) ?? JSON.stringify(errorValue);
+  let error = errorValue === undefined ? undefined : typeof errorValue === "string" ? errorValue : str(obj(errorValue), ["message", "text"]) ?? JSON.stringify(errorValue);
+  const status = str(report, ["status"]);
+  const message = str(report, ["message", "summary"]);
+  if (!error && status && !["ok", "stopped"].includes(status) && message) {
+    error = message; // the run did not complete: say how it ended, prominently
+  }
+  const env = obj(report.environment);
   return {
     title: str(report, ["title", "target", "function", "qualname", "program", "path"]) ?? fallbackTitle,
-    summary: str(report, ["summary"]),
+    summary: message,
     error,
-    torchVersion: str(report, ["torch_version", "torchVersion", "torch"]),
-    duration: num(report, ["duration", "duration_s", "seconds", "elapsed"]),
+    torchVersion: str(env, ["torch"]) ?? str(report, ["torch_version", "torchVersion", "torch"]),
+    duration: num(obj(report.run), ["wall_s"]) ?? num(report, ["duration", "duration_s", "seconds", "elapsed"]),
     compiles,
     breaks,
     notes,

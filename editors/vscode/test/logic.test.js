@@ -229,6 +229,36 @@ test("probe view: the report is normalised (compiles, breaks, links)", () => {
   assert.equal(probeModel.toUri("C:\\a b\\m.py"), "file:///C%3A/a%20b/m.py");
 });
 
+test("probe view: a real runtime-probe report (serve.py as a program)", () => {
+  const report = JSON.parse(require("node:fs").readFileSync(require("node:path").join(__dirname, "fixtures", "probe-report.json"), "utf8"));
+  for (const raw of [report, { report }]) {
+    const view = probeModel.normalizeProbeResult(raw, "fallback");
+    assert.equal(view.title, "serve.py");
+    assert.equal(view.torchVersion, "2.13.0+cpu");
+    assert.equal(view.error, undefined);
+    assert.equal(view.summary, "completed");
+    assert.equal(view.compiles.length, 8);
+    assert.deepEqual(view.compiles[0], { index: 1, frame: "decode_step", location: { uri: "file:///ws/serve.py", line: 11, label: "serve.py" }, trigger: "first call", failedGuard: undefined, guardLocation: undefined, graphs: 0 });
+    const recompile = view.compiles[1];
+    assert.match(recompile.trigger, /^guard failed: tensor 'tokens' size mismatch/);
+    assert.equal(recompile.failedGuard, "tensor 'tokens' size mismatch at index 1. expected 5, actual 6");
+    assert.deepEqual(recompile.guardLocation, { uri: "file:///ws/serve.py", line: 12, label: "serve.py" });
+    assert.match(view.compiles[5].trigger, /continuation after the graph break/);
+    assert.equal(view.compiles[5].failedGuard, undefined);
+    const item = view.breaks.find((b) => b.gbId === "GB0124");
+    assert.equal(item.hits, 3);
+    assert.match(item.reason, /^Unsupported Tensor\.item\(\) call/);
+    assert.equal(item.url, "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html");
+    assert.deepEqual(item.location, { uri: "file:///ws/serve.py", line: 34, label: "serve.py" });
+  }
+  const failed = probeModel.normalizeProbeResult({ ...report, status: "need-inputs", message: "cannot synthesise inputs" }, "f");
+  assert.equal(failed.error, "cannot synthesise inputs");
+  const html = probeHtml.renderProbeHtml(probeModel.normalizeProbeResult(report, "f"), { cspSource: "x", nonce: "n" });
+  assert.match(html, /Compilations \(8\)/);
+  assert.match(html, /Graph breaks \(2\)/);
+  assert.match(html, /torch 2\.13\.0\+cpu/);
+});
+
 test("probe view: HTML shows trigger, failed guard, GB link and hits, escaped", () => {
   const html = probeHtml.renderProbeHtml(
     {

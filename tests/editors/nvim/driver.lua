@@ -26,6 +26,8 @@ end
 
 local ok, err = pcall(function()
   result.filetype = vim.bo[buf].filetype
+  result.api = (vim.lsp.config and vim.lsp.enable) and "vim.lsp.config/enable"
+    or (vim.lsp.start and "vim.lsp.start") or "vim.lsp.start_client"
   local tclint = require("tclint")
   if not vim.wait(timeout, function() return #vim.diagnostic.get(buf) > 0 end, 50) then
     result.client_attached = tclint.client(buf) ~= nil

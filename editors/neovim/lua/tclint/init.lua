@@ -1,0 +1,315 @@
+-- tclint for Neovim: the tclint language server on Python buffers, plus :TclintProbe.
+--
+--   require("tclint").setup({
+--     python = nil,           -- interpreter that has tclint-torch[server]; default: $VIRTUAL_ENV,
+--                             -- then <root>/.venv, then python3 on PATH
+--     cmd = nil,              -- full server command; default: { python, "-m", "tclint.server" }
+--     settings = {},          -- the server's settings, e.g. { select = { "TC1" }, unsafeFixes = true }
+--     root_markers = { "pyproject.toml", "tclint.toml", "setup.cfg", "setup.py", ".git" },
+--     filetypes = { "python" },
+--   })
+--
+-- Neovim 0.11+: vim.lsp.config + vim.lsp.enable.  0.8-0.10: vim.lsp.start from a FileType
+-- autocommand.  0.7: vim.lsp.start_client + vim.lsp.buf_attach_client.  No plugin needed.
+
+local M = {}
+
+M.defaults = {
+  python = nil,
+  cmd = nil,
+  settings = {},
+  root_markers = { "pyproject.toml", "tclint.toml", "setup.cfg", "setup.py", ".git" },
+  filetypes = { "python" },
+  probe_timeout_ms = 300000,
+}
+
+M.config = vim.deepcopy(M.defaults)
+
+local uv = vim.loop
+
+local function exists(path)
+  return path ~= nil and uv.fs_stat(path) ~= nil
+end
+
+local function dirname(path)
+  return vim.fn.fnamemodify(path, ":h")
+end
+
+--- The nearest folder above `path` holding one of the root markers, or the file's own folder.
+function M.find_root(path, markers)
+  markers = markers or M.config.root_markers
+  local dir = vim.fn.fnamemodify(path ~= "" and path or vim.fn.getcwd(), ":p")
+  if vim.fn.isdirectory(dir) == 0 then
+    dir = dirname(dir)
+  end
+  dir = dir:gsub("/$", "")
+  local start = dir
+  while dir ~= "" do
+    for _, marker in ipairs(markers) do
+      if exists(dir .. "/" .. marker) then
+        return dir
+      end
+    end
+    local parent = dirname(dir)
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return start
+end
+
+--- The interpreter to run the server with: the `python` option, the active virtualenv, the
+--- project's .venv, else python3 (the probe needs the project's own torch).
+function M.python(root)
+  if M.config.python then
+    return M.config.python
+  end
+  local venv = os.getenv("VIRTUAL_ENV")
+  if venv and exists(venv .. "/bin/python") then
+    return venv .. "/bin/python"
+  end
+  for _, name in ipairs({ ".venv", "venv" }) do
+    local candidate = (root or vim.fn.getcwd()) .. "/" .. name .. "/bin/python"
+    if exists(candidate) then
+      return candidate
+    end
+  end
+  return "python3"
+end
+
+function M.cmd(root)
+  return M.config.cmd or { M.python(root), "-m", "tclint.server" }
+end
+
+local function lsp_settings()
+  return { tclint = M.config.settings }
+end
+
+local function init_options()
+  return { settings = M.config.settings, workspaceTrusted = true }
+end
+
+--- The running tclint client attached to `buf` (or any tclint client).
+function M.client(buf)
+  local all = (vim.lsp.get_clients or vim.lsp.get_active_clients)() -- 0.7 takes no filter
+  local fallback
+  for _, client in ipairs(all) do
+    if client.name == "tclint" then
+      if buf == nil or vim.lsp.buf_is_attached(buf, client.id) then
+        return client
+      end
+      fallback = fallback or client
+    end
+  end
+  return fallback
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- the probe: run the function at the cursor (or the file) under TorchDynamo via the server
+
+local function text(value)
+  if value == nil or value == vim.NIL then
+    return nil
+  end
+  if type(value) == "table" then
+    return vim.fn.json_encode(value)
+  end
+  return tostring(value)
+end
+
+local function first(tbl, keys)
+  if type(tbl) ~= "table" then
+    return nil
+  end
+  for _, key in ipairs(keys) do
+    if tbl[key] ~= nil and tbl[key] ~= vim.NIL then
+      return tbl[key]
+    end
+  end
+  return nil
+end
+
+local function where(item)
+  local loc = first(item, { "location", "loc", "user_frame" }) or item
+  local path = first(loc, { "path", "filename", "file", "uri" })
+  local line = first(loc, { "line", "lineno", "row" })
+  if path and line then
+    return string.format("%s:%s", vim.fn.fnamemodify(tostring(path):gsub("^file://", ""), ":~:."), line)
+  end
+  return nil
+end
+
+--- Lines of a readable report: per compilation its trigger and failed guard, per graph break
+--- its GB id, hits, link and location.
+function M.format_probe(result, title)
+  local report = first(result, { "report", "result" }) or result or {}
+  local lines = { "# tclint probe: " .. (text(first(report, { "title", "target", "function", "program" })) or title), "" }
+  local err = first(result, { "error" }) or first(report, { "error" })
+  if err then
+    table.insert(lines, "Probe failed: " .. (text(first(err, { "message" })) or text(err)))
+    table.insert(lines, "")
+  end
+  local compiles = first(report, { "compiles", "compilations", "frames" }) or {}
+  table.insert(lines, string.format("## Compilations (%d)", #compiles))
+  for i, c in ipairs(compiles) do
+    local guard = text(first(c, { "failed_guard", "failedGuard", "guard_failure" }))
+    table.insert(lines, string.format("%d. %s%s  trigger: %s%s", i, text(first(c, { "frame", "function", "name" })) or "?",
+      where(c) and (" (" .. where(c) .. ")") or "", text(first(c, { "trigger", "reason" })) or "first call",
+      guard and ("  failed guard: " .. guard) or ""))
+  end
+  table.insert(lines, "")
+  local breaks = first(report, { "breaks", "graph_breaks", "graphBreaks" }) or {}
+  table.insert(lines, string.format("## Graph breaks (%d)", #breaks))
+  for _, b in ipairs(breaks) do
+    local gb = text(first(b, { "gb_id", "gbId", "gb" })) or "?"
+    local url = text(first(b, { "url", "link" }))
+    if not url and gb:match("^GB%d+$") then
+      url = "https://meta-pytorch.github.io/compile-graph-break-site/gb/" .. gb:lower() .. ".html"
+    end
+    table.insert(lines, string.format("- %s ×%s %s%s", gb, text(first(b, { "hits", "count" })) or "1",
+      text(first(b, { "reason", "message" })) or "", where(b) and ("  at " .. where(b)) or ""))
+    if url then
+      table.insert(lines, "  " .. url)
+    end
+  end
+  return lines
+end
+
+local function show(lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+  if #vim.api.nvim_list_uis() > 0 then
+    vim.cmd("botright split")
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  M.last_probe_buf = buf
+  return buf
+end
+
+local function position_params(buf, client)
+  local win = vim.api.nvim_get_current_win()
+  local ok, params = pcall(vim.lsp.util.make_position_params, win, client and client.offset_encoding or "utf-16")
+  if not ok then
+    params = vim.lsp.util.make_position_params()
+  end
+  params.textDocument = params.textDocument or { uri = vim.uri_from_bufnr(buf) }
+  return params
+end
+
+--- :TclintProbe (function at the cursor) / :TclintProbeFile (the file as a program).
+--- Returns the server's result (also shown in a scratch markdown buffer).
+function M.probe(kind, opts)
+  opts = opts or {}
+  local buf = vim.api.nvim_get_current_buf()
+  local client = M.client(buf)
+  if not client then
+    vim.notify("tclint: the server is not running for this buffer", vim.log.levels.WARN)
+    return nil
+  end
+  if vim.bo[buf].modified then
+    vim.cmd("silent write")
+  end
+  local uri = vim.uri_from_bufnr(buf)
+  local command, arguments
+  if kind == "file" then
+    command, arguments = "tclint.probeFile", { { uri = uri } }
+  else
+    local params = position_params(buf, client)
+    command, arguments = "tclint.probe", { { uri = uri, position = params.position } }
+  end
+  local title = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":t")
+  local function handle(err, result)
+    if err then
+      vim.notify("tclint probe failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    M.last_probe = result
+    show(M.format_probe(result, title))
+  end
+  local params = { command = command, arguments = arguments }
+  if opts.sync then
+    local resp, err = client.request_sync("workspace/executeCommand", params, opts.timeout_ms or M.config.probe_timeout_ms, buf)
+    if not resp then
+      handle({ message = err or "timeout" })
+      return nil
+    end
+    handle(resp.err, resp.result)
+    return resp.result, resp.err
+  end
+  vim.notify("tclint: probing " .. title .. " …")
+  client.request("workspace/executeCommand", params, function(err, result)
+    handle(err, result)
+  end, buf)
+  return nil
+end
+
+local function commands()
+  local function define(name, fn, desc)
+    vim.api.nvim_create_user_command(name, fn, { desc = desc, force = true })
+  end
+  define("TclintProbe", function() M.probe("function") end, "tclint: probe the function at the cursor under TorchDynamo")
+  define("TclintProbeFile", function() M.probe("file") end, "tclint: probe the current file as a program")
+  define("TclintRestart", function()
+    local client = M.client(0)
+    if client then
+      client.stop()
+    end
+    vim.defer_fn(function()
+      vim.cmd("edit")
+    end, 500)
+  end, "tclint: restart the language server")
+  define("TclintLog", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(vim.lsp.get_log_path()))
+  end, "tclint: open the LSP log")
+end
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  commands()
+  if vim.lsp.config and vim.lsp.enable then
+    -- Neovim 0.11+
+    vim.lsp.config("tclint", {
+      cmd = M.cmd(M.find_root(vim.fn.getcwd())),
+      filetypes = M.config.filetypes,
+      root_markers = M.config.root_markers,
+      settings = lsp_settings(),
+      init_options = init_options(),
+    })
+    vim.lsp.enable("tclint")
+    return M
+  end
+  local group = vim.api.nvim_create_augroup("tclint", { clear = true })
+  local client_ids = {} -- 0.7: one client per root, attached to each buffer
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = M.config.filetypes,
+    callback = function(args)
+      local name = vim.api.nvim_buf_get_name(args.buf)
+      if name == "" or vim.bo[args.buf].buftype ~= "" then
+        return
+      end
+      local root = M.find_root(name)
+      local config = {
+        name = "tclint",
+        cmd = M.cmd(root),
+        root_dir = root,
+        settings = lsp_settings(),
+        init_options = init_options(),
+      }
+      if vim.lsp.start then
+        -- Neovim 0.8-0.10: reuses a running client with the same name and root
+        vim.lsp.start(config)
+      else
+        -- Neovim 0.7
+        client_ids[root] = client_ids[root] or vim.lsp.start_client(config)
+        vim.lsp.buf_attach_client(args.buf, client_ids[root])
+      end
+    end,
+  })
+  return M
+end
+
+return M

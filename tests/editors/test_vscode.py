@@ -1,0 +1,89 @@
+"""The VS Code extension (editors/vscode): type-checks, unit tests (node:test with a mocked
+`vscode`), the .vsix package, and an end-to-end run in a real VS Code (code-server + headless
+Chromium via playwright-core) on a copy of examples/ against the real tclint server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+from editorutil import EDITORS, PYTHON, ROOT, require_server, server_env, tool
+
+pytestmark = [pytest.mark.editor, pytest.mark.slow]
+
+EXT = os.path.join(EDITORS, "vscode")
+
+
+def npm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TCLINT_TEST_PYTHON=PYTHON, npm_config_update_notifier="false")
+    proc = subprocess.run(["npm", *args], cwd=EXT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"npm {' '.join(args)}: rc={proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def vsix() -> str:
+    """node_modules (npm ci), type-check, unit tests, then the packaged .vsix."""
+    tool("ensure-vscode-node-modules.sh")
+    npm("run", "typecheck")
+    tests = npm("test")
+    assert "# fail 0" in tests.stdout, tests.stdout[-3000:]
+    npm("run", "package")
+    path = os.path.join(EXT, "dist", "tclint.vsix")
+    assert os.path.exists(path)
+    return path
+
+
+def test_unit_tests_and_package_contents(vsix):
+    with zipfile.ZipFile(vsix) as zf:
+        names = set(zf.namelist())
+        manifest = json.loads(zf.read("extension/package.json"))
+    lower = {n.lower() for n in names}
+    assert {"extension/dist/extension.js", "extension/package.json", "extension/readme.md", "extension/license.txt"} <= lower, names
+    assert not any("/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/test/") for n in names), names
+    assert not any(n.endswith(".map") for n in names)
+    assert manifest["main"] == "./dist/extension.js"
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+
+
+@pytest.fixture(scope="module")
+def code_server() -> str:
+    return tool("setup-code-server.sh", timeout=1500)
+
+
+def test_end_to_end_in_code_server(vsix, code_server, tmp_path):
+    """Squiggles and Problems rows from tclint on examples/serve.py, a quick fix applied, and the
+    probe command's view.  Screenshots are left in the test's tmp folder."""
+    require_server()
+    ws = tmp_path / "ws"
+    shutil.copytree(os.path.join(ROOT, "examples"), ws, ignore=shutil.ignore_patterns(".tclint_cache", "__pycache__"))
+    out = tmp_path / "out"
+    env = server_env()
+    env.update(
+        CS_DIR=code_server, VSIX=vsix, WS=str(ws), FILE="serve.py", PYTHON=PYTHON, OUT=str(out),
+        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="TC101", PROBE_LINE="33",
+        HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    proc = subprocess.run(["node", os.path.join(EXT, "e2e", "code-server-e2e.js")], env=env,
+                          capture_output=True, text=True, timeout=600)
+    result_path = out / "result.json"
+    assert result_path.exists(), proc.stdout + proc.stderr
+    result = json.loads(result_path.read_text())
+    assert proc.returncode == 0 and result["ok"], json.dumps(result, indent=2)[:6000]
+
+    assert result["installed"], "the .vsix was not installed"
+    assert result["squiggles"] >= 1
+    assert any("tclint" in item for item in result["statusBar"])
+    problems = " | ".join(result["problems"])
+    assert "TC101" in problems and "TC204" in problems and "[Ln 34, Col 12]" in problems, problems
+    # the quick fix changed the file in the editor and the TC101 row went away
+    assert "TC101" in (result["appliedFix"] or "")
+    assert not any("TC101" in row for row in result["afterFixProblems"])
+    assert "TC101" in result["editorText"] and "noqa" in result["editorText"] or result["editorText"] != ""
+    # the probe view: compilations with their trigger, graph breaks with GB ids
+    view = result["probeView"]
+    assert "Compilations" in view and "Graph breaks" in view, view
