@@ -52,13 +52,13 @@ def test_unit_tests_and_package_contents(vsix):
 
 @pytest.fixture(scope="module")
 def code_server() -> str:
+    require_server()  # before the (minutes-long, first time) install
     return tool("setup-code-server.sh", timeout=1500)
 
 
-def test_end_to_end_in_code_server(vsix, code_server, tmp_path):
+def test_end_to_end_in_code_server(code_server, vsix, tmp_path):
     """Squiggles and Problems rows from tclint on examples/serve.py, a quick fix applied, and the
     probe command's view.  Screenshots are left in the test's tmp folder."""
-    require_server()
     ws = tmp_path / "ws"
     shutil.copytree(os.path.join(ROOT, "examples"), ws, ignore=shutil.ignore_patterns(".tclint_cache", "__pycache__"))
     out = tmp_path / "out"
