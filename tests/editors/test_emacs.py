@@ -44,3 +44,23 @@ def test_emacs_eglot_diagnostics_quick_fix_and_probe(project, tmp_path):
     text = result["probe_text"]
     assert "## Compilations" in text and "## Graph breaks" in text, text
     assert "GB0124" in text or "GB0059" in text, text
+
+
+REPORT = os.path.join(EDITORS, "vscode", "test", "fixtures", "probe-report.json")  # a real probe of examples/serve.py
+
+
+def test_probe_report_formatting(tmp_path):
+    ensure_apt("emacs-nox", "elpa-eglot")
+    out = tmp_path / "out.txt"
+    form = f"""(progn (add-to-list 'load-path "{os.path.join(EDITORS, 'emacs')}") (require 'tclint-eglot) (require 'json)
+      (let* ((json-object-type 'plist) (json-array-type 'vector) (json-null :null) (json-false :json-false)
+             (data (json-read-file "{REPORT}")))
+        (with-temp-file "{out}" (insert (mapconcat #'identity (tclint-format-probe data "t") "\\n")))))"""
+    subprocess.run(["emacs", "--batch", "-q", "--eval", form], env=dict(os.environ, HOME=str(tmp_path)),
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
+    text = out.read_text()
+    assert "# tclint probe: serve.py" in text
+    assert "## Compilations (8)" in text
+    assert "2. decode_step (serve.py:11)  trigger: guard failed: tensor 'tokens' size mismatch at index 1" in text
+    assert "- GB0124 x3 Unsupported Tensor.item() call" in text and "at serve.py:34" in text
+    assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text

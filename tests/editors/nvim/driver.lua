@@ -53,7 +53,7 @@ local ok, err = pcall(function()
     })
     local params = { textDocument = { uri = vim.uri_from_bufnr(buf) }, range = lsp_diag.range,
                      context = { diagnostics = { lsp_diag } } }
-    local resp, rerr = client.request_sync("textDocument/codeAction", params, timeout, buf)
+    local resp, rerr = tclint.request_sync(client, "textDocument/codeAction", params, timeout, buf)
     if not resp or resp.err then error("codeAction: " .. vim.inspect(rerr or resp.err)) end
     result.code_actions = {}
     local chosen

@@ -105,6 +105,23 @@ function M.client(buf)
   return fallback
 end
 
+--- client:request_sync / client.request_sync: methods since 0.11 (the `.` form is deprecated).
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
+function M.request_sync(client, method, params, timeout_ms, buf)
+  if has_011 then
+    return client:request_sync(method, params, timeout_ms, buf)
+  end
+  return client.request_sync(method, params, timeout_ms, buf)
+end
+
+function M.request(client, method, params, handler, buf)
+  if has_011 then
+    return client:request(method, params, handler, buf)
+  end
+  return client.request(method, params, handler, buf)
+end
+
 -- ---------------------------------------------------------------------------------------------
 -- the probe: run the function at the cursor (or the file) under TorchDynamo via the server
 
@@ -131,35 +148,69 @@ local function first(tbl, keys)
 end
 
 local function where(item)
-  local loc = first(item, { "location", "loc", "user_frame" }) or item
+  local loc = first(item, { "location", "loc", "user_frame" })
+  if loc == nil and type(item.frame) == "table" then
+    loc = item.frame
+  end
+  loc = loc or item
   local path = first(loc, { "path", "filename", "file", "uri" })
   local line = first(loc, { "line", "lineno", "row" })
   if path and line then
-    return string.format("%s:%s", vim.fn.fnamemodify(tostring(path):gsub("^file://", ""), ":~:."), line)
+    return string.format("%s:%s", vim.fn.fnamemodify((tostring(path):gsub("^file://", "")), ":t"), line)
   end
   return nil
 end
 
---- Lines of a readable report: per compilation its trigger and failed guard, per graph break
---- its GB id, hits, link and location.
+local function frame_name(c)
+  local frame = first(c, { "frame", "function", "name" })
+  if type(frame) == "table" then
+    return text(first(frame, { "function", "name", "code_name" }))
+  end
+  return text(frame)
+end
+
+local function failed_guard(c)
+  if c.kind ~= nil and c.kind ~= "recompile" then
+    return nil
+  end
+  local guard = first(c, { "failed_guard", "failedGuard", "guard_failure", "guard" })
+  if type(guard) == "table" then
+    return text(first(guard, { "guard", "text" }))
+  end
+  return text(guard)
+end
+
+--- Lines of a readable report (the runtime probe's JSON report, bare or as {report = ...}):
+--- per compilation its trigger and failed guard, per graph break its GB id, hits, link and place.
 function M.format_probe(result, title)
   local report = first(result, { "report", "result" }) or result or {}
-  local lines = { "# tclint probe: " .. (text(first(report, { "title", "target", "function", "program" })) or title), "" }
+  local head = text(first(report, { "title", "target", "function", "program" })) or title
+  local lines = { "# tclint probe: " .. head }
+  local env = type(report.environment) == "table" and report.environment or {}
+  local status = text(report.status)
+  local message = text(first(report, { "message", "summary" }))
+  if env.torch or message then
+    table.insert(lines, string.format("torch %s · %s", text(env.torch) or "?", message or ""))
+  end
+  table.insert(lines, "")
   local err = first(result, { "error" }) or first(report, { "error" })
   if err then
     table.insert(lines, "Probe failed: " .. (text(first(err, { "message" })) or text(err)))
     table.insert(lines, "")
+  elseif status and status ~= "ok" and status ~= "stopped" and message then
+    table.insert(lines, "Probe failed: " .. message)
+    table.insert(lines, "")
   end
-  local compiles = first(report, { "compiles", "compilations", "frames" }) or {}
+  local compiles = first(report, { "compiles", "compilations" }) or {}
   table.insert(lines, string.format("## Compilations (%d)", #compiles))
   for i, c in ipairs(compiles) do
-    local guard = text(first(c, { "failed_guard", "failedGuard", "guard_failure" }))
-    table.insert(lines, string.format("%d. %s%s  trigger: %s%s", i, text(first(c, { "frame", "function", "name" })) or "?",
-      where(c) and (" (" .. where(c) .. ")") or "", text(first(c, { "trigger", "reason" })) or "first call",
-      guard and ("  failed guard: " .. guard) or ""))
+    local guard = failed_guard(c)
+    local trigger = guard and "guard failed" or text(first(c, { "trigger", "reason" })) or "first call"
+    table.insert(lines, string.format("%d. %s%s  trigger: %s%s", i, frame_name(c) or "?",
+      where(c) and (" (" .. where(c) .. ")") or "", trigger, guard and (": " .. guard) or ""))
   end
   table.insert(lines, "")
-  local breaks = first(report, { "breaks", "graph_breaks", "graphBreaks" }) or {}
+  local breaks = first(report, { "graph_breaks", "breaks", "graphBreaks" }) or {}
   table.insert(lines, string.format("## Graph breaks (%d)", #breaks))
   for _, b in ipairs(breaks) do
     local gb = text(first(b, { "gb_id", "gbId", "gb" })) or "?"
@@ -167,11 +218,15 @@ function M.format_probe(result, title)
     if not url and gb:match("^GB%d+$") then
       url = "https://meta-pytorch.github.io/compile-graph-break-site/gb/" .. gb:lower() .. ".html"
     end
-    table.insert(lines, string.format("- %s ×%s %s%s", gb, text(first(b, { "hits", "count" })) or "1",
-      text(first(b, { "reason", "message" })) or "", where(b) and ("  at " .. where(b)) or ""))
+    local reason = text(b.gb_type) or text(first(b, { "reason", "message" })) or ""
+    table.insert(lines, string.format("- %s ×%s %s%s", gb, text(first(b, { "hits", "count", "events" })) or "1",
+      reason, where(b) and ("  at " .. where(b)) or ""))
     if url then
       table.insert(lines, "  " .. url)
     end
+  end
+  for _, e in ipairs(first(report, { "errors" }) or {}) do
+    table.insert(lines, string.format("! %s: %s %s", text(e.kind) or "error", text(e.type) or "", text(e.message) or ""))
   end
   return lines
 end
@@ -231,7 +286,7 @@ function M.probe(kind, opts)
   end
   local params = { command = command, arguments = arguments }
   if opts.sync then
-    local resp, err = client.request_sync("workspace/executeCommand", params, opts.timeout_ms or M.config.probe_timeout_ms, buf)
+    local resp, err = M.request_sync(client, "workspace/executeCommand", params, opts.timeout_ms or M.config.probe_timeout_ms, buf)
     if not resp then
       handle({ message = err or "timeout" })
       return nil
@@ -240,7 +295,7 @@ function M.probe(kind, opts)
     return resp.result, resp.err
   end
   vim.notify("tclint: probing " .. title .. " …")
-  client.request("workspace/executeCommand", params, function(err, result)
+  M.request(client, "workspace/executeCommand", params, function(err, result)
     handle(err, result)
   end, buf)
   return nil
@@ -255,7 +310,7 @@ local function commands()
   define("TclintRestart", function()
     local client = M.client(0)
     if client then
-      client.stop()
+      if has_011 then client:stop() else client.stop() end
     end
     vim.defer_fn(function()
       vim.cmd("edit")
