@@ -65,7 +65,8 @@ def test_end_to_end_in_code_server(code_server, vsix, tmp_path):
     env = server_env()
     env.update(
         CS_DIR=code_server, VSIX=vsix, WS=str(ws), FILE="serve.py", PYTHON=PYTHON, OUT=str(out),
-        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="TC101", PROBE_LINE="33",
+        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="TC101",
+        PROBE_COMMAND="tclint: Probe current file as a program",
         HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
     )
     proc = subprocess.run(["node", os.path.join(EXT, "e2e", "code-server-e2e.js")], env=env,
@@ -83,7 +84,9 @@ def test_end_to_end_in_code_server(code_server, vsix, tmp_path):
     # the quick fix changed the file in the editor and the TC101 row went away
     assert "TC101" in (result["appliedFix"] or "")
     assert not any("TC101" in row for row in result["afterFixProblems"])
-    assert "TC101" in result["editorText"] and "noqa" in result["editorText"] or result["editorText"] != ""
-    # the probe view: compilations with their trigger, graph breaks with GB ids
+    assert "# noqa: TC101" in result["editorText"] or ".item()" not in result["editorText"], result["editorText"]
+    # the probe view on serve.py run as a program: compilations with their trigger and failed
+    # guard, graph breaks with GB ids and hits
     view = result["probeView"]
-    assert "Compilations" in view and "Graph breaks" in view, view
+    assert "tclint probe: serve.py" in view and "Compilations" in view and "Graph breaks" in view, view
+    assert "guard failed" in view and "GB0124" in view, view

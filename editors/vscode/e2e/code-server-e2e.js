@@ -5,7 +5,8 @@
 //
 // Env: CS_DIR (editors/scripts/setup-code-server.sh's folder), VSIX, WS (workspace folder, a copy:
 // the quick fix edits it), FILE (relative path to open), PYTHON (interpreter with tclint[server]),
-// OUT (results folder), FIX_LINE / FIX_CODE (the diagnostic to quick-fix), PROBE_LINE,
+// OUT (results folder), FIX_LINE / FIX_COL / FIX_CODE / FIX_TITLE (the quick fix to apply),
+// PROBE_COMMAND (a command title, e.g. "tclint: Probe current file as a program"), PROBE_LINE,
 // PORT (default: a free one), CHROMIUM (default /usr/bin/chromium), TIMEOUT_MS (per step),
 // EXTRA_SETTINGS (JSON merged into the user settings).
 "use strict";
@@ -205,12 +206,12 @@ async function main() {
     log(`applied: ${result.appliedFix}`);
     await page.screenshot({ path: path.join(OUT, "2-fixed.png") });
 
-    // the probe on the compiled function
-    if (env.PROBE_LINE) {
+    // the probe: the function at the cursor (PROBE_LINE) or the file as a program
+    if (env.PROBE_COMMAND) {
       await page.click(".editor-instance .view-lines");
-      await gotoLine(page, Number(env.PROBE_LINE), 5);
-      await runCommand(page, "tclint: Probe function at cursor");
-      log("probe command sent");
+      if (env.PROBE_LINE) await gotoLine(page, Number(env.PROBE_LINE), 5);
+      await runCommand(page, env.PROBE_COMMAND);
+      log(`probe command sent: ${env.PROBE_COMMAND}`);
       const deadline = Date.now() + Number(env.PROBE_TIMEOUT_MS || 240000);
       let text = "";
       while (Date.now() < deadline) {
