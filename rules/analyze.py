@@ -191,7 +191,7 @@ class RuleContext:
         return None
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self._a.text, node) or ""
+        return self._a.segment(node)
 
     def loc(self, node: ast.AST) -> Loc:
         return _loc(node, self._a.index)
@@ -288,6 +288,18 @@ class Analyzer:
         self._site_counter = 0
         self.extra_predicates = frozenset(compiling_predicates)
         self.marker_lines = self._marker_lines()
+
+    def segment(self, node: ast.AST) -> str:
+        """Source text of a node.  (``ast.get_source_segment`` re-splits the whole file on every
+        call: quadratic on large files.)"""
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
+            return ""
+        index = self.index
+        start = index.offset(line, index.char_col(line, node.col_offset))  # type: ignore[attr-defined]
+        end = index.offset(end_line, index.char_col(end_line, node.end_col_offset or 0))  # type: ignore[attr-defined]
+        return self.text[start:end]
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> FileFacts:
@@ -719,6 +731,10 @@ class Analyzer:
     def _finish_expr(self, node: ast.AST) -> None:
         if isinstance(node, ast.Call):
             self._call(node)
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            func = self.scope.func
+            if func is not None and self.scope.comp_depth == 0:
+                func.is_generator = True
         if isinstance(node, ast.expr):
             self.type_of(node)
         self._dispatch(node)
@@ -1081,8 +1097,7 @@ class Analyzer:
         return self._class_ref(cls) if cls is not None else None
 
     def _short(self, node: ast.AST) -> str:
-        text = ast.get_source_segment(self.text, node) or ""
-        text = " ".join(text.split())
+        text = " ".join(self.segment(node).split())
         return text if len(text) <= 80 else text[:77] + "..."
 
     def _describe_target(self, target: ast.expr) -> tuple[str, str | None, str | None]:  # noqa: C901
@@ -1699,7 +1714,7 @@ class Analyzer:
     def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901
         if ann is None:
             return T.T_UNKNOWN, None
-        text = ast.get_source_segment(self.text, ann) or ""
+        text = self.segment(ann)
         node = ann
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
@@ -1860,7 +1875,6 @@ class Analyzer:
         scope = self._push_function_scope(facts, node.args, is_method=in_class and not is_static)
         if in_class and parent.cls is not None:
             scope.cls = None  # ctx.cls walks up to the class scope
-        facts.is_generator = _is_generator(node)
         try:
             self._dispatch(node)
             self.block(node.body)
@@ -2164,15 +2178,3 @@ _EXTERNAL_ROOTS = frozenset(
 
 def _is_external(q: str) -> bool:
     return q.split(".", 1)[0] in _EXTERNAL_ROOTS
-
-
-def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, (ast.Yield, ast.YieldFrom)):
-            return True
-        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(cur))
-    return False

@@ -155,8 +155,31 @@ def _dynamo_settings(settings: Settings) -> dict[str, Any]:
     return dict(settings.dynamo)
 
 
+def choose_fix(fix: Any, text: str | None) -> Fix | None:
+    """The first alternative that leaves the file parseable (fixes are verified only for
+    findings that are reported, and only when the file's text is at hand)."""
+    if fix is None:
+        return None
+    alternatives = fix if isinstance(fix, tuple) else (fix,)
+    if text is None:
+        return alternatives[0] if len(alternatives) == 1 else None
+    from tclint.rules.fixes import apply_fixes
+
+    for alt in alternatives:
+        new_text, n = apply_fixes(text, [alt])
+        if n == 0:
+            continue
+        try:
+            ast.parse(new_text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        return alt
+    return None
+
+
 def candidate_to_diagnostic(
-    cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None
+    cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None,
+    text: str | None = None,
 ) -> Diagnostic | None:
     env = FinalizeEnv(settings, _dynamo_settings(settings), region, project, ff)
     final = rule.finalize(cand, env)
@@ -214,7 +237,7 @@ def candidate_to_diagnostic(
         severity=severity,
         confidence=CONFIDENCE_NAMES.get(final.confidence, Confidence.MEDIUM),
         gb_ids=tuple(gb_ids),
-        fix=final.fix,
+        fix=choose_fix(final.fix, text),
         related=related,
         noqa_line=final.loc.line,
         url=gb_url(gb_ids[0]) if gb_ids else rule_doc_url(rule.code),
@@ -244,7 +267,7 @@ def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple
     return True, conf
 
 
-def file_diagnostics(ff: FileFacts, project: Project, settings: Settings) -> list[Diagnostic]:
+def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: str | None = None) -> list[Diagnostic]:
     """Every diagnostic for one file before selection and suppression."""
     out: list[Diagnostic] = []
     if ff.error is not None:
@@ -277,7 +300,7 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings) -> lis
             continue
         if conf != cand.confidence:
             cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
-        diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region)
+        diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
         if diag is not None:
             out.append(diag)
     return out
@@ -475,7 +498,7 @@ class Linter:
                 continue
             settings = self.resolver.for_file(ff.path)
             per_file_settings[ff.path] = settings
-            diags = file_diagnostics(ff, project, settings)
+            diags = file_diagnostics(ff, project, settings, sources[ff.path].text if sources[ff.path].cells is None else None)
             diags.extend(cross.get(ff.path, ()))
             diags = select(diags, settings, ff.path)
             diags = apply_suppressions(diags, sources[ff.path], settings)

@@ -150,7 +150,7 @@ class Candidate:
     loop_line: int | None = None  # a for/while body in the same function contains it
     cold: str | None = None  # why the path is rarely taken
     requires: tuple[tuple[str, str], ...] = ()  # ("returns_tensor", qualified function), ...
-    fix: Fix | None = None
+    fix: Fix | tuple[Fix, ...] | None = None  # a tuple: alternatives, the first that parses wins
     help: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
 

@@ -41,32 +41,17 @@ def short(ctx, node: ast.AST, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def parses_after(ctx, fix) -> bool:
-    """Whether the file still parses with ``fix`` applied (checked once per offered fix)."""
-    from tclint.rules.fixes import apply_fixes
-
-    new_text, n = apply_fixes(ctx._a.text, [fix])
-    if n == 0:
-        return False
-    try:
-        ast.parse(new_text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def remove_statement_fix(ctx, node: ast.AST, message: str, applicability):
-    """Delete a call that is a whole statement on its own lines; ``pass`` when the block would
-    otherwise be empty.  None when the call shares its line with other code."""
+    """Alternatives to delete a call that is a whole statement on its own lines: the lines
+    themselves, or ``pass`` in its place when the block would otherwise be empty.  The engine
+    offers the first alternative that leaves the file parseable (checked only for findings that
+    are reported).  None when the call shares its line with other code."""
     from tclint.rules.model import Edit, Fix, Span
 
     loc = ctx.loc(node)
     first = ctx.index.line(loc.line)
     if first[: loc.col].strip() or ctx.index.line(loc.end_line)[loc.end_col :].strip():
         return None
-    fix = Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
-    if parses_after(ctx, fix):
-        return fix
-    indent = first[: loc.col]
-    fix = Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
-    return fix if not indent.strip() and parses_after(ctx, fix) else None
+    delete = Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
+    replace = Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
+    return (delete, replace)

@@ -60,9 +60,13 @@ class IntStateMutatedInCompiledCode(Rule):
         self._check(node, node.target, ctx)
 
     def visit_Assign(self, node, ctx):
+        if ctx.function is None:
+            return
         for target in node.targets:
-            if isinstance(target, (ast.Attribute, ast.Name)) and _mentions(node.value, target):
-                self._check(node, target, ctx)
+            if isinstance(target, ast.Attribute) and ctx.is_self_attr(target) is not None or (
+                    isinstance(target, ast.Name) and target.id in ctx.scope.globals):
+                if _mentions(node.value, target):
+                    self._check(node, target, ctx)
 
     def _check(self, node, target, ctx):
         fn = ctx.function

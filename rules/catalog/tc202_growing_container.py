@@ -84,7 +84,7 @@ class GrowingContainer(Rule):
                 if path is None or cls is None or "." in path:
                     continue
                 spec = cls.attrs.get(path)
-                if spec is None or spec.kind != "tensor" or "buffer" not in spec.refs:
+                if spec is None or spec.kind != "tensor" or "buffer" not in spec.refs or not isinstance(node.value, ast.Call):
                     continue
                 if _cat_of_itself(node.value, target, ctx):
                     ctx.report(
