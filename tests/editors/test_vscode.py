@@ -52,22 +52,23 @@ def test_unit_tests_and_package_contents(vsix):
 
 @pytest.fixture(scope="module")
 def code_server() -> str:
-    require_server()  # before the (minutes-long, first time) install
     return tool("setup-code-server.sh", timeout=1500)
 
 
-def test_end_to_end_in_code_server(code_server, vsix, tmp_path):
-    """Squiggles and Problems rows from tclint on examples/serve.py, a quick fix applied, and the
-    probe command's view.  Screenshots are left in the test's tmp folder."""
+@pytest.fixture
+def server_required() -> None:
+    require_server()  # listed before code_server: no minutes-long install for a skipped test
+
+
+def run_e2e(tmp_path, **settings: str) -> dict:
     ws = tmp_path / "ws"
     shutil.copytree(os.path.join(ROOT, "examples"), ws, ignore=shutil.ignore_patterns(".tclint_cache", "__pycache__"))
     out = tmp_path / "out"
     env = server_env()
     env.update(
-        CS_DIR=code_server, VSIX=vsix, WS=str(ws), FILE="serve.py", PYTHON=PYTHON, OUT=str(out),
-        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="TC101",
-        PROBE_COMMAND="tclint: Probe current file as a program",
+        WS=str(ws), FILE="serve.py", OUT=str(out),
         HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+        **settings,
     )
     proc = subprocess.run(["node", os.path.join(EXT, "e2e", "code-server-e2e.js")], env=env,
                           capture_output=True, text=True, timeout=600)
@@ -75,8 +76,29 @@ def test_end_to_end_in_code_server(code_server, vsix, tmp_path):
     assert result_path.exists(), proc.stdout + proc.stderr
     result = json.loads(result_path.read_text())
     assert proc.returncode == 0 and result["ok"], json.dumps(result, indent=2)[:6000]
-
     assert result["installed"], "the .vsix was not installed"
+    return result
+
+
+def test_install_prompt_in_code_server(code_server, vsix, tmp_path):
+    """An interpreter without tclint: VS Code shows the prompt with a one-click Install, and the
+    status bar item points at the install command."""
+    bare = tmp_path / "bare"
+    subprocess.run(["python3", "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=str(bare / "bin" / "python"), EXPECT_MISSING="1")
+    assert "tclint is not installed in" in result["notification"] and "tclint-torch[server]" in result["notification"]
+    assert result["notificationButtons"][:1] == ["Install"]
+    assert any("not available" in item for item in result["statusBar"]), result["statusBar"]
+
+
+def test_end_to_end_in_code_server(server_required, code_server, vsix, tmp_path):
+    """Squiggles and Problems rows from tclint on examples/serve.py, a quick fix applied, and the
+    probe command's view.  Screenshots are left in the test's tmp folder."""
+    result = run_e2e(
+        tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON,
+        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="TC101",
+        PROBE_COMMAND="tclint: Probe current file as a program",
+    )
     assert result["squiggles"] >= 1
     assert any("tclint" in item for item in result["statusBar"])
     problems = " | ".join(result["problems"])

@@ -8,7 +8,8 @@
 // OUT (results folder), FIX_LINE / FIX_COL / FIX_CODE / FIX_TITLE (the quick fix to apply),
 // PROBE_COMMAND (a command title, e.g. "tclint: Probe current file as a program"), PROBE_LINE,
 // PORT (default: a free one), CHROMIUM (default /usr/bin/chromium), TIMEOUT_MS (per step),
-// EXTRA_SETTINGS (JSON merged into the user settings).
+// EXTRA_SETTINGS (JSON merged into the user settings), EXPECT_MISSING (PYTHON lacks tclint: check
+// the install prompt instead).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -158,6 +159,20 @@ async function main() {
     }
     await page.waitForSelector(".editor-instance .view-lines", { timeout: STEP });
     log(`opened ${env.FILE}`);
+
+    if (env.EXPECT_MISSING) {
+      // an interpreter without tclint: the prompt with its one-click install, and the status item
+      const toast = page.locator(".notification-toast", { hasText: "tclint is not installed" }).first();
+      await toast.waitFor({ timeout: STEP });
+      result.notification = (await toast.innerText()).replace(/\s+/g, " ").trim();
+      result.notificationButtons = await toast.locator(".monaco-button").allInnerTexts();
+      result.statusBar = await page.$$eval(".statusbar-item", (items) =>
+        items.map((i) => i.getAttribute("aria-label") || i.textContent.trim()).filter((t) => t.includes("tclint")));
+      await page.screenshot({ path: path.join(OUT, "missing.png") });
+      log(`prompt: ${result.notification}`);
+      result.ok = true;
+      return;
+    }
 
     // squiggles (the extension starts the server with the configured interpreter)
     await page.waitForSelector(".squiggly-warning, .squiggly-error, .squiggly-info", { timeout: STEP * 2 });
