@@ -152,9 +152,11 @@ class ProbePool:
 
     @staticmethod
     def _key(python: str | None, env: dict[str, str] | None) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """Workers are shared unless the interpreter or an import-time variable differs; other
+        variables are set in each probe's fork (``spec["env"]``)."""
         import sys
 
-        return (os.path.abspath(python) if python else sys.executable, tuple(sorted((env or {}).items())))
+        return (os.path.abspath(python) if python else sys.executable, tuple(sorted(import_env(env).items())))
 
     def worker(self, python: str | None = None, env: dict[str, str] | None = None) -> WorkerProcess:
         key = self._key(python, env)
@@ -214,6 +216,14 @@ class ProbePool:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "CUDA", "LD_", "PYTHON", "KMP_", "GOMP_")
+
+
+def import_env(env: dict[str, str] | None) -> dict[str, str]:
+    """The variables that matter when torch is imported (the rest apply per probe)."""
+    return {k: v for k, v in (env or {}).items() if k.startswith(IMPORT_TIME_PREFIXES)}
 
 
 def _quiet(fn: Callable[[], Any]) -> None:
@@ -283,7 +293,10 @@ def probe_program(target: str, args: Sequence[str] = (), *, module: bool = False
     options = options or options_for(target if not module else None, resolver)
     spec = program_spec("module" if module else "script", target, list(args), options, cwd)
     shown = (f"-m {target}" if module else target) + ("" if not args else " " + " ".join(args))
-    return _execute(spec, options, shown, pool, progress, cancel)
+    report = _execute(spec, options, shown, pool, progress, cancel)
+    if not module:
+        report.target_location = {"file": os.path.abspath(target), "line": 1}
+    return report
 
 
 def static_diagnostics(paths: Sequence[str], resolver: ConfigResolver | None = None) -> list[Diagnostic]:

@@ -126,8 +126,8 @@ def to_diagnostics(report: Any) -> list[Diagnostic]:
                              help="find the guard that keeps failing (TC902) and bound the variants"))
     target = report.target_location or {}
     for err in report.errors:
-        if err["kind"] == "exception" and err["source"] == "run":
-            continue  # the run's own exception: TC906 below
+        if err["source"] == "run" and err["kind"] in ("exception", "memory"):
+            continue  # the run's own failure: TC906 below
         path = err.get("file") or target.get("file")
         if not path:
             continue

@@ -175,13 +175,28 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "guards": rec.get("guard_count"),
             "fail_type": rec.get("fail_type"),
             "fail_reason": _first_line(rec.get("fail_reason")) or None,
+            "fail_reason_full": (rec.get("fail_reason") or "")[:4000] or None,
+            "fail_detail": rec.get("fail_detail"),
             "fail_gb_id": rec.get("fail_gb_id"),
-            "fail_location": ({"file": rec["fail_user_frame_filename"], "line": rec.get("fail_user_frame_lineno")}
-                              if rec.get("fail_user_frame_filename") else None),
+            "fail_location": _fail_location(rec),
             "dropped": dropped,
             "restart_reasons": rec.get("restart_reasons") or [],
         })
     return out
+
+
+def _fail_location(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a compile failed, in the user's files: Dynamo's "from user code" block first."""
+    import re as _re
+
+    frames = _re.findall(r'File "(.*)", line (\d+), in (\S+)', (rec.get("fail_reason") or "").split("from user code:", 1)[-1]) \
+        if "from user code:" in (rec.get("fail_reason") or "") else []
+    for path, line, fn in reversed(frames):
+        if "site-packages" not in path and "/lib/python" not in path:
+            return {"file": os.path.realpath(path), "line": int(line), "function": fn}
+    if rec.get("fail_user_frame_filename") and rec.get("fail_user_frame_user", True):
+        return {"file": rec["fail_user_frame_filename"], "line": rec.get("fail_user_frame_lineno")}
+    return None
 
 
 def _trigger_text(kind: str, recompile: dict[str, Any] | None, co_name: str | None) -> str:
@@ -329,25 +344,39 @@ def fault_location(text: str | None) -> dict[str, Any] | None:
 
 
 def build_errors(result: dict[str, Any] | None, compiles: list[dict[str, Any]], correctness: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hard errors and the run's own exception, once each: the same error seen by a compile
+    record and by the exception it raised is one error (the compile record knows the line)."""
     errors: list[dict[str, Any]] = []
-    seen: set[tuple[Any, ...]] = set()
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
 
     def add(kind: str, etype: str, message: str, where: dict[str, Any] | None, gb_id: str | None, source: str,
-            traceback: str | None = None) -> None:
+            detail: str | None = None, traceback: str | None = None) -> None:
         short = etype.rsplit(".", 1)[-1]
-        key = (short, _first_line(message)[:120], (where or {}).get("file"), (where or {}).get("line"))
+        key = (short, _first_line(message)[:160])
         if key in seen:
+            known = seen[key]
+            if not known.get("file") and where:
+                known.update(file=where.get("file"), line=where.get("line"), function=where.get("function"))
+            if kind not in ("exception", "compiled-only-exception") and known["kind"] in ("exception", "hard-error"):
+                known["kind"] = kind
+            known["traceback"] = known.get("traceback") or traceback
             return
-        seen.add(key)
-        errors.append({"kind": kind, "type": etype, "message": _first_line(message), "full_message": message[:4000],
-                       "file": (where or {}).get("file"), "line": (where or {}).get("line"),
-                       "function": (where or {}).get("function"), "gb_id": gb_id, "source": source,
-                       "traceback": traceback})
+        text = _first_line(message)
+        if detail and detail not in text:
+            text = f"{text}: {detail}"
+        entry = {"kind": kind, "type": etype, "message": text, "full_message": message[:4000],
+                 "file": (where or {}).get("file"), "line": (where or {}).get("line"),
+                 "function": (where or {}).get("function"), "gb_id": gb_id, "source": source,
+                 "traceback": traceback}
+        seen[key] = entry
+        errors.append(entry)
 
-    exc = (result or {}).get("exception")
-    if exc:
-        add(exc.get("kind") or "exception", exc.get("type", "?"), exc.get("message", ""), exc.get("user_frame"),
-            exc.get("gb_id"), "run", exc.get("traceback"))
+    for c in compiles:
+        if c["fail_type"] and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError") \
+                and c["kind"] != "limit-refused":
+            reason = c.get("fail_reason_full") or c["fail_reason"] or c["fail_type"]
+            add(_kind_of(reason, "hard-error"), c["fail_type"], reason, c.get("fail_location"), c["fail_gb_id"],
+                f"compile {c['compile_id']}", c.get("fail_detail"))
     for entry in correctness:
         err = entry.get("compiled_error")
         if err and entry.get("status") in ("compiled-raised", "mismatch"):
@@ -355,12 +384,20 @@ def build_errors(result: dict[str, Any] | None, compiles: list[dict[str, Any]], 
             if kind == "exception":
                 kind = "compiled-only-exception"
             add(kind, err.get("type", "?"), err.get("message", ""), err.get("user_frame"), err.get("gb_id"),
-                f"call {entry.get('label') or entry.get('index')}", entry.get("compiled_traceback"))
-    for c in compiles:
-        if c["fail_type"] and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError") and c["kind"] != "limit-refused":
-            add("hard-error", c["fail_type"], c["fail_reason"] or c["fail_type"], c["fail_location"], c["fail_gb_id"],
-                f"compile {c['compile_id']}")
+                f"call {entry.get('label') or entry.get('index')}", err.get("detail"), entry.get("compiled_traceback"))
+    exc = (result or {}).get("exception")
+    if exc:
+        add(exc.get("kind") or "exception", exc.get("type", "?"), exc.get("message", ""), exc.get("user_frame"),
+            exc.get("gb_id"), "run", exc.get("detail"), exc.get("traceback"))
     return errors
+
+
+_DEVICE = ("not compiled with CUDA", "not linked with support for cuda", "Accelerator expected", "No CUDA GPUs",
+           "Found no NVIDIA driver")
+
+
+def _kind_of(text: str, default: str) -> str:
+    return "device" if any(m in text for m in _DEVICE) else default
 
 
 def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeReport:
@@ -376,11 +413,10 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
     events = capture.get("breaks")
     if events is None:
         events = outcome.of("break")
-    hits = capture.get("hits")
     hits_supported = bool(capture.get("hits_supported", True))
-    if hits is None:
-        progress = [e for e in outcome.of("progress") if "hits" in e]
-        hits = progress[-1]["hits"] if progress else None
+    # the server's shared counters are exact even when the child crashed or was killed
+    hits = end.get("hits") if end.get("hits") is not None else capture.get("hits")
+    calls = capture.get("calls") if capture.get("calls") is not None else end.get("calls")
     compiles = build_compiles(records)
     frames, limit_hits = build_frames(compiles, int(capture.get("limit_refusals") or 0))
     breaks = build_breaks(events, compiles, hits, hits_supported)
@@ -390,14 +426,14 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
     errors = build_errors(result, compiles, correctness)
     status, message = run_status(outcome, spec, result, end)
     fault_at = fault_location(end.get("fault"))
-    if status in ("timeout", "crashed") and fault_at:
-        message += f" (in {fault_at['function']} at {fault_at['file']}:{fault_at['line']})"
+    if status in ("timeout", "crashed", "memory", "cancelled") and fault_at:
+        message += f" (in {fault_at['function']} at {_where(fault_at)})"
     run = {
         "status": status,
         "exit_code": result.get("exit_code", end.get("returncode")),
         "signal": end.get("signal_name"),
         "wall_s": end.get("wall_s"),
-        "compiled_calls": capture.get("calls"),
+        "compiled_calls": calls,
         "hits_counted": hits_supported and hits is not None,
         "orphans_killed": end.get("orphans") or 0,
         "peak_rss": end.get("peak_rss"),
@@ -485,7 +521,7 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
     if status == "exception":
         exc = result.get("exception") or {}
         where = exc.get("user_frame")
-        at = f" at {where['file']}:{where['line']}" if where else ""
+        at = f" at {_where(where)}" if where else ""
         kind = exc.get("kind")
         if kind == "memory":
             return "memory", f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: " \
@@ -495,6 +531,12 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
     if status in ("need-inputs", "inputs-error", "stopped", "probe-error"):
         return status, result.get("message") or STATUS_TEXT[status]
     return status, result.get("message") or STATUS_TEXT.get(status, status)
+
+
+def _where(frame: dict[str, Any]) -> str:
+    from tclint.rules.discovery import display_path
+
+    return f"{display_path(frame['file'])}:{frame['line']}"
 
 
 def _mib(value: Any) -> str:

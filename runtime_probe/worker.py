@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import errno
 import json
+import mmap
 import os
 import select
 import shutil
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -42,6 +44,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTOCOL = 1
 HEAD_BYTES = 16 * 1024
+COUNTER_SLOTS = 65536  # shared 8-byte counters per probe: compiled calls + one per resume function
 TAIL_BYTES = 64 * 1024
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -132,7 +135,8 @@ def _line(obj: dict[str, Any]) -> bytes:
 
 
 class Bounded:
-    """Keeps the first and last bytes of a stream (megabytes of output must not cost megabytes)."""
+    """Keeps the first and the last bytes of a stream (megabytes of output must not cost megabytes);
+    ``tail`` always ends where the stream ended, ``head`` always starts where it started."""
 
     def __init__(self) -> None:
         self.head = bytearray()
@@ -144,18 +148,16 @@ class Bounded:
         room = HEAD_BYTES - len(self.head)
         if room > 0:
             self.head += data[:room]
-            data = data[room:]
-        if data:
-            self.tail += data
-            if len(self.tail) > TAIL_BYTES:
-                del self.tail[: len(self.tail) - TAIL_BYTES]
+        self.tail += data[-TAIL_BYTES:]
+        if len(self.tail) > TAIL_BYTES:
+            del self.tail[: len(self.tail) - TAIL_BYTES]
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "head": self.head.decode("utf-8", "replace"),
             "tail": self.tail.decode("utf-8", "replace"),
             "bytes": self.total,
-            "truncated": self.total > len(self.head) + len(self.tail),
+            "truncated": self.total > max(len(self.head), len(self.tail)),
         }
 
 
@@ -224,6 +226,10 @@ class Server:
         paid here and not in every probe (tensors of 3 elements: no OpenMP threads before fork)."""
         import torch
 
+        try:  # `torch.compile(fn)` with the default backend imports Inductor (~2 s) at decoration time
+            import torch._inductor.compile_fx  # noqa: F401
+        except Exception:
+            pass
         cap = self.modules["worker_capture"]
         capture = cap.Capture(lambda event: None)
         capture.install()
@@ -295,6 +301,8 @@ class Server:
         fault_path = os.path.join(scratch, ".tclint-faulthandler.txt")
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
+        shm = mmap.mmap(-1, COUNTER_SLOTS * 8)  # MAP_SHARED|MAP_ANONYMOUS: the child's counts survive it
+        self.slots: dict[int, str] = {}
         started = time.monotonic()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -303,7 +311,7 @@ class Server:
             try:
                 os.close(res_r)
                 os.close(out_r)
-                child_main(self, spec, pid_, res_w, out_w, scratch, fault_path)
+                child_main(self, spec, pid_, res_w, out_w, scratch, fault_path, shm)
             finally:
                 os._exit(70)
         os.close(res_w)
@@ -311,6 +319,8 @@ class Server:
         self.send({"t": "start", "id": pid_, "pid": child})
         end = self.supervise(child, pid_, spec, res_r, out_r, started)
         end["wall_s"] = round(time.monotonic() - started, 3)
+        end["calls"], end["hits"] = self.read_counters(shm)
+        shm.close()
         try:
             with open(fault_path, encoding="utf-8", errors="replace") as fh:
                 fault = fh.read().strip()
@@ -388,6 +398,7 @@ class Server:
             if status is not None:
                 break
         if wait_status is None:
+            _dump_stacks(child)
             _kill(child)
             try:
                 _, wait_status = os.waitpid(child, 0)
@@ -429,6 +440,15 @@ class Server:
                 "output": output.as_dict(), "orphans": orphans, "peak_rss": peak or None,
                 "base_rss": base_rss or None, "timeout": timeout, "memory_limit": limit}
 
+    def read_counters(self, shm: Any) -> tuple[int, dict[str, int]]:
+        """Compiled calls and resume-function calls per compile id, from the shared counters."""
+        calls = int(struct.unpack_from("Q", shm, 0)[0])
+        hits: dict[str, int] = {}
+        for slot, key in self.slots.items():
+            cid = key.split("|", 1)[0]
+            hits[cid] = hits.get(cid, 0) + int(struct.unpack_from("Q", shm, slot * 8)[0])
+        return calls, hits
+
     def _relay(self, buf: bytes) -> tuple[bytes, bool]:
         """Forward the complete lines of the child's result pipe; keep the partial rest."""
         seen = False
@@ -441,6 +461,9 @@ class Server:
             except ValueError:
                 continue  # a line torn by a crash
             seen = seen or obj.get("t") == "result"
+            if obj.get("t") == "slot":
+                self.slots[int(obj["slot"])] = str(obj.get("key"))
+                continue  # the server's business: counts come back in the end message
             _write_all(self.evt_fd, raw + b"\n")
         return buf, seen
 
@@ -476,6 +499,16 @@ class Server:
         return len(killed)
 
 
+def _dump_stacks(child: int) -> None:
+    """Ask the child's faulthandler (a C-level handler: works while user code holds the GIL in C)
+    to write every thread's stack, so a hang or a runaway allocation is reported with its place."""
+    try:
+        os.kill(child, signal.SIGUSR1)
+    except OSError:
+        return
+    time.sleep(0.15)
+
+
 def _kill(child: int) -> None:
     for target in (lambda: os.killpg(child, signal.SIGKILL), lambda: os.kill(child, signal.SIGKILL)):
         try:
@@ -489,7 +522,7 @@ def _kill(child: int) -> None:
 
 
 def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, out_w: int, scratch: str,
-               fault_path: str) -> None:  # pragma: no cover - runs in the forked child
+               fault_path: str, shm: Any = None) -> None:  # pragma: no cover - runs in the forked child
     import faulthandler
     import resource
     import threading
@@ -542,9 +575,9 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
         except (ValueError, OSError):
             pass
     fault_file = open(fault_path, "w")  # noqa: SIM115 - must outlive this function
-    faulthandler.enable(file=fault_file, all_threads=True)
-    timeout = float(spec.get("timeout") or 60.0)
-    faulthandler.dump_traceback_later(max(0.2, timeout - min(1.0, timeout * 0.1)), exit=False, file=fault_file)
+    faulthandler.enable(file=fault_file, all_threads=True)  # segfaults, aborts
+    if hasattr(faulthandler, "register"):  # the server's "where are you?" before it kills (timeout, memory)
+        faulthandler.register(signal.SIGUSR1, file=fault_file, all_threads=True, chain=False)
     env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
     os.environ.update(env)
     os.environ["PYTHONBREAKPOINT"] = "0"
@@ -560,7 +593,6 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
         if finished or os.getpid() != me:
             return
         finished.append(True)
-        faulthandler.cancel_dump_traceback_later()
         try:
             if capture is not None:
                 capture.uninstall()
@@ -587,7 +619,7 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
 
     os._exit = probe_exit  # type: ignore[assignment]
     try:
-        capture = cap.Capture(emit, max_calls=spec.get("max_calls"), on_limit=stop_at_limit)
+        capture = cap.Capture(emit, max_calls=spec.get("max_calls"), on_limit=stop_at_limit, shm=shm)
         capture.install()
         emit({"t": "progress", "phase": "running"})
         if spec.get("mode") == "function":

@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import re
+import struct
 import sys
 import sysconfig
 import threading
@@ -45,6 +46,7 @@ FILE_LINE = re.compile(r'^\s*File "(.*)", line (\d+), in (.*)$')
 RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 GUARD_COMMENT = re.compile(r"^(?P<guard>.*?)\s+#\s(?P<code>.*?)\s+#\s(?P<where>\S+:\d+) in (?P<fn>\S+)")
 LIMIT_GB_TYPE = "Dynamo recompile limit exceeded"
+_SLOT = struct.Struct("Q")
 _MISSING = object()
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,8 +97,8 @@ _LIB = library_prefixes()
 
 
 def is_user_file(path: str) -> bool:
-    if not path or path.startswith("<frozen") or path.startswith("<built-in"):
-        return False
+    if not path or path.startswith(("<frozen", "<built-in", "<eval_with_key")):
+        return False  # <eval_with_key>: FX-generated graph code
     if path.startswith("<"):
         return True  # exec'd code, notebooks: it is not a library
     real = os.path.realpath(path)
@@ -185,6 +187,33 @@ def parse_user_stack(lines: list[str], header: str) -> list[dict[str, Any]]:
     return frames
 
 
+_GOT = re.compile(r"got (\w+)\((['\"])(.*?)\2\)", re.S)
+
+
+def error_detail(text: str | None) -> str | None:
+    """The real error inside Dynamo's wrapper text: ``... got RuntimeError('There was no fake
+    impl registered for ...')`` -> ``RuntimeError: There was no fake impl ...``."""
+    match = _GOT.search(text or "")
+    if match:
+        return f"{match.group(1)}: {match.group(3)}"[:500]
+    return None
+
+
+def from_user_code(text: str | None) -> list[dict[str, Any]]:
+    """The frames of the "from user code:" block Dynamo appends to its errors."""
+    lines = (text or "").splitlines()
+    frames: list[dict[str, Any]] = []
+    if "from user code:" not in lines:
+        return frames
+    for line in lines[lines.index("from user code:") + 1 :]:
+        match = FILE_LINE.match(line)
+        if match:
+            frames.append(frame_dict(match.group(1), int(match.group(2)), match.group(3)))
+        elif line.strip() and not line.startswith("    ") and not line.strip().startswith("^"):
+            break
+    return frames
+
+
 def parse_recompile_reason(text: str | None) -> dict[str, Any] | None:
     """``"0/0: n == 1  # y = x * n  # f.py:9 in fn\\nUser stack trace: ..."`` -> fields.
 
@@ -262,8 +291,10 @@ def metrics_record(m: Any) -> dict[str, Any]:
     out["recompile"] = parse_recompile_reason(out.get("recompile_reason"))
     if out.get("fail_reason"):
         out["fail_gb_id"] = gb_id_for(_first_line(out["fail_reason"]), out["fail_reason"])
+        out["fail_detail"] = error_detail(out["fail_reason"])
     if out.get("fail_user_frame_filename"):
         out["fail_user_frame_filename"] = os.path.realpath(out["fail_user_frame_filename"])
+        out["fail_user_frame_user"] = is_user_file(out["fail_user_frame_filename"])
     return out
 
 
@@ -271,10 +302,12 @@ class Capture(logging.Handler):
     """Collects and streams trace events; counts resume-function calls and compiled calls."""
 
     def __init__(self, emit: Callable[[dict[str, Any]], None], max_calls: int | None = None,
-                 on_limit: Callable[[], None] | None = None) -> None:
+                 on_limit: Callable[[], None] | None = None, shm: Any = None) -> None:
         super().__init__(logging.DEBUG)
         self.emit_event = emit
         self.pid = os.getpid()
+        self.shm = shm  # counters shared with the supervising server: they survive a crash
+        self._next_slot = 1  # slot 0 counts compiled calls
         self.breaks: list[dict[str, Any]] = []
         self.compiles: dict[str, dict[str, Any]] = {}
         self.graphs: Counter[str] = Counter()
@@ -337,11 +370,31 @@ class Capture(logging.Handler):
 
     # -- hooks ------------------------------------------------------------------------------------
 
-    def count_resume(self, key: str) -> None:
+    def slot_for(self, key: str) -> int | None:
+        """A shared counter for one resume function (announced to the server by a ``slot`` event)."""
+        if self.shm is None or os.getpid() != self.pid or (self._next_slot + 1) * 8 > len(self.shm):
+            return None
+        slot = self._next_slot
+        self._next_slot += 1
+        self.emit_event({"t": "slot", "slot": slot, "key": key})
+        return slot
+
+    def _bump(self, slot: int | None) -> None:
+        if slot is not None and self.shm is not None:
+            (n,) = _SLOT.unpack_from(self.shm, slot * 8)
+            _SLOT.pack_into(self.shm, slot * 8, n + 1)
+
+    def count_resume(self, key: str, slot: int | None = None) -> None:
+        if os.getpid() != self.pid:
+            return  # a fork of the user's process shares the counters' memory
         self.resume_hits[key] += 1
+        self._bump(slot)
 
     def count_call(self) -> None:
+        if os.getpid() != self.pid:
+            return
         self.calls += 1
+        self._bump(0)
         if self.max_calls is not None and self.calls > self.max_calls and self.on_limit is not None:
             self.calls -= 1
             self.on_limit()
@@ -432,9 +485,11 @@ def _patch_resume_globals(capture: Capture) -> bool:
         return True
 
     def make_counter(fn: Any, key: str) -> Any:
+        slot = _ACTIVE[0].slot_for(key) if _ACTIVE and fn is not None else None
+
         def tclint_resume_counter(*args: Any, **kwargs: Any) -> Any:
             if _ACTIVE:
-                _ACTIVE[0].count_resume(key)
+                _ACTIVE[0].count_resume(key, slot)
             return fn(*args, **kwargs)
 
         return tclint_resume_counter

@@ -31,7 +31,7 @@ from . import worker_inputs as inp
 
 DEVICE_MARKERS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available",
-    "Accelerator expected", "CUDA driver", "no CUDA-capable device",
+    "Accelerator expected", "CUDA driver", "no CUDA-capable device", "not linked with support for cuda",
 )  # fmt: skip
 MEMORY_MARKERS = ("can't allocate memory", "DefaultCPUAllocator", "out of memory")
 
@@ -67,12 +67,14 @@ def describe(exc: BaseException) -> dict[str, Any]:
         kind = "memory"
     frames = frames_of(exc.__traceback__)
     user = [f for f in frames if f["user"]]
+    dynamo_user = [f for f in cap.from_user_code(text) if f["user"]]  # where Dynamo was when it failed
     return {
         "kind": kind,
         "gb_type": gb_type,
         "gb_id": cap.gb_id_for(gb_type or (text.strip().splitlines() or [""])[0], text),
+        "detail": cap.error_detail(text),
         "frames": frames[-30:],
-        "user_frame": user[-1] if user else None,
+        "user_frame": dynamo_user[-1] if dynamo_user else (user[-1] if user else None),
     }
 
 
