@@ -11,6 +11,7 @@ import { chooseInterpreter, describeInterpreter, pythonExtensionInterpreter, typ
 import { DOCUMENT_SELECTOR, serverExecutable } from "./launch";
 import { readSettings, type TclintSettings } from "./settings";
 import { initializationOptions, serverSettings } from "./serverSettings";
+import { applySeverityMap } from "./severity";
 import { statusView, type ClientStatus } from "./status";
 
 export const PYTHON_EXTENSION_ID = "ms-python.python";
@@ -131,6 +132,18 @@ export class Controller implements vscode.Disposable {
       initializationOptions: initializationOptions(settings, trusted),
       synchronize: { configurationSection: "tclint" },
       middleware: {
+        // tclint.severity, applied here so that it holds whatever the server does with it
+        handleDiagnostics: (uri, diagnostics, next) => {
+          next(uri, applySeverityMap(diagnostics, settingsFor(vscode.workspace.getWorkspaceFolder(uri) ?? folder).severity));
+        },
+        provideDiagnostics: async (document, previousResultId, token, next) => {
+          const report = await next(document, previousResultId, token);
+          if (report && report.kind === "full") {
+            const uri = document instanceof vscode.Uri ? document : document.uri;
+            report.items = applySeverityMap(report.items, settingsFor(vscode.workspace.getWorkspaceFolder(uri) ?? folder).severity);
+          }
+          return report;
+        },
         workspace: {
           // pull model: the server asks for `tclint` per scope; answer with the shaped settings
           configuration: async (params, token, next) => {

@@ -165,6 +165,18 @@ test("probe at cursor sends tclint.probe [{uri, position}] and shows the result 
   assert.equal(calls.webviews.length, 1, "the panel is reused");
 });
 
+test("tclint.severity is applied to pushed and pulled diagnostics", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ext-"));
+  const py = fakePython(dir, { installed: "yes" });
+  const { instances } = await activate({ folder: dir, config: { "tclint.interpreter": [py.script], "tclint.severity": { TC101: "Error" } } });
+  const mw = instances[0].clientOptions.middleware;
+  let pushed;
+  mw.handleDiagnostics("file:///ws/m.py", [{ code: "TC101", severity: 1, source: "tclint" }, { code: "TC104", severity: 1, source: "tclint" }], (_u, d) => (pushed = d));
+  assert.deepEqual(pushed.map((d) => d.severity), [0, 1]);
+  const report = await mw.provideDiagnostics({ uri: { fsPath: "/ws/m.py" } }, undefined, {}, async () => ({ kind: "full", items: [{ code: "TC101", severity: 2, source: "tclint" }] }));
+  assert.equal(report.items[0].severity, 0);
+});
+
 test("restart, show logs and settings changes", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ext-"));
   const py = fakePython(dir, { installed: "yes" });

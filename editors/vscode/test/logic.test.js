@@ -16,6 +16,7 @@ const status = load("status");
 const probeModel = load("probeModel");
 const probeHtml = load("probeHtml");
 const serverSettings = load("serverSettings");
+const severity = load("severity");
 
 const getter = (values) => (key, fallback) => (key in values ? values[key] : fallback);
 
@@ -282,4 +283,24 @@ test("probe view: HTML shows trigger, failed guard, GB link and hits, escaped", 
   const bad = probeHtml.renderProbeHtml({ title: "t", compiles: [], breaks: [{ gbId: "GB1", reason: "r", hits: 1, url: "javascript:alert(1)" }], notes: [] }, { cspSource: "x", nonce: "n" });
   assert.doesNotMatch(bad, /href="javascript/);
   assert.match(bad, /No compilation was recorded/);
+});
+
+test("severity map: code, longest prefix, then tclint level; other sources untouched", () => {
+  const map = { TC101: "Error", TC1: "Hint", TC10: "Information", info: "Warning" };
+  assert.equal(severity.mapSeverity("TC101", 1, map), 0);
+  assert.equal(severity.mapSeverity("TC104", 1, map), 2); // TC10 beats TC1
+  assert.equal(severity.mapSeverity("TC120", 1, map), 3);
+  assert.equal(severity.mapSeverity("TC201", 2, map), 1); // by level: info -> Warning
+  assert.equal(severity.mapSeverity("TC201", 1, map), 1);
+  assert.equal(severity.mapSeverity("TC201", 1, {}), 1);
+  assert.equal(severity.codeOf({ value: "TC101", target: "x" }), "TC101");
+  const diags = [
+    { code: "TC101", severity: 1, source: "tclint", message: "a" },
+    { code: "E501", severity: 1, source: "ruff", message: "b" },
+    { code: { value: "TC104" }, severity: 1, message: "c" },
+  ];
+  const out = severity.applySeverityMap(diags, map);
+  assert.deepEqual(out.map((d) => d.severity), [0, 1, 2]);
+  assert.equal(diags[0].severity, 1, "the input is not modified");
+  assert.equal(out[1], diags[1]);
 });
