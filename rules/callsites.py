@@ -54,7 +54,9 @@ def specialisation(p: Param, dynamic_false: bool = False) -> str | None:
         return f"{p.name} == '<value>'" if "load" in uses else None
     if uses & {"range", "index"} and not (ty.kind in (T.TLIST, T.CONTAINER)):
         return f"{p.name} == <value>"
-    if "len" in uses and (ty.kind in (T.TLIST, T.CONTAINER, T.UNKNOWN) or p.annotation is None):
+    if ty.kind in (T.TLIST, T.CONTAINER) and uses & {"len", "load"} and p.kind != "varargs":
+        return f"len({p.name}) == <value>"  # a list argument's length is guarded when it is used at all
+    if "len" in uses and (ty.kind == T.UNKNOWN or p.annotation is None):
         return f"len({p.name}) == <value>"
     if ty.kind == T.SCALAR and ty.dtype == "bool" and uses & {"cond", "load"}:
         return f"{p.name} == <True/False>"

@@ -212,6 +212,8 @@ def candidate_to_diagnostic(
             severity = Severity.INFO
     if final.data.get("whole_frame") and rule.family == "graph-break":
         severity = Severity.ERROR
+    if final.data.get("severity"):
+        severity = Severity.parse(final.data["severity"])
     if final.confidence >= T.LOW:
         severity = Severity.INFO if severity.rank < Severity.INFO.rank else severity
     if heat:
@@ -221,9 +223,14 @@ def candidate_to_diagnostic(
     related: tuple = ()
     if region is not None:
         related = project.chain_related(region)
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"func": final.func}
     if region is not None:
         extra["region"] = project.chain_text(region)
+    if rule.family == "graph-break" and (
+        (final.loop_line is not None and not final.data.get("no_frame_drop"))
+        or final.data.get("whole_frame") or final.data.get("user_ctx") is not None
+    ):
+        extra["frame_drop"] = True
     if final.data.get("related"):
         from tclint.rules.model import RelatedLocation
 
@@ -303,6 +310,39 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
         diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
         if diag is not None:
             out.append(diag)
+    return shadow_after_frame_drops(out)
+
+
+def shadow_after_frame_drops(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """After a break that makes Dynamo give up on a function (a break in a loop body, in a user
+    context manager, an observed exception), nothing later in that function is traced: its
+    other hazards only show up once the first is fixed.  They stay reported, at low confidence
+    and with a note (hidden by the default `min-confidence = "medium"`), so the default output
+    matches what Dynamo really reports."""
+    first_drop: dict[str, int] = {}
+    for d in diags:
+        func = d.extra.get("func")
+        if func is None or not d.extra.get("frame_drop"):
+            continue
+        rule = registry.get(d.code)
+        if rule is None or rule.family != "graph-break":
+            continue
+        if func not in first_drop or d.line < first_drop[func]:
+            first_drop[func] = d.line
+    if not first_drop:
+        return diags
+    out = []
+    for d in diags:
+        func = d.extra.get("func")
+        rule = registry.get(d.code)
+        drop_line = first_drop.get(func) if func is not None else None
+        if drop_line is not None and d.line > drop_line and rule is not None and rule.family == "graph-break":
+            d = d.with_(
+                confidence=Confidence.LOW,
+                severity=Severity.INFO,
+                message=f"{d.message} [shadowed: Dynamo already gives up on this function at line {drop_line}; this break shows once that one is fixed]",
+            )
+        out.append(d)
     return out
 
 

@@ -43,6 +43,7 @@ class BreakEvent:
 class RunResult:
     breaks: list[BreakEvent] = field(default_factory=list)
     compiles: dict[str, int] = field(default_factory=dict)  # function name -> frame compiles
+    frames: dict[tuple[str, int], int] = field(default_factory=dict)  # (name, co_firstlineno) -> compiles
     fallbacks: list[str] = field(default_factory=list)  # frames compiled with no graph (whole frame eager)
     error: BaseException | None = None
     error_text: str = ""
@@ -162,6 +163,8 @@ def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | No
         if os.path.abspath(m.co_filename or "") != os.path.abspath(path):
             continue
         result.compiles[m.co_name] = result.compiles.get(m.co_name, 0) + 1
+        frame = (m.co_name, m.co_firstlineno)
+        result.frames[frame] = result.frames.get(frame, 0) + 1
         if m.recompile_reason:
             result.recompile_reasons.append(m.recompile_reason)
         if m.fail_type and not getattr(m, "has_guarded_code", True):

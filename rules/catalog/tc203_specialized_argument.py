@@ -68,7 +68,7 @@ class SpecializedArgument(Rule):
                 values = sorted({k[6:] for k in kinds if k.startswith("const:")})
                 severity = Severity.INFO if bounded else self.default_severity
                 how = {"range": f"`range({p.name})`", "index": f"an index (`[{p.name}]`)", "len": f"`len({p.name})`"}
-                used = next((how[u] for u in ("range", "index", "len") if u in p.uses), "its value")
+                used = next((how[u] for u in ("range", "index", "len") if u in p.uses), "a list whose length is guarded")
                 tail = (f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})" if bounded
                         else "; every new value compiles a new variant, up to the recompile limit (8), then it runs eagerly")
                 yield Diagnostic(

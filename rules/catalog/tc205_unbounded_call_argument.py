@@ -80,7 +80,7 @@ class UnboundedCallArgument(Rule):
                     url=rule_doc_url(self.code),
                     related=project.chain_related(region),
                     help="bucket the value to a few sizes, pass it as a tensor, or keep it out of the compiled function",
-                    extra={"region": project.chain_text(region)},
+                    extra={"region": project.chain_text(region), "target": call.root_key},
                 )
 
     invalid = (

@@ -1,4 +1,7 @@
-from tclint.rules.model import Severity
+import ast
+
+from tclint.rules.model import Diagnostic, Severity
+from tclint.rules.project import span_of
 from tclint.rules.rule import Example, Rule
 
 
@@ -7,7 +10,8 @@ class StaticShapes(Rule):
     ## What it does
     Flags settings that make every new input shape compile a new variant:
     `torch.compile(..., dynamic=False)` and `torch._dynamo.config.automatic_dynamic_shapes =
-    False` (or `assume_static_by_default = True` together with it).
+    False`.  A compiled function with `dynamic=False` that is called inside a loop (where batch
+    sizes and sequence lengths usually vary) is a warning; otherwise a note.
 
     ## Why is this bad?
     By default Dynamo compiles the first shape statically, then makes a changing dimension
@@ -42,18 +46,6 @@ class StaticShapes(Rule):
     default_severity = Severity.INFO
     region_only = False
 
-    def visit_Call(self, node, ctx):
-        q = ctx.qualify(node.func)
-        if q != "torch.compile":
-            return
-        for kw in node.keywords:
-            if kw.arg == "dynamic" and getattr(kw.value, "value", None) is False:
-                ctx.report(
-                    self.code, kw,
-                    "`dynamic=False`: every distinct input shape compiles a new variant (up to the recompile limit, then eager)",
-                    help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
-                )
-
     def visit_Assign(self, node, ctx):
         for target in node.targets:
             q = ctx.qualify(target)
@@ -62,7 +54,35 @@ class StaticShapes(Rule):
                     self.code, node,
                     "automatic dynamic shapes are off: every distinct input shape compiles a new variant, up to the recompile limit",
                     help="leave automatic_dynamic_shapes on, or bucket input shapes",
+                    data={"severity": "warning"},
                 )
+
+    def finalize(self, cand, env):
+        return cand
+
+    def project_check(self, project):
+        from tclint.rules import callsites
+        from tclint.rules.engine import rule_doc_url
+
+        in_loop: dict[str, bool] = {}
+        for call in callsites.calls_into_roots(project):
+            in_loop[call.root_key] = in_loop.get(call.root_key, False) or call.edge.in_loop
+        for site_id, keys in project.site_targets.items():
+            ff, site = project.sites[site_id]
+            if site.options.get("dynamic") is not False:
+                continue
+            looped = any(in_loop.get(k, False) for k in keys)
+            names = ", ".join(sorted({project.functions[k][1].qualname for k in keys})) or "it"
+            yield Diagnostic(
+                code=self.code, name=self.name,
+                message=(f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
+                         + ("; it is called in a loop, where sizes usually vary" if looped else "")),
+                path=ff.path, span=span_of(site.loc),
+                severity=Severity.WARNING if looped else self.default_severity, noqa_line=site.loc.line,
+                url=rule_doc_url(self.code),
+                help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
+                extra={"target": keys[0] if keys else None},
+            )
 
     invalid = (
         Example(
@@ -73,8 +93,12 @@ def encode(x):
     return x.cumsum(0) * 2
 
 encoder = torch.compile(encode, dynamic=False)  # expect: TC207
+
+def run_all():
+    for n in (8, 16, 32, 64, 128):
+        encoder(torch.randn(n))
 """,
-            run="for n in (8, 16, 32, 64, 128):\n    encoder(torch.randn(n))",
+            run="run_all()",
             compiles=5,
         ),
     )
@@ -87,8 +111,12 @@ def encode(x):
     return x.cumsum(0) * 2
 
 encoder = torch.compile(encode)
+
+def run_all():
+    for n in (8, 16, 32, 64, 128):
+        encoder(torch.randn(n))
 """,
-            run="for n in (8, 16, 32, 64, 128):\n    encoder(torch.randn(n))",
+            run="run_all()",
             compiles=2,
         ),
     )

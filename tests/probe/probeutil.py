@@ -20,10 +20,6 @@ def fixture(*parts: str) -> str:
     return os.path.join(FIX, *parts)
 
 
-def fixture(*parts: str) -> str:
-    return os.path.join(FIX, *parts)
-
-
 def reference(target: str, args: list[str] | None = None, module: bool = False, cwd: str | None = None,
               tmp_path=None) -> dict:
     out = os.path.join(str(tmp_path), "reference.json")

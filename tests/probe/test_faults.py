@@ -8,7 +8,6 @@ import time
 
 import pytest
 from probeutil import fixture, pids_alive, session_processes
-
 from tclint.runtime_probe.api import probe_program
 
 pytestmark = pytest.mark.dynamo

@@ -9,7 +9,6 @@ import textwrap
 
 import pytest
 from probeutil import fixture, probe_sites, reference, reference_sites
-
 from tclint.runtime_probe.api import ProbeUsageError, probe_function, write_inputs_stub
 
 pytestmark = pytest.mark.dynamo

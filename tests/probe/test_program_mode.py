@@ -12,7 +12,6 @@ from collections import Counter
 
 import pytest
 from probeutil import fixture, probe_sites, reference, reference_sites
-
 from tclint.runtime_probe.api import probe_program
 
 pytestmark = pytest.mark.dynamo
@@ -32,7 +31,8 @@ def _probe_compile_summary(report):
     out = Counter()
     for c in report.compiles:
         reason = (c["guard"] or {}).get("text")
-        out[(c["frame"]["code_name"], reason, c["fail_type"])] += 1
+        name = None if c["kind"] == "limit-refused" else c["frame"]["code_name"]  # torch records no frame
+        out[(name, reason, c["fail_type"])] += 1
     return out
 
 
@@ -96,3 +96,34 @@ def test_program_exit_status_and_exception(pool, options, tmp_path):
     assert [b["gb_id"] for b in report.graph_breaks] == ["GB0124"]
     codes = {d.code for d in report.diagnostics()}
     assert codes == {"TC901", "TC906"}
+
+
+SERVE = fixture("serve", "serve.py")
+
+
+def test_recompile_limit_and_whole_frame_drop(pool, options, tmp_path):
+    report = probe_program(SERVE, options=options, pool=pool)
+    assert report.status == "ok", report.message
+    ref = reference(SERVE, tmp_path=tmp_path)
+    assert _probe_compile_summary(report) == _compile_summary(ref["compiles"])
+    assert probe_sites(report) == reference_sites(ref)
+    source = open(SERVE).read().splitlines()
+
+    # forward(): one compile per `steps` value until the limit, then a refusal (GB0039)
+    assert ref["limit_refusals"] == 1
+    (hit,) = report.recompile_limit_hits
+    assert hit["function"] == "forward" and hit["compiles"] == 8
+    forward = [c for c in report.compiles if c["frame"]["function"] == "forward"]
+    assert [c["kind"] for c in forward] == ["first"] + ["recompile"] * 7 + ["limit-refused"]
+    assert [c["trigger"] for c in forward[1:8]] == [f"guard failed: steps == {n}" for n in range(1, 8)]
+    guard_line = source.index("        for _ in range(steps):") + 1
+    assert {c["guard_location"]["line"] for c in forward[1:8]} == {guard_line}
+    diags = {d.code: d for d in report.diagnostics()}
+    assert diags["TC903"].severity.value == "error" and diags["TC903"].gb_ids == ("GB0039",)
+    assert diags["TC902"].line == guard_line and "recompiled 7 times" in diags["TC902"].message
+
+    # keep_confident(): a data-dependent `if` in a loop body drops the whole frame
+    (site,) = report.graph_breaks
+    assert site["gb_id"] == "GB0170" and site["frame_dropped"] and site["dropped_frames"] == ["keep_confident"]
+    assert site["hits"] is None  # it ran eagerly: nothing to count, never reported as 0
+    assert diags["TC901"].severity.value == "error" and "dropped `keep_confident` whole" in diags["TC901"].message

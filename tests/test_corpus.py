@@ -1,0 +1,31 @@
+"""Precision and recall on the fixture corpus, measured against the real TorchDynamo.
+
+The corpus (tests/corpus/) is realistic code written for this purpose: a transformer block, an
+MoE router, detection post-processing, a training step with logging, a serving path, audio
+augmentation, generation loops and a clean CNN (breaks); a serving loop, a training loop with
+counters and eval toggles, KV caches, variable batches and module globals (recompiles).  Its
+truth comes from running it, never from annotations; ``python tests/corpus_eval.py`` prints the
+figures quoted in README.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import corpus_eval
+
+pytestmark = pytest.mark.dynamo
+
+
+def test_graph_break_sites_precision_and_recall():
+    score = corpus_eval.break_score()
+    assert len(score.actual) >= 20, "the corpus must exercise enough real breaks"
+    assert score.precision >= 0.95, sorted(score.predicted - score.actual)
+    assert score.recall >= 0.9, sorted(score.actual - score.predicted)
+
+
+def test_recompile_hazard_functions_precision_and_recall():
+    score = corpus_eval.recompile_score()
+    assert len(score.actual) >= 8
+    assert score.precision >= 0.9, sorted(score.predicted - score.actual)
+    assert score.recall >= 0.85, sorted(score.actual - score.predicted)
