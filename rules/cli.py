@@ -271,8 +271,20 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
         total = 0
         for path in result.files:
             src = sources.get(path)
-            file_diags = [d for d in diags if d.path == path and d.cell is None]
+            file_diags = [d for d in diags if d.path == path]
             if src is None or not file_diags:
+                continue
+            if path.endswith(".ipynb"):
+                from tclint.rules.notebook import add_noqa_to_notebook
+
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                new_data, n = add_noqa_to_notebook(data, file_diags)
+                if n:
+                    with open(path + ".tclint.tmp", "wb") as fh:
+                        fh.write(new_data)
+                    os.replace(path + ".tclint.tmp", path)
+                    total += n
                 continue
             new, n = add_noqa(src, file_diags)
             if n:

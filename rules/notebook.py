@@ -41,8 +41,21 @@ class CellMap:
             end_col = span.end.column
         return cell, Span(Position(line, span.start.column), Position(end_line, end_col))
 
+    def map_text(self, text: str, path: str) -> str:
+        """Rewrite `path:LINE` references (region chains) into `path:cell N:LINE`."""
+        import re
+
+        def repl(m: re.Match[str]) -> str:
+            cell, line = self.locate(int(m.group(1)))
+            return f"{path}:cell {cell}:{line}"
+
+        return re.sub(re.escape(path) + r":(\d+)", repl, text)
+
     def map_diagnostic(self, diag: Diagnostic) -> Diagnostic:
         cell, span = self.map_span(diag.span)
+        extra = dict(diag.extra)
+        if isinstance(extra.get("region"), str):
+            extra["region"] = self.map_text(extra["region"], diag.path)
         related = []
         for rel in diag.related:
             if rel.path == diag.path:
@@ -54,7 +67,8 @@ class CellMap:
         if diag.noqa_line is not None:
             noqa = self.locate(diag.noqa_line)[1]
         # edits inside a notebook would have to rewrite its JSON: offered for display only
-        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, fix=None)
+        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, fix=None, extra=extra,
+                       message=self.map_text(diag.message, diag.path))
 
 
 def _blank_magics(source: str) -> str:
@@ -102,3 +116,36 @@ def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
         parts.append(source)
         line += count
     return "\n".join(parts) + "\n", CellMap(starts), None
+
+
+def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, int]:
+    """`--add-noqa` for a notebook: add `# noqa: CODES` to the cell lines with findings.
+
+    Diagnostics carry (cell, cell-relative line); the notebook's JSON is rewritten with the
+    indentation nbformat uses (1 space), keeping everything else as it was.
+    """
+    from tclint.rules.fixes import add_noqa
+    from tclint.rules.model import Position, Span
+
+    nb = json.loads(data.decode("utf-8"))
+    cells = nb.get("cells", [])
+    by_cell: dict[int, list[Diagnostic]] = {}
+    for d in diags:
+        if d.cell is not None and d.noqa_line is not None:
+            by_cell.setdefault(d.cell, []).append(d)
+    total = 0
+    for number, cell_diags in by_cell.items():
+        if not (1 <= number <= len(cells)) or cells[number - 1].get("cell_type") != "code":
+            continue
+        cell = cells[number - 1]
+        source = cell.get("source", "")
+        was_list = isinstance(source, list)
+        text = "".join(source) if was_list else str(source)
+        local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None) for d in cell_diags]
+        new, n = add_noqa(text, local)
+        if n:
+            total += n
+            cell["source"] = new.splitlines(keepends=True) if was_list else new
+    if not total:
+        return data, 0
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), total

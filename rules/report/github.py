@@ -20,14 +20,16 @@ def render(diags: list[Diagnostic]) -> str:
     for d in diags:
         level = _LEVEL[d.severity]
         cell = f"cell {d.cell}:" if d.cell is not None else ""
-        props = [
-            f"title={_escape_prop(f'tclint ({d.code})')}",
-            f"file={_escape_prop(d.path)}",
-            f"line={d.span.start.line}",
-            f"col={d.span.start.column + 1}",
-            f"endLine={d.span.end.line}",
-            f"endColumn={d.span.end.column + 1}",
-        ]
+        props = [f"title={_escape_prop(f'tclint ({d.code})')}", f"file={_escape_prop(d.path)}"]
+        if d.cell is None:
+            # a notebook's cell-relative line would land on an unrelated line of its JSON: annotate
+            # the file instead (the message says `cell N:line:col`)
+            props += [
+                f"line={d.span.start.line}",
+                f"col={d.span.start.column + 1}",
+                f"endLine={d.span.end.line}",
+                f"endColumn={d.span.end.column + 1}",
+            ]
         message = f"{cell}{d.span.start.line}:{d.span.start.column + 1}: {d.code} {d.message}"
         out.append(f"::{level} {','.join(props)}::{_escape_data(message)}")
     return "\n".join(out) + ("\n" if out else "")

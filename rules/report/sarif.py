@@ -42,7 +42,6 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     sections = rule.doc_sections()
     text = sections.get("What it does", rule.summary)
     why = sections.get("Why is this bad?", "")
-    from tclint.rules.engine import rule_doc_url
     from tclint.rules.model import gb_url
 
     return {
@@ -50,7 +49,9 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": (text + ("\n\n" + why if why else "")).strip()},
-        "helpUri": gb_url(rule.gb_ids[0]) if rule.gb_ids else rule_doc_url(code),
+        # SARIF viewers (GitHub code scanning) open helpUri on the web: only public pages qualify;
+        # the full rule text is in `help` either way.
+        **({"helpUri": gb_url(rule.gb_ids[0])} if rule.gb_ids else {}),
         "help": {"text": rule.doc(), "markdown": rule.doc()},
         "defaultConfiguration": {"level": _LEVEL[rule.default_severity]},
         "properties": {
