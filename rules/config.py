@@ -68,6 +68,8 @@ PROBE_KEYS: dict[str, type | tuple[type, ...]] = {
     "env": dict,
     "mode": str,
     "fullgraph": bool,
+    "dynamic": bool,
+    "cwd": str,
 }
 
 

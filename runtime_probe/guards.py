@@ -78,8 +78,11 @@ def _attr_chain(node: ast.AST) -> list[str] | None:
 
 
 def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line: int | None,
-           frame_name: str | None) -> dict[str, Any] | None:
-    """{file, line, how, text} for the guard of one recompile, or None when nothing is known."""
+           frame_name: str | None, resume_line: int | None = None) -> dict[str, Any] | None:
+    """{file, line, how} for the guard of one recompile, or None when nothing is known.
+
+    ``resume_line``: the frame is Dynamo's continuation after a graph break at that line; its
+    arguments are the live values there, so that is where a guard on them points."""
     if not recompile:
         return None
     stack = recompile.get("stack") or []
@@ -88,6 +91,10 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
         f = user[-1]
         return {"file": f["file"], "line": f["line"], "how": "the guard was installed by this line"}
     source = recompile.get("source")
+    if resume_line is not None and frame_file:
+        what = f"`{_chain(source)[0]}`" if source and _chain(source) else "a value"
+        return {"file": frame_file, "line": resume_line,
+                "how": f"{what} as it reaches the graph break here, where compiled code resumes"}
     if not frame_file or not os.path.isfile(frame_file):
         return None
     tree = parse_file(frame_file)

@@ -159,7 +159,8 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kind = "resume"
         else:
             kind = "first"
-        guard_at = guards.locate(recompile, file, line, name) if recompile else None
+        resume_at = int(RESUME.match(co_name).group(2)) if resume and co_name else None
+        guard_at = guards.locate(recompile, file, line, name, resume_at) if recompile else None
         dropped = bool(rec.get("fail_type")) and not rec.get("has_guarded_code") and not limit
         out.append({
             "compile_id": cid,
@@ -182,7 +183,23 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "dropped": dropped,
             "restart_reasons": rec.get("restart_reasons") or [],
         })
+    _share_guard_locations(out)
     return out
+
+
+def _share_guard_locations(compiles: list[dict[str, Any]]) -> None:
+    """Dynamo attaches the installing line to some reasons of a guard and not to others (``steps
+    == 1`` has it, ``steps == 2`` does not): one guarded source gets one location."""
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in compiles:
+        loc, guard = c.get("guard_location"), c.get("guard") or {}
+        if loc and guard.get("stack"):
+            best.setdefault((c["frame"]["file"], c["frame"]["code_name"], guard.get("source")), loc)
+    for c in compiles:
+        guard = c.get("guard") or {}
+        key = (c["frame"]["file"], c["frame"]["code_name"], guard.get("source"))
+        if c["kind"] == "recompile" and not guard.get("stack") and key in best:
+            c["guard_location"] = best[key]
 
 
 def _fail_location(rec: dict[str, Any]) -> dict[str, Any] | None:
