@@ -1628,8 +1628,8 @@ class Analyzer:
         if isinstance(target, ast.Attribute):
             self.expr(target.value)
             q = self.qualify(target)
-            if q is not None and q.startswith(("torch._dynamo.config.", "torch._inductor.config.", "torch.fx.experimental._config.")):
-                self.facts.dynamo_config[q.split(".config.", 1)[1]] = (self._config_value(value), _loc(stmt, self.index))
+            if q is not None and q.startswith("torch._dynamo.config.") and q.count(".") == 3:
+                self.facts.dynamo_config[q.rsplit(".", 1)[1]] = (self._config_value(value), _loc(stmt, self.index))
             sp = self_path(target, scope.self_name)
             if sp is not None:
                 cls = self.ctx.cls
@@ -1668,9 +1668,9 @@ class Analyzer:
         if not isinstance(func, ast.Attribute) or func.attr not in ("add", "update", "append", "extend"):
             return
         q = self.qualify(func.value)
-        if q is None or not q.startswith("torch._dynamo.config.") or not node.args:
+        if q is None or not q.startswith("torch._dynamo.config.") or q.count(".") != 3 or not node.args:
             return
-        key = q.split(".config.", 1)[1]
+        key = q.rsplit(".", 1)[1]
         arg = node.args[0]
         added = (self.qualify(arg) or dotted(arg),) if func.attr in ("add", "append") else self._config_value(arg)
         if not isinstance(added, tuple) or not all(added):

@@ -1,8 +1,8 @@
 """discover -> read & parse once -> facts per file -> project regions -> diagnostics.
 
 The engine is the one place that knows the whole pipeline; the CLI, the language server and the
-probe merge all call it.  Files that cannot be read or parsed become one diagnostic each (TC001 /
-TC002) and the run goes on.  Per-file analysis is a pure function of the file's bytes (plus the
+probe merge all call it.  Files that cannot be read or parsed become one diagnostic each (TC000 /
+TC011) and the run goes on.  Per-file analysis is a pure function of the file's bytes (plus the
 few settings that change it), so its result is cached by content hash and computed in worker
 processes for large trees.
 """
@@ -93,11 +93,11 @@ def read_source(path: str, data: bytes | None = None, max_size: int | None = Non
 def analyze_source(
     src: SourceText, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = ()
 ) -> FileFacts:
-    """Parse and walk one file: its facts and candidates, or a TC001/TC002 record."""
+    """Parse and walk one file: its facts and candidates, or a TC000/TC011 record."""
     facts = FileFacts(path=src.path, module=module, is_package=is_package, root=root)
     if src.text is None:
         facts.error = src.error or "cannot read file"
-        facts.error_code = "TC002"
+        facts.error_code = "TC011"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
     text = src.text
@@ -108,13 +108,13 @@ def analyze_source(
         line = max(1, min(exc.lineno or 1, index.line_count))
         col = max(0, min((exc.offset or 1) - 1, len(index.line(line))))
         facts.error = f"SyntaxError: {exc.msg}"
-        facts.error_code = "TC001"
+        facts.error_code = "TC000"
         facts.error_loc = Loc(line, col, line, col)
         facts.line_count = index.line_count
         return facts
     except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
         facts.error = f"cannot parse file: {type(exc).__name__}: {exc}".rstrip(": ")
-        facts.error_code = "TC001"
+        facts.error_code = "TC000"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
     analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates)
@@ -122,7 +122,16 @@ def analyze_source(
         return analyzer.run(tree)
     except RecursionError:
         facts.error = "file is nested too deeply to analyse (recursion limit)"
-        facts.error_code = "TC002"
+        facts.error_code = "TC011"
+        facts.error_loc = Loc(1, 0, 1, 0)
+        return facts
+    except Exception as exc:  # noqa: BLE001 - one file's internal error must not stop the run
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        facts.error = (f"internal error while analysing this file ({type(exc).__name__}: {exc} at "
+                       f"{os.path.basename(where.filename)}:{where.lineno}); please report it")
+        facts.error_code = "TC011"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
 
@@ -278,18 +287,18 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
     """Every diagnostic for one file before selection and suppression."""
     out: list[Diagnostic] = []
     if ff.error is not None:
-        rule = registry.get(ff.error_code or "TC001")
+        rule = registry.get(ff.error_code or "TC000")
         loc = ff.error_loc or Loc(1, 0, 1, 0)
         out.append(
             Diagnostic(
-                code=ff.error_code or "TC001",
+                code=ff.error_code or "TC000",
                 name=rule.name if rule else "parse-error",
                 message=ff.error,
                 path=ff.path,
                 span=span_of(loc),
                 severity=Severity.ERROR,
                 noqa_line=None,
-                url=rule_doc_url(ff.error_code or "TC001"),
+                url=rule_doc_url(ff.error_code or "TC000"),
             )
         )
         return out
@@ -307,7 +316,12 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
             continue
         if conf != cand.confidence:
             cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
-        diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
+        try:
+            diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
+        except Exception as exc:  # noqa: BLE001
+            print(f"tclint: internal error in {rule.code} at {ff.path}:{cand.loc.line} ({type(exc).__name__}: {exc}); please report it",
+                  file=sys.stderr)
+            continue
         if diag is not None:
             out.append(diag)
     return shadow_after_frame_drops(out)
@@ -361,11 +375,18 @@ def _rule_instance(cls: type) -> Any:
 
 
 def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
-    """Diagnostics from cross-file rules (call sites, disabled callees, fullgraph...)."""
+    """Diagnostics from cross-file rules (call sites, disabled callees, fullgraph...).  A rule
+    that fails is reported on stderr and skipped: it must not take the other rules down."""
     out: dict[str, list[Diagnostic]] = {}
     for rule_cls in registry.all_rules():
         rule = _rule_instance(rule_cls)
-        for diag in rule.project_check(project):
+        try:
+            found = list(rule.project_check(project))
+        except Exception as exc:  # noqa: BLE001
+            print(f"tclint: internal error in {rule_cls.code} ({type(exc).__name__}: {exc}); please report it",
+                  file=sys.stderr)
+            continue
+        for diag in found:
             out.setdefault(diag.path, []).append(diag)
     return out
 
@@ -376,7 +397,7 @@ def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagn
     min_conf = MIN_CONFIDENCE.get(settings.min_confidence, T.MEDIUM)
     out = []
     for d in diags:
-        if d.code not in enabled and not d.code.startswith(("TC001", "TC002")):
+        if d.code not in enabled and not d.code.startswith(("TC000", "TC011")):
             continue
         if any(registry.matches(sel, d.code) for sel in ignored_here):
             continue
@@ -407,7 +428,7 @@ def per_file_ignored(path: str, settings: Settings) -> list[str]:
 def apply_suppressions(
     diags: list[Diagnostic], src: SourceText, settings: Settings
 ) -> list[Diagnostic]:
-    """Drop suppressed findings; add TC003 for suppressions that suppressed nothing."""
+    """Drop suppressed findings; add TC012 for suppressions that suppressed nothing."""
     if src.text is None:
         return diags
     directives = suppress.parse(src.text)
@@ -415,7 +436,7 @@ def apply_suppressions(
         return diags
     kept = suppress.apply(diags, directives)
     enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview)
-    if "TC003" not in enabled:
+    if "TC012" not in enabled:
         return kept
     known = set(registry.by_code())
     index = LineIndex(src.text)
@@ -430,7 +451,7 @@ def apply_suppressions(
         remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
         fix = _unused_fix(directive, line_text, remaining)
         diag = Diagnostic(
-            code="TC003",
+            code="TC012",
             name="unused-suppression",
             message=f"Unused {what} ({'; '.join(parts)})",
             path=src.path,
@@ -438,7 +459,7 @@ def apply_suppressions(
             severity=Severity.WARNING,
             fix=fix,
             noqa_line=directive.line,
-            url=rule_doc_url("TC003"),
+            url=rule_doc_url("TC012"),
         )
         if not suppress.apply([diag], [d for d in directives if d is not directive]):
             continue

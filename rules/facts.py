@@ -172,7 +172,7 @@ class FileFacts:
     candidates: list[Candidate] = field(default_factory=list)
     module_calls: list[CallEdge] = field(default_factory=list)  # calls made at module level
     mentions_torch: bool = False
-    error: str | None = None  # could not be parsed/read: the TC001/TC002 message
+    error: str | None = None  # could not be parsed/read: the TC000/TC011 message
     error_code: str | None = None
     error_loc: Loc | None = None
     line_count: int = 0

@@ -74,7 +74,7 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
 
     by_line: dict[int, set[str]] = {}
     for d in diags:
-        if d.noqa_line is None or d.code in ("TC001", "TC002", "TC003"):
+        if d.noqa_line is None or d.code in ("TC000", "TC011", "TC012"):
             continue
         by_line.setdefault(d.noqa_line, set()).add(d.code)
     if not by_line:

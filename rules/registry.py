@@ -1,6 +1,7 @@
 """Every rule by its stable code, and what ``--select`` / ``--ignore`` selectors mean.
 
-Codes never change meaning: TC0xx are tclint's own (unreadable files, unused suppressions), TC1xx
+Codes never change meaning: TC0xx are tclint's own (unreadable files, unused suppressions; they
+skip TC001-TC010, which ruff uses for flake8-type-checking, so `# noqa` codes never clash), TC1xx
 graph breaks, TC2xx recompilation and guards, TC3xx compile-API misuse and hard errors, TC9xx
 findings of the runtime probe.  A selector is ``ALL``, ``TC`` or a prefix of a code (``TC1``,
 ``TC10``, ``TC104``), as in ruff.

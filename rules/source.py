@@ -2,7 +2,7 @@
 
 Python source may carry a BOM, a PEP 263 coding cookie, CRLF or lone-CR line endings, NUL bytes or
 invalid UTF-8.  Everything here is total: it never raises on bad input, it reports what was wrong
-so the engine can turn it into one TC002 diagnostic instead of a traceback.
+so the engine can turn it into one TC011 diagnostic instead of a traceback.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Codes that are not tclint's (``# noqa: E501``) belong to other tools and are left alone; so is a
 bare ``# noqa``, which may be meant for any tool.  A TC code in a suppression that suppressed
-nothing is reported as TC003, with a fix that removes it.
+nothing is reported as TC012, with a fix that removes it.
 """
 
 from __future__ import annotations
@@ -136,13 +136,19 @@ def apply(diagnostics: list[Diagnostic], directives: list[Directive]) -> list[Di
     return kept
 
 
+# ruff's flake8-type-checking rules are TC001-TC010: `# noqa: TC003` may be meant for ruff.
+# Codes in that range are never tclint's (its own TC0xx codes avoid it) and never reported here.
+_OTHER_TOOLS_TC = re.compile(r"^TC0(0[1-9]|10)$")
+_TCLINT_FAMILY = re.compile(r"^TC[0-39]\d\d$")
+
+
 def unused(directives: list[Directive], known_codes: set[str], enabled: frozenset[str]) -> list[tuple[Directive, list[str], list[str]]]:
     """(directive, unused enabled TC codes, unknown TC codes) for directives that did nothing."""
     out = []
     for d in directives:
         if d.codes is None:
             continue  # a blanket noqa may be meant for another tool
-        tc = [c for c in d.codes if c.startswith("TC")]
+        tc = [c for c in d.codes if _TCLINT_FAMILY.match(c) and not _OTHER_TOOLS_TC.match(c)]
         unknown = [c for c in tc if c not in known_codes]
         unused_codes = [c for c in tc if c in enabled and c not in d.used]
         if unknown or unused_codes:

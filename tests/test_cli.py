@@ -173,6 +173,6 @@ def test_bad_files_never_stop_a_run(tmp_path):
     by_file = {}
     for d in data:
         by_file.setdefault(os.path.basename(d["filename"]), []).append(d["code"])
-    assert by_file == {"syntax.py": ["TC001"], "latin1.py": ["TC002"], "binary.py": ["TC001"], "bom_crlf.py": ["TC104"]}
+    assert by_file == {"syntax.py": ["TC000"], "latin1.py": ["TC011"], "binary.py": ["TC000"], "bom_crlf.py": ["TC104"]}
     crlf = next(d for d in data if d["code"] == "TC104")
     assert (crlf["location"]["row"], crlf["location"]["column"]) == (5, 5)

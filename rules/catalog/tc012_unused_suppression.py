@@ -30,7 +30,7 @@ class UnusedSuppressionRule(Rule):
     - https://docs.astral.sh/ruff/rules/unused-noqa/
     """
 
-    code = "TC003"
+    code = "TC012"
     name = "unused-suppression"
     summary = "A suppression comment suppresses nothing"
     family = "tclint"
@@ -56,7 +56,7 @@ import torch
 
 @torch.compile
 def f(x):
-    y = x * 2  # noqa: TC104  # expect: TC003
+    y = x * 2  # noqa: TC104  # expect: TC012
     return y
 """,
             proof=False,

@@ -27,7 +27,7 @@ class UnreadableFileRule(Rule):
     - https://peps.python.org/pep-0263/
     """
 
-    code = "TC002"
+    code = "TC011"
     name = "unreadable-file"
     summary = "The file cannot be read as Python source"
     family = "tclint"

@@ -29,7 +29,7 @@ class SyntaxErrorRule(Rule):
     - https://docs.python.org/3/reference/grammar.html
     """
 
-    code = "TC001"
+    code = "TC000"
     name = "syntax-error"
     summary = "The file cannot be parsed"
     family = "tclint"
