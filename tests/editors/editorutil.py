@@ -52,3 +52,16 @@ def require_server() -> None:
 
     if importlib.util.find_spec("tclint.server.__main__") is None:
         pytest.skip("tclint.server has no __main__ yet: the language server is not in this tree")
+
+
+def rule_code(name: str) -> str:
+    """A rule's code from its stable name (codes have been renumbered before)."""
+    from tclint.rules import registry
+
+    for rule in registry.all_rules():
+        if rule.name == name:
+            return rule.code
+    raise KeyError(name)
+
+
+UNUSED_NOQA = rule_code("unused-suppression")  # its safe fix removes a stale suppression comment

@@ -10,7 +10,7 @@ import re
 import shutil
 
 import pytest
-from editorutil import ROOT, tclint
+from editorutil import ROOT, UNUSED_NOQA, tclint
 
 EXAMPLES = os.path.join(ROOT, "examples")
 
@@ -28,10 +28,10 @@ def adopt(tree: str) -> None:
     first = tclint(".", "--add-noqa", cwd=tree, check_rc=0)
     added = int(re.search(r"Added (\d+) noqa", first.stderr).group(1))
     assert added > 0, first.stderr
-    # add-noqa never suppresses TC003 (an unused suppression is removed, not suppressed):
+    # add-noqa never suppresses the unused-suppression rule (an unused suppression is removed, not suppressed):
     # stale ones that were there before are cleared by its safe fix
     left = json.loads(tclint(".", "--output-format", "json", "--exit-zero", cwd=tree).stdout)
-    if any(d["code"] == "TC003" for d in left):
+    if any(d["code"] == UNUSED_NOQA for d in left):
         tclint(".", "--fix", "--exit-zero", cwd=tree, check_rc=0)
     # nothing left in Python files
     left = json.loads(tclint(".", "--output-format", "json", "--exit-zero", cwd=tree).stdout)
@@ -61,7 +61,7 @@ def test_add_noqa_also_covers_notebooks(project):
 
     tclint(".", "--add-noqa", cwd=project, check_rc=0)
     left = json.loads(tclint(".", "--output-format", "json", "--exit-zero", cwd=project).stdout)
-    assert [d for d in left if d["code"] != "TC003"] == []
+    assert [d for d in left if d["code"] != UNUSED_NOQA] == []
     nb = nbformat.read(os.path.join(project, "explore.ipynb"), as_version=4)
     nbformat.validate(nb)  # still a valid notebook
     source = nb.cells[2].source

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlparse
 
 import jsonschema
 import pytest
-from editorutil import DATA, tclint
+from editorutil import DATA, UNUSED_NOQA, tclint
 
 SCHEMA_PATH = os.path.join(DATA, "sarif-2.1.0.schema.json")
 
@@ -50,7 +50,7 @@ def test_sarif_output_validates_with_notebook_and_fixes(project, sarif_validator
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     results = run["results"]
-    assert {r["ruleId"] for r in results} >= {"TC101", "TC104", "TC003"}
+    assert {r["ruleId"] for r in results} >= {"TC101", "TC104", UNUSED_NOQA}
     for r in results:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         loc = r["locations"][0]["physicalLocation"]
@@ -72,7 +72,7 @@ def test_sarif_output_validates_with_notebook_and_fixes(project, sarif_validator
     assert nb["locations"][0]["physicalLocation"]["region"]["startLine"] == 4  # line within the cell
     assert "[cell 3]" in nb["message"]["text"]
     # fixes: the safe one (unused noqa) and the unsafe one (remove the print), with their edits
-    safe = by_code_file[("TC003", "model.py")]["fixes"][0]
+    safe = by_code_file[(UNUSED_NOQA, "model.py")]["fixes"][0]
     assert "(safe)" in safe["description"]["text"]
     replacement = safe["artifactChanges"][0]["replacements"][0]
     assert replacement["deletedRegion"]["startLine"] == 15

