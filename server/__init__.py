@@ -1,0 +1,1 @@
+"""tclint's language server (``tclint server`` / ``python -m tclint.server``)."""

@@ -1,0 +1,193 @@
+"""Code actions, answered from what was published (never by re-linting).
+
+* quick fixes: the diagnostic's fix (safe ones always, unsafe ones with ``unsafeFixes``);
+* "Disable TCxxx for this line": adds (or extends) ``# noqa: TCxxx``;
+* ``source.fixAll.tclint``: every safe fix of the document at once (overlapping fixes are left for
+  the next run, as ``tclint check --fix`` does);
+* "Create probe inputs for this function": runs the command ``tclint.createProbeInputs``, which
+  writes the probe's ``--init-inputs`` stub for the function under the cursor.
+
+The client's copy of a diagnostic is matched back to the published one by code and range, so
+clients that drop ``data`` (Neovim 0.7) still get the edits; edits are versioned where the client
+supports it, so an action computed for an older version is refused instead of misapplied.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from tclint.rules.fixes import apply_fixes
+from tclint.server.convert import PROBE_SOURCE, SOURCE, first_fix
+from tclint.server.positions import Lines, minimal_edit
+
+if TYPE_CHECKING:
+    from tclint.server.server import Published, TclintServer
+
+FIX_ALL = "source.fixAll.tclint"
+PROBE_INPUTS = "refactor.tclint.probeInputs"
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, PROBE_INPUTS]
+
+
+def register(ls: TclintServer) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False))
+    def code_action(ls: TclintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        pub = ls.published.get(params.text_document.uri)
+        doc = ls.docs.get(params.text_document.uri)
+        if pub is None or doc is None or pub.lines is None:
+            return []
+        return code_actions(ls, pub, params)
+
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == o or kind.startswith(o + ".") for o in only)
+
+
+def _same_range(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character, a.end.line, a.end.character) == (
+        b.start.line, b.start.character, b.end.line, b.end.character,
+    )  # fmt: skip
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (
+        a.end.line, a.end.character,
+    )  # fmt: skip
+
+
+def matched(pub: Published, params: types.CodeActionParams) -> list[types.Diagnostic]:
+    """Our published diagnostics the request is about."""
+    ours = [d for d in pub.lsp if d.source in (SOURCE, PROBE_SOURCE)]
+    context = params.context.diagnostics if params.context is not None else []
+    if not context:
+        return [d for d in ours if _overlaps(d.range, params.range)]
+    out = []
+    for theirs in context:
+        code = str(theirs.code) if theirs.code is not None else None
+        for d in ours:
+            if d.code == code and _same_range(d.range, theirs.range) and d not in out:
+                out.append(d)
+    return out
+
+
+def _workspace_edit(ls: TclintServer, uri: str, version: int, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
+    text_edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=e["range"]["start"]["line"], character=e["range"]["start"]["character"]),
+                end=types.Position(line=e["range"]["end"]["line"], character=e["range"]["end"]["character"]),
+            ),
+            new_text=e["newText"],
+        )
+        for e in edits
+    ]
+    ws_caps = getattr(ls.capabilities, "workspace", None)
+    if getattr(getattr(ws_caps, "workspace_edit", None), "document_changes", False):
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    edits=text_edits,  # type: ignore[arg-type]
+                )
+            ]
+        )
+    return types.WorkspaceEdit(changes={uri: text_edits})
+
+
+def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParams) -> list[types.CodeAction]:
+    only = params.context.only if params.context is not None else None
+    uri = params.text_document.uri
+    actions: list[types.CodeAction] = []
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        for d in matched(pub, params):
+            data = d.data if isinstance(d.data, dict) else {}
+            fix = data.get("fix")
+            if fix and fix.get("edits"):
+                actions.append(
+                    types.CodeAction(
+                        title=f"{fix['title']} ({d.code})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[d],
+                        edit=_workspace_edit(ls, uri, pub.version, fix["edits"]),
+                        is_preferred=fix.get("applicability") == "safe",
+                    )
+                )
+        for d in matched(pub, params):
+            data = d.data if isinstance(d.data, dict) else {}
+            noqa = data.get("noqa")
+            if noqa:
+                actions.append(
+                    types.CodeAction(
+                        title=f"Disable {d.code} for this line",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[d],
+                        edit=_workspace_edit(ls, uri, pub.version, [noqa]),
+                    )
+                )
+    if _wanted(only, FIX_ALL) and (only or actions or any(_has_safe_fix(d) for d in pub.lsp)):
+        fix_all = fix_all_edit(pub, ls.encoding)
+        if fix_all is not None:
+            actions.append(
+                types.CodeAction(
+                    title="tclint: apply all safe fixes",
+                    kind=FIX_ALL,
+                    edit=_workspace_edit(ls, uri, pub.version, [fix_all]),
+                )
+            )
+    if _wanted(only, PROBE_INPUTS) and not only:
+        action = probe_inputs_action(ls, pub, params)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _has_safe_fix(d: types.Diagnostic) -> bool:
+    data = d.data if isinstance(d.data, dict) else {}
+    return bool(data.get("fix") and data["fix"].get("applicability") == "safe")
+
+
+def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:
+    """One edit applying every safe fix of the published diagnostics."""
+    fixes = []
+    for d in pub.model:
+        fix = first_fix(d.fix)
+        if fix is not None and fix.edits and fix.applicability.value == "safe" and d.cell is None:
+            fixes.append(fix)
+    if not fixes:
+        return None
+    new_text, applied = apply_fixes(pub.text, fixes)
+    if not applied or new_text == pub.text:
+        return None
+    start, end, replacement = minimal_edit(pub.text, new_text)
+    lines = pub.lines or Lines.of(pub.text)
+    s, e = lines.position_at(start, encoding), lines.position_at(end, encoding)
+    return {
+        "range": {"start": {"line": s.line, "character": s.character}, "end": {"line": e.line, "character": e.character}},
+        "newText": replacement,
+    }
+
+
+def probe_inputs_action(ls: TclintServer, pub: Published, params: types.CodeActionParams) -> types.CodeAction | None:
+    """"Create probe inputs for this function" when the cursor is in a function or class."""
+    editor = ls.editor_for_path(pub.path)
+    if not (editor.probe.enable and editor.trusted) or ls.docs.get(pub.uri) is None:
+        return None
+    doc = ls.docs.get(pub.uri)
+    if doc is None or doc.path is None:
+        return None
+    from tclint.server.commands import target_for_line
+
+    target = target_for_line(pub, params.range.start.line + 1)
+    if target is None:
+        return None
+    return types.CodeAction(
+        title=f"Create probe inputs for {target}",
+        kind=PROBE_INPUTS,
+        command=types.Command(
+            title=f"Create probe inputs for {target}",
+            command="tclint.createProbeInputs",
+            arguments=[{"uri": pub.uri, "position": {"line": params.range.start.line, "character": params.range.start.character}}],
+        ),
+    )

@@ -1,0 +1,56 @@
+"""Code lenses on compiled entry points and on the functions of compiled regions.
+
+"Probe" runs ``tclint.probe`` on the function; once it has been probed the lens says what the
+probe saw ("2 graphs · 1 break · 3 compiles") and probes again when clicked.  A
+``torch.compile(...)`` call at module level gets "Probe file" (the script is what runs it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from tclint.server.server import TclintServer
+
+
+def register(ls: TclintServer) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: TclintServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        pub = ls.published.get(params.text_document.uri)
+        doc = ls.docs.get(params.text_document.uri)
+        if pub is None or doc is None or pub.lines is None or doc.path is None:
+            return []
+        editor = ls.editor_for_path(pub.path)
+        summaries: dict[str, Any] = ls.probes.summaries(pub.path) if ls.probes is not None else {}
+        lenses: list[types.CodeLens] = []
+        seen: set[int] = set()
+        for entry in pub.entries:
+            if entry.line in seen:
+                continue
+            line0 = entry.line - 1
+            rng = types.Range(pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding))
+            if entry.kind == "function" and entry.qualname:
+                target = entry.qualname.split(".<locals>.")[0]
+                summary = summaries.get(target)
+                title = f"Probe: {summary}" if summary else "Probe"
+                pos = pub.lines.to_lsp(entry.span.start.line - 1, entry.span.start.column, ls.encoding)
+                command = types.Command(
+                    title=title if editor.probe.enable and editor.trusted else f"{title} (probing disabled)",
+                    command="tclint.probe" if editor.probe.enable and editor.trusted else "",
+                    arguments=[{"uri": pub.uri, "position": {"line": pos.line, "character": pos.character}}],
+                )
+            elif entry.kind == "site" and entry.module_level:
+                summary = summaries.get("")
+                title = f"Probe file: {summary}" if summary else "Probe file"
+                command = types.Command(
+                    title=title if editor.probe.enable and editor.trusted else f"{title} (probing disabled)",
+                    command="tclint.probeFile" if editor.probe.enable and editor.trusted else "",
+                    arguments=[{"uri": pub.uri}],
+                )
+            else:
+                continue
+            seen.add(entry.line)
+            lenses.append(types.CodeLens(range=rng, command=command))
+        return lenses

@@ -1,0 +1,131 @@
+"""pygls' LanguageServerProtocol, made to answer every request and survive any input.
+
+pygls 2.1.1 sends *no reply* to a request whose params fail to deserialize (it logs
+``JsonRpcInvalidParams`` and pops up "Error in server"; the client then waits until it times
+out -- Neovim 0.7 hit this with code actions).  Here such a request gets a JSON-RPC
+``InvalidParams`` error naming what was wrong.  A body that is not JSON gets a ``ParseError`` reply.
+
+Document synchronisation is handled by our own store (``documents``): pygls' built-in
+didOpen/didChange/didClose handlers would update its workspace first and raise on an edit whose
+range lies outside the document, never reaching ours.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from collections.abc import Generator
+from typing import Any
+
+from cattrs.errors import ClassValidationError
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+log = logging.getLogger("tclint.server")
+
+# the ExecuteCommandParams of the command being run (its workDoneToken), for the command handler
+current_command: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
+    "tclint_current_command", default=None
+)
+
+
+class _Answered:
+    """Stands in for a request that was already answered with an error."""
+
+    jsonrpc = "answered"
+
+
+INVALID_PARAMS = -32602
+PARSE_ERROR = -32700
+
+
+def _describe(exc: BaseException) -> str:
+    """The leaf problems of a cattrs validation error, with where they are ("$.params...")."""
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, ClassValidationError):
+        try:
+            from cattrs.v import transform_error
+
+            problems = transform_error(cause, path="$")
+            return "; ".join(problems[:5])[:500]
+        except Exception:
+            return str(cause)[:500]
+    if cause is not None:
+        return f"{type(cause).__name__}: {cause}"[:500]
+    return str(exc)[:500]
+
+
+class TclintProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data and "error" not in data:
+                method = data.get("method")
+                detail = _describe(exc)
+                log.warning("invalid params for %s (id %r): %s", method, data.get("id"), detail)
+                self._send_raw_error(data["id"], INVALID_PARAMS, f"Invalid params for {method}: {detail}")
+                return _Answered()
+            if isinstance(data, dict) and "method" in data:
+                log.warning("ignoring %s with invalid params: %s", data.get("method"), _describe(exc))
+                return _Answered()
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        if not hasattr(message, "jsonrpc"):  # a JSON value that is not a JSON-RPC message
+            log.warning("ignoring a message that is not JSON-RPC: %.200r", message)
+            return
+        super().handle_message(message)
+
+    def _send_raw_error(self, msg_id: Any, code: int, message: str) -> None:
+        payload = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+        self._send_data(_RawMessage(payload))
+
+    def _serialize_message(self, data: Any) -> Any:
+        if isinstance(data, _RawMessage):
+            return data.payload
+        return super()._serialize_message(data)
+
+    def parse_error(self, detail: str) -> None:
+        self._send_raw_error(None, PARSE_ERROR, f"Parse error: {detail}"[:500])
+
+    # -- document sync goes straight to our handlers (see module docstring)
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Generator[Any, Any, None]:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Generator[Any, Any, None]:
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
+        current_command.set(params)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+class _RawMessage:
+    """A pre-built JSON-RPC payload (sent as is)."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self.payload = payload
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def is_parse_error(exc: BaseException) -> bool:
+    return isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError))

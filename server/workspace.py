@@ -1,0 +1,472 @@
+"""The server's analysis state: projects (roots), their files' facts, open documents' analyses.
+
+Everything here runs on one thread (the *lint thread*, see ``scheduler``), so nothing is locked.
+It is the CLI's pipeline kept warm: per file ``analyze_source`` facts (open buffers through
+``IncrementalAnalyzer``, files on disk through the CLI's content-hash cache when the project has
+one), ``Project(...).build()`` over all facts of a root, then per file ``file_diagnostics`` +
+cross-file diagnostics, ``select`` and ``apply_suppressions`` -- so the editor reports what
+``tclint check`` reports.  Unsaved buffer text overrides the file on disk.
+
+A *root* is the folder the CLI would index for a file (``project_root``: the nearest folder with a
+configuration file, a setup file or ``.git``), else the workspace folder holding it, else the
+file's own folder (then only open files are indexed).  Each workspace folder of a multi-root
+workspace therefore gets its own project(s), configuration and editor settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tclint.rules.config import ConfigError, Settings, project_root
+from tclint.rules.discovery import discover, is_excluded, module_for
+from tclint.rules.engine import (
+    SourceText,
+    analyze_source,
+    apply_suppressions,
+    file_diagnostics,
+    project_diagnostics,
+    read_source,
+    select,
+)
+from tclint.rules.facts import FileFacts
+from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
+from tclint.rules.project import Project
+from tclint.server.incremental import IncrementalAnalyzer, diff_lines, split_lines
+from tclint.server.settings import EditorResolver, EditorSettings
+
+log = logging.getLogger("tclint.server")
+MAX_INDEXED_FILES = 20_000
+
+
+@dataclass
+class LintOutput:
+    """What one analysis produced for one file (the lint thread's answer to the server)."""
+
+    path: str
+    text: str
+    version: int
+    diagnostics: list[Diagnostic]
+    settings: Settings | None
+    parse_error: bool = False
+    mode: str = "full"
+    excluded: bool = False
+    elapsed: float = 0.0
+
+
+@dataclass
+class DocState:
+    """What the lint thread remembers about one open document."""
+
+    path: str
+    analyzer: IncrementalAnalyzer
+    root: Root
+    text: str = ""
+    version: int = -1
+    last_good_text: str | None = None
+    last_good: list[Diagnostic] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+class Root:
+    """One project: the facts of its files and the Project built over them."""
+
+    def __init__(self, path: str, resolver: EditorResolver, index: bool, on_config_error: Callable[[ConfigError], None]) -> None:
+        self.path = path
+        self.resolver = resolver
+        self.index = index
+        self.on_config_error = on_config_error
+        self.disk: dict[str, tuple[str, FileFacts]] = {}  # path -> (digest, facts) read from disk
+        self.open: dict[str, FileFacts] = {}  # path -> facts of the open buffer
+        self.pending: deque[str] = deque()
+        self.discovered = False
+        self._project: Project | None = None
+        self._cross: dict[str, list[Diagnostic]] = {}
+        self._cache: Any = None
+        self._cache_checked = False
+        self.generation = 0  # bumped whenever the project changes
+
+    # -- configuration
+    def settings_for(self, path: str) -> Settings:
+        try:
+            return self.resolver.for_file(path)
+        except ConfigError as exc:
+            self.on_config_error(exc)
+            return Settings()
+
+    def root_settings(self) -> Settings:
+        try:
+            return self.resolver.for_dir(self.path)
+        except ConfigError as exc:
+            self.on_config_error(exc)
+            return Settings()
+
+    # -- the index
+    def discover(self) -> None:
+        """Queue the root's files for indexing (once)."""
+        if self.discovered:
+            return
+        self.discovered = True
+        if not self.index:
+            return
+        try:
+            found = [os.path.abspath(d.path) for d in discover([self.path], self.resolver, True)]
+        except ConfigError as exc:
+            self.on_config_error(exc)
+            found = []
+        except OSError as exc:
+            log.warning("cannot list %s: %s", self.path, exc)
+            found = []
+        if len(found) > MAX_INDEXED_FILES:
+            log.warning("%s holds %d files: indexing the first %d only", self.path, len(found), MAX_INDEXED_FILES)
+            found = found[:MAX_INDEXED_FILES]
+        self.pending.extend(p for p in found if p not in self.disk)
+
+    def cache(self) -> Any:
+        """The CLI's facts cache, only where the project already has one (we never create it)."""
+        if not self._cache_checked:
+            self._cache_checked = True
+            try:
+                from tclint.rules.cache import Cache
+
+                directory = os.path.join(self.path, self.root_settings().cache_dir)
+                if os.path.isdir(directory):
+                    self._cache = Cache(directory)
+            except Exception as exc:  # a broken cache must not stop linting
+                log.warning("cache unavailable: %s", exc)
+        return self._cache
+
+    def analyze_disk(self, path: str) -> bool:
+        """(Re)read one file from disk; True when its facts changed."""
+        settings = self.settings_for(path)
+        src = read_source(path, None, settings.max_file_size)
+        old = self.disk.get(path)
+        if src.text is None and not os.path.exists(path):
+            if old is not None:
+                del self.disk[path]
+                self.invalidate()
+                return True
+            return False
+        if old is not None and old[0] == src.digest and src.digest:
+            return False
+        module, is_package, import_root = module_for(path)
+        facts = None
+        cache = self.cache()
+        key = None
+        if cache is not None and src.digest:
+            key = cache.facts_key(src.digest, module, is_package, import_root, settings.compiling_predicates, path)
+            facts = cache.get_facts(key)
+            if facts is not None:
+                facts.path = path
+        if facts is None:
+            facts = analyze_source(src, module, is_package, import_root, settings.compiling_predicates)
+            if key is not None:
+                cache.put_facts(key, facts)
+        self.disk[path] = (src.digest, facts)
+        if path not in self.open:
+            self.invalidate()
+        return True
+
+    def index_step(self, budget: float) -> bool:
+        """Index queued files for about ``budget`` seconds; True while files remain."""
+        deadline = time.monotonic() + budget
+        while self.pending and time.monotonic() < deadline:
+            path = self.pending.popleft()
+            try:
+                self.analyze_disk(path)
+            except Exception:  # one unreadable file must not stop the index
+                log.exception("indexing %s failed", path)
+        if not self.pending and self._cache is not None:
+            try:
+                self._cache.flush()
+            except Exception:
+                pass
+        return bool(self.pending)
+
+    def forget(self, path: str) -> None:
+        if self.disk.pop(path, None) is not None:
+            self.invalidate()
+
+    # -- the project
+    def invalidate(self) -> None:
+        self._project = None
+
+    def facts(self) -> list[FileFacts]:
+        out = [facts for path, (_d, facts) in self.disk.items() if path not in self.open]
+        out.extend(self.open.values())
+        return out
+
+    def project(self) -> tuple[Project, dict[str, list[Diagnostic]]]:
+        if self._project is None:
+            project = Project(self.facts(), self.root_settings())
+            project.build()
+            try:
+                cross = project_diagnostics(project)
+            except Exception:  # a cross-file rule failed: keep the per-file findings
+                log.exception("cross-file rules failed")
+                cross = {}
+            self._project, self._cross = project, cross
+            self.generation += 1
+        return self._project, self._cross
+
+    def current_facts(self, path: str) -> FileFacts | None:
+        if path in self.open:
+            return self.open[path]
+        found = self.disk.get(path)
+        return found[1] if found else None
+
+    def diagnostics(self, path: str, src: SourceText, facts: FileFacts | None = None) -> tuple[list[Diagnostic], Settings]:
+        settings = self.settings_for(path)
+        facts = facts or self.current_facts(path)
+        if facts is None:
+            return [], settings
+        project, cross = self.project()
+        diags = file_diagnostics(facts, project, settings)
+        diags.extend(cross.get(path, ()))
+        diags = select(diags, settings, path)
+        diags = apply_suppressions(diags, src, settings)
+        return _dedupe_sorted(diags), settings
+
+
+def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen = set()
+    out = []
+    for d in diags:
+        key = (d.path, d.code, d.span.start, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    out.sort(key=lambda d: d.sort_key())
+    return out
+
+
+class Workspace:
+    """All roots and open documents (lint thread only)."""
+
+    def __init__(self, on_config_error: Callable[[ConfigError], None] | None = None) -> None:
+        self.folders: list[str] = []
+        self.editor: dict[str, EditorSettings] = {}  # folder ("" = global) -> settings
+        self.roots: dict[str, Root] = {}
+        self.docs: dict[str, DocState] = {}  # path -> state
+        self.on_config_error = on_config_error or (lambda exc: log.warning("%s", exc))
+
+    # -- folders and settings
+    def set_folders(self, folders: list[str]) -> None:
+        self.folders = sorted({os.path.normpath(f) for f in folders}, key=len, reverse=True)
+
+    def folder_of(self, path: str) -> str | None:
+        for folder in self.folders:
+            if path == folder or path.startswith(folder.rstrip(os.sep) + os.sep):
+                return folder
+        return None
+
+    def editor_for(self, path: str) -> EditorSettings:
+        folder = self.folder_of(path)
+        if folder is not None and folder in self.editor:
+            return self.editor[folder]
+        return self.editor.get("", EditorSettings())
+
+    def set_editor(self, settings: dict[str, EditorSettings]) -> None:
+        """New editor settings: rebuild every resolver (they cache configuration)."""
+        self.editor = dict(settings)
+        self.reset_configuration()
+
+    def reset_configuration(self) -> None:
+        """Configuration files or settings changed: new resolvers, re-read everything."""
+        for root in self.roots.values():
+            root.resolver = EditorResolver(self.editor_for(root.path))
+            root._cache_checked = False
+            root._cache = None
+            root.disk.clear()
+            root.discovered = False
+            root.pending.clear()
+            root.invalidate()
+        for doc in self.docs.values():
+            root = doc.root
+            module, is_package, import_root = module_for(doc.path)
+            doc.analyzer = IncrementalAnalyzer(doc.path, module, is_package, import_root, root.settings_for(doc.path).compiling_predicates)
+
+    def root_for(self, path: str) -> Root:
+        found = None
+        try:
+            found = project_root([path])
+        except (OSError, ValueError):
+            found = None
+        index = True
+        if found is None:
+            found = self.folder_of(path)
+        if found is None:
+            found = os.path.dirname(path)
+            index = False
+        found = os.path.normpath(found)
+        root = self.roots.get(found)
+        if root is None:
+            root = self.roots[found] = Root(found, EditorResolver(self.editor_for(found)), index, self.on_config_error)
+        return root
+
+    # -- background indexing
+    def index_pending(self) -> bool:
+        return any(r.pending or not r.discovered for r in self.roots.values())
+
+    def index_step(self, budget: float) -> list[Root]:
+        """Index some queued files; the roots whose project changed."""
+        changed = []
+        deadline = time.monotonic() + budget
+        for root in list(self.roots.values()):
+            if not root.discovered:
+                root.discover()
+            if root.pending:
+                before = root._project
+                root.index_step(max(0.0, deadline - time.monotonic()))
+                if root._project is not before and not root.pending:
+                    changed.append(root)
+            if time.monotonic() >= deadline:
+                break
+        return changed
+
+    # -- documents
+    def open_doc(self, path: str) -> DocState:
+        state = self.docs.get(path)
+        if state is None:
+            root = self.root_for(path)
+            module, is_package, import_root = module_for(path)
+            analyzer = IncrementalAnalyzer(path, module, is_package, import_root, root.settings_for(path).compiling_predicates)
+            state = self.docs[path] = DocState(path, analyzer, root)
+        return state
+
+    def close_doc(self, path: str) -> None:
+        state = self.docs.pop(path, None)
+        if state is None:
+            return
+        root = state.root
+        if root.open.pop(path, None) is not None:
+            root.invalidate()
+            if root.index and os.path.isfile(path):
+                root.pending.appendleft(path)  # back to the text on disk
+
+    def lint(self, path: str, text: str, version: int = 0, full: bool = False) -> LintOutput:
+        """Analyse an open document's text and compute its diagnostics."""
+        started = time.perf_counter()
+        state = self.open_doc(path)
+        root = state.root
+        root.discover()
+        settings = root.settings_for(path)
+        state.text = text
+        state.version = version
+        if is_excluded(path, settings):
+            root.open.pop(path, None)
+            state.diagnostics = []
+            return LintOutput(path, text, version, [], settings, excluded=True, elapsed=time.perf_counter() - started)
+        outcome = state.analyzer.analyze(text, full=full)
+        src = SourceText(path, text)
+        if outcome.facts.error is not None:
+            # keep the last good facts in the project; show the parse error and the last good
+            # findings of the lines the edit did not touch
+            parse = file_diagnostics(outcome.facts, Project([], settings), settings)
+            kept = carry_over(state.last_good, state.last_good_text, text) if state.last_good_text is not None else []
+            diags = _dedupe_sorted([*parse, *kept])
+            state.diagnostics = diags
+            return LintOutput(path, text, version, diags, settings, parse_error=True, mode=outcome.mode, elapsed=time.perf_counter() - started)
+        if root.open.get(path) is not outcome.facts:
+            root.open[path] = outcome.facts
+            root.invalidate()
+        diags, settings = root.diagnostics(path, src, outcome.facts)
+        state.last_good_text = text
+        state.last_good = diags
+        state.diagnostics = diags
+        return LintOutput(path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started)
+
+    def relint_open(self, root: Root, skip: str | None = None) -> list[LintOutput]:
+        """Diagnostics of the other open documents of ``root`` (after its project changed)."""
+        out = []
+        for path, state in self.docs.items():
+            if state.root is not root or path == skip or path not in root.open:
+                continue
+            diags, settings = root.diagnostics(path, SourceText(path, state.text))
+            state.last_good = diags
+            state.last_good_text = state.text
+            if diags != state.diagnostics:
+                state.diagnostics = diags
+                out.append(LintOutput(path, state.text, state.version, diags, settings))
+        return out
+
+    def disk_diagnostics(self, path: str) -> LintOutput:
+        """Diagnostics of a file that is not open (pull requests, workspace diagnostics)."""
+        root = self.root_for(path)
+        root.discover()
+        settings = root.settings_for(path)
+        if path not in root.disk:
+            root.analyze_disk(path)
+        src = read_source(path, None, settings.max_file_size)
+        if src.text is None or is_excluded(path, settings):
+            return LintOutput(path, src.text or "", -1, [], settings, excluded=src.text is not None)
+        diags, settings = root.diagnostics(path, src)
+        return LintOutput(path, src.text, -1, diags, settings)
+
+    def file_changed(self, path: str, deleted: bool = False) -> list[Root]:
+        """A file changed on disk (didChangeWatchedFiles / didSave); the roots that changed."""
+        changed = []
+        for root in self.roots.values():
+            if not (path == root.path or path.startswith(root.path.rstrip(os.sep) + os.sep)):
+                continue
+            if deleted:
+                if path in root.disk:
+                    root.forget(path)
+                    changed.append(root)
+                continue
+            if path in root.open:
+                continue
+            if root.index and (path in root.disk or root.discovered):
+                if root.analyze_disk(path):
+                    changed.append(root)
+        return changed
+
+
+# ---------------------------------------------------------------------------------------------
+# keeping findings across an edit that does not parse
+
+
+def carry_over(diags: list[Diagnostic], old_text: str, new_text: str) -> list[Diagnostic]:
+    """``diags`` (computed on ``old_text``) moved to ``new_text``; those on changed lines dropped."""
+    old_lines = split_lines(old_text)
+    new_lines = split_lines(new_text)
+    p, s = diff_lines(old_lines, new_lines)
+    first, last = p + 1, len(old_lines) - s
+    delta = len(new_lines) - len(old_lines)
+    out = []
+    for d in diags:
+        if d.code in ("TC001", "TC002"):
+            continue
+        if d.span.end.line < first:
+            out.append(d)
+        elif d.span.start.line > last:
+            out.append(shift_diagnostic(d, delta, last))
+    return out
+
+
+def shift_diagnostic(d: Diagnostic, delta: int, after: int) -> Diagnostic:
+    """``d`` with every position in its own file below line ``after`` moved by ``delta`` lines."""
+    if not delta:
+        return d
+
+    def pos(p: Position) -> Position:
+        return Position(p.line + delta, p.column) if p.line > after else p
+
+    def span(s: Span) -> Span:
+        return Span(pos(s.start), pos(s.end))
+
+    fix = d.fix
+    if isinstance(fix, Fix):
+        fix = Fix(fix.message, tuple(Edit(span(e.span), e.content) for e in fix.edits), fix.applicability)
+    related = tuple(
+        RelatedLocation(r.path, span(r.span), r.message) if os.path.abspath(r.path) == os.path.abspath(d.path) else r
+        for r in d.related
+    )
+    noqa = d.noqa_line + delta if d.noqa_line is not None and d.noqa_line > after else d.noqa_line
+    return replace(d, span=span(d.span), fix=fix, related=related, noqa_line=noqa)
