@@ -183,6 +183,10 @@ async function main() {
 
     // the Problems panel
     await page.keyboard.press("Control+Shift+M");
+    // the server reports the whole project: show only this file's rows (the list is virtualised)
+    const filter = page.locator(".viewpane-filter input, .markers-panel-action-filter input").first();
+    await filter.waitFor({ timeout: STEP });
+    await filter.fill(`**/${path.basename(env.FILE)}`);
     await page.waitForFunction((code) => [...document.querySelectorAll(".markers-panel .monaco-list-row")].some((r) => r.textContent.includes(code)), env.FIX_CODE, { timeout: STEP });
     result.problems = await problemRows(page);
     log(`problems: ${result.problems.length} rows`);
@@ -235,6 +239,8 @@ async function main() {
           if (body && body.includes("tclint probe:") && body.includes("Graph breaks")) text = body;
         }
         if (text) break;
+        const failed = await page.$$eval(".notification-toast", (ts) => ts.map((t) => t.innerText).filter((t) => /probe of .* failed/.test(t)));
+        if (failed.length) throw new Error(`the probe failed: ${failed[0].replace(/\s+/g, " ")}`);
         await page.waitForTimeout(500);
       }
       if (!text) throw new Error("the probe view did not appear");
