@@ -19,13 +19,13 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from tclint.rules.config import Settings
 from tclint.rules.model import Applicability, Diagnostic, Fix, Origin
+from tclint.server.codes import no_noqa_codes, unused_suppression_codes
 from tclint.server.positions import Lines
 from tclint.server.settings import EditorSettings
 
 SOURCE = "tclint"
 PROBE_SOURCE = "tclint-probe"
 NOQA_PREFIX = "#" + " noqa: "
-NO_NOQA = frozenset({"TC001", "TC002", "TC003"})
 _NOQA_IN_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
@@ -114,7 +114,7 @@ def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> di
     """The edit adding ``# noqa: CODE`` to 1-based line ``line_no`` (extending an existing list)."""
     from tclint.rules.suppress import _comment_start  # the suppression parser's own comment finder
 
-    if line_no is None or code in NO_NOQA or line_no < 1 or line_no > lines.count:
+    if line_no is None or code in no_noqa_codes() or line_no < 1 or line_no > lines.count:
         return None
     text = lines.line(line_no - 1)
     if text.rstrip().endswith("\\"):
@@ -198,7 +198,7 @@ class Converter:
         if self.features.code_description and diag.url:
             result.code_description = types.CodeDescription(href=diag.url)
         tags = []
-        if diag.code == "TC003" and int(types.DiagnosticTag.Unnecessary) in self.features.tags:
+        if diag.code in unused_suppression_codes() and int(types.DiagnosticTag.Unnecessary) in self.features.tags:
             tags.append(types.DiagnosticTag.Unnecessary)
         if tags:
             result.tags = tags

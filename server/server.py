@@ -155,8 +155,10 @@ class TclintServer(LanguageServer):
         except Exception as exc:
             log.warning("workspace/configuration failed: %s", exc)
             return
-        if not isinstance(result, list):
+        log.debug("workspace/configuration -> %s", result)
+        if not isinstance(result, (list, tuple)):
             return
+        result = list(result)
         problems: list[str] = []
         base = self.settings
         global_settings = base
@@ -456,8 +458,9 @@ def _log_task_error(task: asyncio.Task[Any]) -> None:
 
 def create_server() -> TclintServer:
     """A fresh server with every feature registered."""
-    from tclint.server import actions, commands, hover, lens, pull
+    from tclint.server import actions, commands, fixcheck, hover, lens, pull
 
+    fixcheck.install()
     ls = TclintServer()
 
     @ls.feature(types.INITIALIZE)
@@ -564,6 +567,7 @@ def create_server() -> TclintServer:
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TclintServer, params: types.DidChangeConfigurationParams) -> None:
+        log.debug("didChangeConfiguration: %s", params.settings)
         ws_caps = getattr(ls.capabilities, "workspace", None)
         if getattr(ws_caps, "configuration", False):
             await ls.pull_configuration()

@@ -37,11 +37,14 @@ from tclint.rules.engine import (
 from tclint.rules.facts import FileFacts
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 from tclint.rules.project import Project
-from tclint.server.incremental import IncrementalAnalyzer, diff_lines, split_lines
+from tclint.server import fixcheck
+from tclint.server.codes import file_error_codes
+from tclint.server.incremental import IncrementalAnalyzer, Snapshot, diff_lines, split_lines
 from tclint.server.settings import EditorResolver, EditorSettings
 
 log = logging.getLogger("tclint.server")
 MAX_INDEXED_FILES = 20_000
+FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document is linted
 
 
 @dataclass
@@ -220,13 +223,20 @@ class Root:
         found = self.disk.get(path)
         return found[1] if found else None
 
-    def diagnostics(self, path: str, src: SourceText, facts: FileFacts | None = None) -> tuple[list[Diagnostic], Settings]:
+    def diagnostics(
+        self, path: str, src: SourceText, facts: FileFacts | None = None, snapshot: Snapshot | None = None
+    ) -> tuple[list[Diagnostic], Settings]:
         settings = self.settings_for(path)
         facts = facts or self.current_facts(path)
         if facts is None:
             return [], settings
         project, cross = self.project()
-        diags = file_diagnostics(facts, project, settings)
+        if snapshot is not None and snapshot.text == src.text:
+            fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
+        try:
+            diags = file_diagnostics(facts, project, settings, src.text)
+        finally:
+            fixcheck.clear()
         diags.extend(cross.get(path, ()))
         diags = select(diags, settings, path)
         diags = apply_suppressions(diags, src, settings)
@@ -355,7 +365,12 @@ class Workspace:
         started = time.perf_counter()
         state = self.open_doc(path)
         root = state.root
-        root.discover()
+        if not root.discovered:
+            # a small project is indexed before its first document is linted, so the first
+            # diagnostics already know the compile sites in other files; a large one goes on
+            # in the background (the document is re-evaluated when it is done)
+            root.discover()
+            root.index_step(FIRST_INDEX_BUDGET)
         settings = root.settings_for(path)
         state.text = text
         state.version = version
@@ -376,7 +391,7 @@ class Workspace:
         if root.open.get(path) is not outcome.facts:
             root.open[path] = outcome.facts
             root.invalidate()
-        diags, settings = root.diagnostics(path, src, outcome.facts)
+        diags, settings = root.diagnostics(path, src, outcome.facts, outcome.snapshot)
         state.last_good_text = text
         state.last_good = diags
         state.diagnostics = diags
@@ -388,7 +403,7 @@ class Workspace:
         for path, state in self.docs.items():
             if state.root is not root or path == skip or path not in root.open:
                 continue
-            diags, settings = root.diagnostics(path, SourceText(path, state.text))
+            diags, settings = root.diagnostics(path, SourceText(path, state.text), None, state.analyzer.snapshot)
             state.last_good = diags
             state.last_good_text = state.text
             if diags != state.diagnostics:
@@ -441,7 +456,7 @@ def carry_over(diags: list[Diagnostic], old_text: str, new_text: str) -> list[Di
     delta = len(new_lines) - len(old_lines)
     out = []
     for d in diags:
-        if d.code in ("TC001", "TC002"):
+        if d.code in file_error_codes():
             continue
         if d.span.end.line < first:
             out.append(d)

@@ -6,8 +6,9 @@ import asyncio
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -84,7 +85,7 @@ def fix_client_decoder(client: LanguageClient) -> None:
             return conv.structure(obj, types.Command)
         return conv.structure(obj, types.CodeAction)
 
-    conv.register_structure_hook(Union[types.Command, types.CodeAction], _cmd_or_action)
+    conv.register_structure_hook(Union[types.Command, types.CodeAction], _cmd_or_action)  # noqa: UP007 - the exact hook key
 
 
 async def start_client(
@@ -170,16 +171,14 @@ async def diagnostics(
                 return last
             await asyncio.sleep(0.1)
         else:
-            waiter = client.protocol.wait_for_notification_async(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            # register the waiter before looking (recipes README, gotcha B); never cancel it:
+            # pytest-lsp would then fail setting its result
+            waiter = asyncio.ensure_future(client.protocol.wait_for_notification_async(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS))
             if uri in client.diagnostics:
                 last = list(client.diagnostics[uri])
                 if until(last):
-                    waiter.cancel()
                     return last
-            try:
-                await asyncio.wait_for(waiter, max(0.05, deadline - loop.time()))
-            except asyncio.TimeoutError:
-                pass
+            await asyncio.wait({waiter}, timeout=max(0.05, deadline - loop.time()))
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for diagnostics of {uri}; last: {[(d.code, d.range.start.line) for d in last]}")
 
