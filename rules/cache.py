@@ -41,6 +41,7 @@ class Cache:
         self.fingerprint = _tool_fingerprint()
         self.facts_dir = os.path.join(directory, "facts", self.fingerprint)
         self._pending: dict[str, FileFacts] = {}
+        self._pending_runs: dict[str, list[Any]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -68,7 +69,30 @@ class Cache:
     def put_facts(self, key: str, facts: FileFacts) -> None:
         self._pending[key] = facts
 
+    # -- whole-run results ------------------------------------------------------------------------
+    def run_key(self, files: list[tuple[str, str]], report: list[str], settings: list[str]) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self.fingerprint.encode())
+        for path, digest in sorted(files):
+            h.update(f"{path}\0{digest}\n".encode())
+        h.update(("\0".join(report)).encode())
+        h.update(("\0".join(settings)).encode())
+        return h.hexdigest()
+
+    def get_run(self, key: str) -> list[Any] | None:
+        path = os.path.join(self.directory, "runs", self.fingerprint, key + ".pkl")
+        try:
+            with open(path, "rb") as fh:
+                value = pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+            return None
+        return value if isinstance(value, list) else None
+
+    def put_run(self, key: str, diagnostics: list[Any]) -> None:
+        self._pending_runs[key] = diagnostics
+
     def flush(self) -> None:
+        self._flush_runs()
         if not self._pending:
             return
         try:
@@ -79,6 +103,32 @@ class Cache:
                     fh.write("# Automatically created by tclint.\n*\n")
         except OSError:
             self._pending.clear()
+
+    def _flush_runs(self, keep: int = 16) -> None:
+        if not self._pending_runs:
+            return
+        runs_dir = os.path.join(self.directory, "runs", self.fingerprint)
+        try:
+            os.makedirs(runs_dir, exist_ok=True)
+            self._ensure_gitignore()
+            for key, value in self._pending_runs.items():
+                fd, tmp = tempfile.mkstemp(dir=runs_dir, suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, os.path.join(runs_dir, key + ".pkl"))
+            # keep the most recent results only: one per tree state is all a re-run needs
+            entries = sorted((e for e in os.scandir(runs_dir) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True)
+            for stale in entries[keep:]:
+                os.unlink(stale.path)
+        except OSError:
+            pass
+        self._pending_runs.clear()
+
+    def _ensure_gitignore(self) -> None:
+        gitignore = os.path.join(self.directory, ".gitignore")
+        if not os.path.exists(gitignore):
+            with open(gitignore, "w") as fh:
+                fh.write("# Automatically created by tclint.\n*\n")
             return
         for key, facts in self._pending.items():
             target = self._path(key)

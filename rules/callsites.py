@@ -65,15 +65,21 @@ def specialisation(p: Param, dynamic_false: bool = False) -> str | None:
     return None
 
 
-def calls_into_roots(project: Project) -> Iterator[RootCall]:
-    """Every call edge in the project that enters a compiled frame."""
+def calls_into_roots(project: Project) -> list[RootCall]:
+    """Every call edge in the project that enters a compiled frame (computed once per project)."""
+    cached = project.memo.get("calls_into_roots")
+    if cached is not None:
+        return cached
     root_keys = {key for key, *_ in roots(project)}
-    for ff in project.files.values():
-        for edge, caller in _edges(ff):
-            for key, drop_self in _edge_roots(project, ff, caller, edge, root_keys):
-                _rff, fn = project.functions[key]
-                params = frame_params(fn)
-                yield RootCall(key, edge, ff, params)
+    out: list[RootCall] = []
+    if root_keys:
+        for ff in project.files.values():
+            for edge, caller in _edges(ff):
+                for key, _drop_self in _edge_roots(project, ff, caller, edge, root_keys):
+                    _rff, fn = project.functions[key]
+                    out.append(RootCall(key, edge, ff, frame_params(fn)))
+    project.memo["calls_into_roots"] = out
+    return out
 
 
 def _edges(ff: FileFacts) -> Iterator[tuple[CallEdge, FunctionFacts | None]]:
@@ -107,11 +113,21 @@ def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, e
                 out.extend((k, True) for k in project.site_targets.get(ty.ref, ()) if k in root_keys)
         return out
     if caller is not None and edge.kind in ("self", "instance", "deferred"):
+        if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
+            return out
         for key, _m in project.edge_targets(ff, caller, edge):
             region = project.regions.get(key)
             if key in root_keys and region is not None and region.site is not None and region.site.target_kind in ("instance", "attr", "elem", "deferred", "method"):
                 out.append((key, True))
     return out
+
+
+def _self_may_be_compiled(project: Project, ff: FileFacts, caller: FunctionFacts, edge: CallEdge) -> bool:
+    """`self.x(...)` enters a compiled frame only if `self.x` holds a compiled module."""
+    if caller.cls is None:
+        return False
+    found = project.find_attr(f"{ff.path}::{caller.cls}", edge.target.split(".", 1)[0])
+    return found is not None and found[1].kind == "compiled"
 
 
 def map_args(call: RootCall) -> list[tuple[Param, str]]:

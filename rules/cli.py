@@ -470,7 +470,7 @@ def run_regions(argv: list[str]) -> int:
         overrides["assume_compiled_forward"] = True
     try:
         resolver = ConfigResolver(args.config, overrides)
-        result = Linter(resolver).lint_paths(args.paths)
+        result = Linter(resolver).lint_paths(args.paths, need_project=True)
     except ConfigError as exc:
         print(f"tclint: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -530,11 +530,16 @@ class Linter:
                         index.append(d.path)
         return report, index
 
-    def lint_paths(self, paths: list[str], force_exclude: bool | None = None, overrides: dict[str, bytes] | None = None) -> LintResult:
+    def lint_paths(
+        self, paths: list[str], force_exclude: bool | None = None, overrides: dict[str, bytes] | None = None,
+        need_project: bool = False,
+    ) -> LintResult:
         report, index = self.collect(paths, force_exclude)
-        return self.lint_files(report, index, overrides)
+        return self.lint_files(report, index, overrides, need_project)
 
-    def lint_files(self, report: list[str], index: list[str], overrides: dict[str, bytes] | None = None) -> LintResult:
+    def lint_files(
+        self, report: list[str], index: list[str], overrides: dict[str, bytes] | None = None, need_project: bool = False
+    ) -> LintResult:
         overrides = overrides or {}
         sources: dict[str, SourceText] = {}
         facts: list[FileFacts] = []
@@ -547,6 +552,18 @@ class Linter:
             if path in report_set:
                 sources[path] = src
             todo.append((src, settings))
+        run_key = None
+        if self.cache is not None and not need_project:
+            # An unchanged tree (same bytes, same settings) re-lints for the cost of reading and
+            # hashing it: the whole result is cached, files with findings included.
+            run_key = self.cache.run_key(
+                [(os.path.abspath(src.path), src.digest) for src, _ in todo],
+                sorted(report),
+                sorted({_settings_fingerprint(s) for _, s in todo}),
+            )
+            cached = self.cache.get_run(run_key)
+            if cached is not None:
+                return LintResult(cached, report, sources, None, {})
         facts = self._facts_parallel(todo)
         root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
         project = Project(facts, root_settings)
@@ -569,6 +586,8 @@ class Linter:
             diagnostics.extend(diags)
         diagnostics = _dedupe(diagnostics)
         diagnostics.sort(key=lambda d: d.sort_key())
+        if run_key is not None:
+            self.cache.put_run(run_key, diagnostics)
         return LintResult(diagnostics, report, sources, project, per_file_settings)
 
     def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
@@ -580,6 +599,21 @@ class Linter:
         from tclint.rules.parallel import analyze_many
 
         return analyze_many(self, todo, jobs)
+
+
+_FINGERPRINTS: dict[int, tuple[Settings, str]] = {}
+
+
+def _settings_fingerprint(settings: Settings) -> str:
+    """Everything in the settings, as text (settings objects are shared per folder: memoised)."""
+    import dataclasses
+
+    hit = _FINGERPRINTS.get(id(settings))
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    text = repr(sorted((k, repr(v)) for k, v in dataclasses.asdict(settings).items()))
+    _FINGERPRINTS[id(settings)] = (settings, text)
+    return text
 
 
 def default_jobs(todo: list[tuple[SourceText, Settings]]) -> int:

@@ -10,15 +10,28 @@ stores per content hash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tclint.rules.model import Fix
 from tclint.rules.types import Ty
 
-FACTS_SCHEMA = 1
+FACTS_SCHEMA = 2
 
 
+def _fast_pickle(cls: type) -> type:
+    """Pickle as ``cls(*values)``: ~2-3x faster to load than the default state dict of a slots
+    dataclass, and the warm cache loads hundreds of thousands of these."""
+    names = tuple(f.name for f in fields(cls))
+
+    def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
+        return (cls, tuple(getattr(self, n) for n in names))
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
+
+
+@_fast_pickle
 @dataclass(slots=True)
 class Loc:
     line: int
@@ -27,6 +40,7 @@ class Loc:
     end_col: int
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class CallEdge:
     """A call made by a function, described symbolically for cross-file resolution.
@@ -54,6 +68,7 @@ class CallEdge:
     arg0: tuple[str, str | None, str | None] | None = None  # first argument as a compile target
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Param:
     name: str
@@ -65,6 +80,7 @@ class Param:
     loc: Loc | None = None
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class CompileSite:
     """One place where torch.compile (or an equivalent) is applied to something.
@@ -88,6 +104,7 @@ class CompileSite:
     in_loop: bool = False
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class DisableSite:
     ref: str  # qualified name (function) or local qualname
@@ -95,6 +112,7 @@ class DisableSite:
     loc: Loc
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class SubmoduleSpec:
     """What ``self.<attr>`` holds, as assigned in the class's methods."""
@@ -105,6 +123,7 @@ class SubmoduleSpec:
     loc: Loc | None = None
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class FunctionFacts:
     qualname: str
@@ -126,6 +145,7 @@ class FunctionFacts:
     global_writes: list[tuple[str, str, Loc]] = field(default_factory=list)
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class ClassFacts:
     qualname: str
@@ -137,6 +157,7 @@ class ClassFacts:
     is_dataclass: bool = False
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class Candidate:
     """A hazard seen by a rule, pending the decision whether its function is compiled."""
@@ -155,6 +176,7 @@ class Candidate:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@_fast_pickle
 @dataclass(slots=True)
 class FileFacts:
     path: str

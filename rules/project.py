@@ -96,6 +96,8 @@ class Project:
         self.sites: dict[str, tuple[FileFacts, CompileSite]] = {}
         self.dynamo_config: dict[str, tuple[Any, str, Loc]] = {}
         self._resolve_cache: dict[tuple[str, str], tuple[str, str] | None] = {}
+        self._mro_cache: dict[str, list[str]] = {}
+        self.memo: dict[str, Any] = {}  # per-project results shared by rules (calls into roots, ...)
 
     # ------------------------------------------------------------------ resolution
     def module_file(self, module: str, near: FileFacts | None) -> FileFacts | None:
@@ -162,6 +164,14 @@ class Project:
         return out
 
     def mro(self, cls_key: str) -> list[str]:
+        cached = self._mro_cache.get(cls_key)
+        if cached is not None:
+            return cached
+        result = self._mro(cls_key)
+        self._mro_cache[cls_key] = result
+        return result
+
+    def _mro(self, cls_key: str) -> list[str]:
         seen: list[str] = []
         stack = [cls_key]
         while stack:

@@ -69,6 +69,11 @@ def _specificity(selector: str) -> int:
 def enabled_codes(select: list[str], extend_select: list[str], ignore: list[str], preview: bool) -> frozenset[str]:
     """Codes on for these settings.  As in ruff, the most specific selector wins between select
     and ignore; preview rules are only on with ``preview`` (or when selected by exact code)."""
+    return _enabled_codes(tuple(select), tuple(extend_select), tuple(ignore), preview)
+
+
+@cache
+def _enabled_codes(select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], preview: bool) -> frozenset[str]:
     out = set()
     for rule in all_rules():
         code = rule.code

@@ -58,19 +58,26 @@ def _comment_start(line: str) -> int:
     return -1
 
 
+_MARKER = re.compile(r"noqa|tclint:", re.IGNORECASE)
+
+
 def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
+    """Suppression directives, found by searching for the markers (not by walking every line)."""
     if "noqa" not in text and "NOQA" not in text and "tclint:" not in text:
         return []
+    import bisect
+
     index = index or LineIndex(text)
+    starts = index.starts
+    lines: list[int] = []
+    for m in _MARKER.finditer(text):
+        lineno = bisect.bisect_right(starts, m.start())
+        if not lines or lines[-1] != lineno:
+            lines.append(lineno)
     out: list[Directive] = []
     open_ranges: dict[str | None, Directive] = {}
-    for lineno in range(1, index.line_count + 1):
+    for lineno in lines:
         line = index.line(lineno)
-        if "#" not in line:
-            continue
-        lowered = line.lower()
-        if "noqa" not in lowered and "tclint:" not in lowered:
-            continue
         start = _comment_start(line)
         if start < 0:
             continue
