@@ -30,8 +30,12 @@ from tclint.server.documents import uri_to_path
 from tclint.server.protocol import current_command
 from tclint.server.scheduler import URGENT
 
+# a runtime import: pygls resolves the command handlers' annotations (the module is only imported
+# from server.create_server, after tclint.server.server has loaded)
+from tclint.server.server import TclintServer  # noqa: E402
+
 if TYPE_CHECKING:
-    from tclint.server.server import Published, TclintServer
+    from tclint.server.server import Published
 
 log = logging.getLogger("tclint.server")
 REQUEST_FAILED = -32803
