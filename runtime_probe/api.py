@@ -73,8 +73,9 @@ Objects:
     ``.completed``.
 
 ``ProbeProgress``: what ``progress`` receives: ``phase`` ("starting", "running", "call",
-    "finishing"), ``message`` (one line for a status bar), ``fraction`` (0..1 in function mode,
-    else None) and the raw worker ``event``.
+    "finishing", or "output": then ``message`` is a chunk of the probed code's stdout/stderr,
+    sent only with ``options.stream_output``), ``message`` (one line for a status bar),
+    ``fraction`` (0..1 in function mode, else None) and the raw worker ``event``.
 
 Errors: ``ProbeUsageError`` (bad target: show it to the user), ``ProbeWorkerError`` is never
 raised: a worker that cannot start yields a report with ``status == "worker-error"``.
@@ -136,6 +137,8 @@ def _progress_adapter(progress: ProgressFn | None) -> Callable[[dict[str, Any]],
             progress(ProbeProgress("running", msg, None, event))
         elif kind == "result":
             progress(ProbeProgress("finishing", "collecting results", 1.0, event))
+        elif kind == "output":  # only with options.stream_output
+            progress(ProbeProgress("output", event.get("data", ""), None, event))
 
     return on_event
 

@@ -233,8 +233,8 @@ def _chain(*fns: Any) -> Any:
 
 
 def _stream_output(p: Any) -> None:
-    if p.event.get("t") == "output":
-        sys.stderr.write(p.event.get("data", ""))
+    if p.phase == "output":
+        sys.stderr.write(p.message)
         sys.stderr.flush()
 
 
@@ -242,7 +242,7 @@ def _stderr_progress(args: argparse.Namespace) -> Any:
     state = {"last": ""}
 
     def show(p: Any) -> None:
-        if p.event.get("t") == "output":
+        if p.phase == "output":
             return
         line = f"tclint probe: {p.message}"
         if line != state["last"]:

@@ -28,8 +28,11 @@ def _lines(path: str, mtime: float) -> tuple[str, ...]:
         return ()
 
 
-def line_span(path: str | None, line: int | None) -> Span:
+def line_span(path: str | None, line: int | None, col: int | None = None, end_col: int | None = None) -> Span:
+    """The code on ``line`` (without indentation), or exactly ``col..end_col`` when known."""
     line = max(1, int(line or 1))
+    if col is not None and end_col is not None and end_col >= col:
+        return Span.of(line, col, line, end_col)
     text = ""
     if path and os.path.isfile(path):
         lines = _lines(path, os.path.getmtime(path))
@@ -48,12 +51,13 @@ def _rule(code: str) -> Any:
 
 def _diag(code: str, message: str, path: str, line: int | None, severity: Severity | None = None,
           gb_ids: tuple[str, ...] = (), url: str | None = None, help: str | None = None,
-          related: tuple[RelatedLocation, ...] = (), extra: dict[str, Any] | None = None) -> Diagnostic:
+          related: tuple[RelatedLocation, ...] = (), extra: dict[str, Any] | None = None,
+          cols: tuple[int | None, int | None] = (None, None)) -> Diagnostic:
     rule = _rule(code)
     from tclint.rules.engine import rule_doc_url
 
     return Diagnostic(
-        code=code, name=rule.name, message=message, path=display_path(path), span=line_span(path, line),
+        code=code, name=rule.name, message=message, path=display_path(path), span=line_span(path, line, *cols),
         severity=severity or rule.default_severity, origin=Origin.PROBE, gb_ids=gb_ids,
         url=url or (gb_url(gb_ids[0]) if gb_ids else rule_doc_url(code)), help=help, related=related,
         noqa_line=line, extra={"probe": True, **(extra or {})},
@@ -73,7 +77,7 @@ def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
     parts = [f"Graph break {kind}, {heat}"]
     severity = None
     if b["frame_dropped"]:
-        names = ", ".join(f"`{n}`" for n in b["dropped_frames"]) or "the frame"
+        names = ", ".join(b["dropped_frames"]) or "the frame"
         parts.append(f"Dynamo dropped {names} whole: it runs eagerly on every call")
         severity = Severity.ERROR
     if b["in_library"]:
@@ -97,10 +101,10 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         at = c.get("guard_location") or {"file": c["frame"]["file"], "line": c["frame"]["line"]}
         if not at.get("file"):
             continue
-        key = (c["frame"]["file"], c["frame"]["function"], at["file"], at["line"])
+        key = (c["frame"]["file"], c["frame"]["function"], at["file"], at["line"], at.get("col"), at.get("end_col"))
         groups.setdefault(key, []).append(c)
     out = []
-    for (_ff, fn, path, line), items in groups.items():
+    for (_ff, fn, path, line, col, end_col), items in groups.items():
         guards = []
         for c in items:
             g = (c.get("guard") or {}).get("guard") or c["trigger"]
@@ -112,8 +116,10 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         if how:
             msg += f" ({how})"
         hint = next(((c.get("guard") or {}).get("hint") for c in items if (c.get("guard") or {}).get("hint")), None)
-        out.append(_diag("TC902", msg, path, line, help=hint,
-                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": guards}))
+        params = [c["guard_parameter"] for c in items if c.get("guard_parameter")]
+        out.append(_diag("TC902", msg, path, line, help=hint, cols=(col, end_col),
+                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": guards,
+                                "parameters": params[:1]}))
     return out
 
 

@@ -77,6 +77,25 @@ def _attr_chain(node: ast.AST) -> list[str] | None:
     return None
 
 
+def parameter(frame_file: str | None, frame_line: int | None, frame_name: str | None,
+              source: str | None) -> dict[str, Any] | None:
+    """The parameter a guard's source starts from (``self.k`` -> ``self``, ``x`` -> ``x``), with its
+    columns: a static finding about another parameter on the same ``def`` line is another matter."""
+    if not source or not frame_file or not os.path.isfile(frame_file):
+        return None
+    chain = _chain(source)
+    tree = parse_file(frame_file)
+    fn = find_function(tree, frame_name, frame_line) if tree is not None and chain else None
+    if fn is None:
+        return None
+    a = fn.args
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
+        if arg.arg == chain[0] and arg.arg not in ("self", "cls"):
+            return {"file": frame_file, "line": arg.lineno, "col": arg.col_offset, "end_col": arg.end_col_offset,
+                    "name": arg.arg}
+    return None
+
+
 def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line: int | None,
            frame_name: str | None, resume_line: int | None = None) -> dict[str, Any] | None:
     """{file, line, how} for the guard of one recompile, or None when nothing is known.
@@ -92,7 +111,8 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
         return {"file": f["file"], "line": f["line"], "how": "the guard was installed by this line"}
     source = recompile.get("source")
     if resume_line is not None and frame_file:
-        what = f"`{_chain(source)[0]}`" if source and _chain(source) else "a value"
+        root = _chain(source)[0] if source and _chain(source) else None
+        what = f"`{root}`" if root and not root.startswith("___") else "an intermediate value"
         return {"file": frame_file, "line": resume_line,
                 "how": f"{what} as it reaches the graph break here, where compiled code resumes"}
     if not frame_file or not os.path.isfile(frame_file):
@@ -129,7 +149,8 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
                 return {"file": frame_file, "line": node.lineno, "how": f"`{'.'.join(got)}` is read here"}
     for arg in params:
         if arg.arg == root:
-            return {"file": frame_file, "line": arg.lineno, "how": f"parameter `{root}`"}
+            return {"file": frame_file, "line": arg.lineno, "col": arg.col_offset, "end_col": arg.end_col_offset,
+                    "how": f"parameter `{root}`"}
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and node.id == root:
             return {"file": frame_file, "line": node.lineno, "how": f"`{root}` is used here"}

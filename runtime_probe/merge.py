@@ -27,6 +27,27 @@ def _covers(d: Diagnostic, path: str, line: int) -> bool:
     return _real(d.path) == path and d.span.start.line <= line <= max(d.span.end.line, d.span.start.line)
 
 
+def _overlaps(d: Diagnostic, path: str, line: int, col: int, end_col: int) -> bool:
+    """``d`` covers that part of the line (a ``def`` line holds many parameters)."""
+    if not _covers(d, path, line):
+        return False
+    start = d.span.start.column if d.span.start.line == line else 0
+    end = d.span.end.column if d.span.end.line == line else 10**9
+    return start < end_col and col < max(end, start + 1)
+
+
+def _recompile_match(sd: Diagnostic, pd: Diagnostic) -> bool:
+    """A static recompile finding predicts this recompile: it sits on the guard's line (on the
+    guarded parameter itself when the guard is about a parameter)."""
+    if _family(sd.code) != "recompile":
+        return False
+    path = _real(pd.path)
+    targets = [(pd.span.start.line, pd.span.start.column, pd.span.end.column)]
+    for p in pd.extra.get("parameters") or []:
+        targets.append((p["line"], p["col"], p["end_col"]))
+    return any(_overlaps(sd, path, line, col, end) for line, col, end in targets)
+
+
 def _family(code: str) -> str | None:
     rule = registry.get(code)
     return getattr(rule, "family", None)
@@ -41,11 +62,9 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
         path, line = _real(pd.path), pd.span.start.line
         matched = []
         for j, sd in enumerate(out_static):
-            if not _covers(sd, path, line):
-                continue
-            if pd.code == "TC901" and set(sd.gb_ids) & set(pd.gb_ids):
+            if pd.code == "TC901" and _covers(sd, path, line) and set(sd.gb_ids) & set(pd.gb_ids):
                 matched.append(j)
-            elif pd.code == "TC902" and _family(sd.code) == "recompile":
+            elif pd.code == "TC902" and _recompile_match(sd, pd):
                 matched.append(j)
         if not matched:
             continue
@@ -62,7 +81,8 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
             if pd.code == "TC901":
                 continue  # the confirmed static finding says it, with the hit count attached
             predicted_by = sorted({sd.code for sd in out_static if sd.extra.get("confirmed_by") == pd.code
-                                   and _covers(sd, _real(pd.path), pd.span.start.line)})
+                                   and (_recompile_match(sd, pd) if pd.code == "TC902"
+                                        else _covers(sd, _real(pd.path), pd.span.start.line))})
             merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": predicted_by}))
         elif pd.code in ("TC901", "TC902", "TC903", "TC904"):
             merged_probe.append(pd.with_(extra={**pd.extra, "unpredicted": True}))

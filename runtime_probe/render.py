@@ -62,6 +62,8 @@ def concise(report: Any, diags: list[Diagnostic]) -> str:
             tag = " [confirmed by probe" + (f", {hits:,} hits" if isinstance(hits, int) else "") + "]"
         elif d.extra.get("unpredicted"):
             tag = " [probe only: no static rule predicted this]"
+        elif d.extra.get("predicted_by"):
+            tag = f" [predicted by {', '.join(d.extra['predicted_by'])}]"
         out.append(line + tag)
     return "\n".join(out) + ("\n" if out else "") + summary_line(report)
 

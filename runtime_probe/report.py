@@ -161,6 +161,8 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kind = "first"
         resume_at = int(RESUME.match(co_name).group(2)) if resume and co_name else None
         guard_at = guards.locate(recompile, file, line, name, resume_at) if recompile else None
+        # a resume function's arguments are the frame's live locals, under the same names
+        guard_param = guards.parameter(file, line, name, recompile.get("source")) if recompile else None
         dropped = bool(rec.get("fail_type")) and not rec.get("has_guarded_code") and not limit
         out.append({
             "compile_id": cid,
@@ -169,6 +171,7 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "trigger": _trigger_text(kind, recompile, co_name),
             "guard": recompile,
             "guard_location": guard_at,
+            "guard_parameter": guard_param,
             "time_s": rec.get("entire_frame_compile_time_s"),
             "backend_time_s": rec.get("backend_compile_time_s"),
             "graphs": rec.get("graphs", 0),
@@ -294,20 +297,24 @@ def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], h
             entry = sites[key] = {
                 "file": site["file"], "line": site["line"], "function": site.get("function"),
                 "in_library": site["in_library"], "gb_id": ev.get("gb_id"), "gb_type": ev.get("gb_type"),
-                "reason": ev.get("reason"), "explanation": ev.get("explanation"), "hints": ev.get("hints") or [],
+                "reason": ev.get("reason"), "explanation": ev.get("explanation"), "hints": [],
                 "url": ev.get("url"), "user_stack": collapse_resumes([f for f in ev.get("stack") or [] if f.get("user")]),
                 "reported_at": ev.get("reported_at"), "events": 0, "compile_ids": [], "frame_dropped": False,
                 "dropped_frames": [], "_events": [],
             }
         entry["events"] += 1
         entry["_events"].append(ev)
+        for hint in ev.get("hints") or []:
+            if hint not in entry["hints"]:
+                entry["hints"].append(hint)
         cid = str(ev.get("compile_id"))
         if cid not in entry["compile_ids"]:
             entry["compile_ids"].append(cid)
         comp = by_cid.get(cid)
         if comp is not None and comp["dropped"]:
             entry["frame_dropped"] = True
-            name = comp["frame"]["function"]
+            f = comp["frame"]
+            name = f"{f['function']} ({_where({'file': f['file'], 'line': f['line']})})" if f.get("file") else f["function"]
             if name not in entry["dropped_frames"]:
                 entry["dropped_frames"].append(name)
     out = []

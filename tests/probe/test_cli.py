@@ -34,9 +34,10 @@ def test_program_mode_concise_merges_the_static_findings():
 
 def test_json_report_has_every_section(tmp_path):
     out = tmp_path / "report.json"
-    proc = tclint("--output-format", "json", "--output-file", str(out), "--no-static", "train.py", "--steps", "2",
-                  cwd=fixture("train"))
+    proc = tclint("--output-format", "json", "--output-file", str(out), "--no-static", "--show-output", "train.py",
+                  "--steps", "2", cwd=fixture("train"))
     assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("tick\n") == 2 and "step 0 loss" in proc.stderr  # streamed, on stderr
     data = json.loads(out.read_text())
     for key in ("diagnostics", "environment", "correctness", "compiles", "graph_breaks", "errors", "run"):
         assert key in data

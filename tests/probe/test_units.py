@@ -192,7 +192,9 @@ def test_locate_guards(tmp_path):
     f = str(src)
     at = lambda g, line, name, resume=None: guards.locate({"source": g, "stack": []}, f, line, name, resume)  # noqa: E731
     assert at("x", 5, "step")["line"] == 6  # a decorated def: co_firstlineno is the decorator's line
-    assert at("n", 5, "step") == {"file": f, "line": 7, "how": "parameter `n`"}
+    assert at("n", 5, "step") == {"file": f, "line": 7, "col": 9, "end_col": 15, "how": "parameter `n`"}
+    assert guards.parameter(f, 5, "step", "n")["col"] == 9
+    assert guards.parameter(f, 12, "forward", "self.k") is None  # `self` is not the subject
     assert at("G['SCALE']", 5, "step")["line"] == 3
     assert at("self.k", 12, "forward")["line"] == 14
     assert at("h", 12, "forward", resume=14)["line"] == 14
@@ -263,6 +265,30 @@ def test_merge_confirms_recompile_rules_on_the_guard_line(tmp_path):
     s = next(d for d in merged if d.code == recompile_rule.code)
     p = next(d for d in merged if d.code == "TC902")
     assert s.extra["confirmed"] and p.extra["predicted_by"] == [recompile_rule.code]
+
+
+def test_merge_tells_parameters_on_one_def_line_apart(tmp_path):
+    from tclint.rules import registry
+    from tclint.runtime_probe.diagnostics import recompile_diagnostics
+
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("import torch\n\ndef step(tokens, temperature, sampling='greedy'):\n"
+                                   "    if sampling == 'sample':\n        return tokens * temperature\n    return tokens\n")
+    code = next(r for r in registry.all_rules() if r.family == "recompile").code
+    static = [Diagnostic(code=code, name="x", message="str argument", path=path, span=Span.of(3, 30, 3, 49))]
+    report = _report(path)
+    for cid, source, at in (("0/1", "tokens", {"file": path, "line": 3, "col": 9, "end_col": 15, "how": "p"}),
+                            ("0/2", "sampling", {"file": path, "line": 4, "how": "installed"})):
+        param = guards.parameter(path, 3, "step", source)
+        report.compiles.append({"compile_id": cid, "frame": {"function": "step", "file": path, "line": 3, "code_name": "step"},
+                                "kind": "recompile", "trigger": "t", "guard": {"guard": f"{source} guard", "source": source},
+                                "guard_location": at, "guard_parameter": param})
+    assert [d.line for d in recompile_diagnostics(report)] == [3, 4]
+    merged = merge.merge(static, report)
+    tc902 = {d.line: d for d in merged if d.code == "TC902"}
+    assert tc902[3].extra.get("unpredicted")  # `tokens`: the static finding is about `sampling`
+    assert tc902[4].extra.get("predicted_by") == [code]  # `sampling`, guarded at its use on line 4
+    assert next(d for d in merged if d.code == code).extra["confirmed"]
 
 
 # ---------------------------------------------------------------------------------------------
