@@ -113,6 +113,7 @@ class TclintServer(LanguageServer):
 
     def _config_error_from_thread(self, exc: ConfigError) -> None:
         message = f"tclint: configuration error: {exc}" + (f" (key `{exc.key}`)" if exc.key and f"`{exc.key}" not in str(exc) else "")
+        message += " -- linting with the editor settings until it is fixed"
         log.warning("%s", message)
         loop = self.lint.loop if self.lint is not None else None
         if loop is not None and not loop.is_closed():
@@ -137,7 +138,6 @@ class TclintServer(LanguageServer):
             self.ws.set_editor(settings)
 
         await self.run_job(job, URGENT)
-        self.shown_errors.clear()
         self.wake_indexer()
         self.relint_all()
 
@@ -562,8 +562,9 @@ def create_server() -> TclintServer:
         path = ls.doc_path(doc)
         if not ls.pull:
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-        await ls.run_job(lambda: ls.ws.close_doc(path), NORMAL)
-        ls.wake_indexer()
+        root_path = await ls.run_job(lambda: ls.ws.close_doc(path), NORMAL)
+        if root_path:
+            ls.schedule_cross_file(root_path, 0.0)
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: TclintServer, params: types.DidChangeConfigurationParams) -> None:

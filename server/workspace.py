@@ -99,15 +99,22 @@ class Root:
         try:
             return self.resolver.for_file(path)
         except ConfigError as exc:
-            self.on_config_error(exc)
-            return Settings()
+            self._broken(exc)
+            return self.resolver.for_file(path)
 
     def root_settings(self) -> Settings:
         try:
             return self.resolver.for_dir(self.path)
         except ConfigError as exc:
-            self.on_config_error(exc)
-            return Settings()
+            self._broken(exc)
+            return self.resolver.for_dir(self.path)
+
+    def _broken(self, exc: ConfigError) -> None:
+        """A configuration file is invalid: say so (once), and lint with the editor settings
+        alone until it is fixed (a change to it makes new resolvers)."""
+        self.on_config_error(exc)
+        self.resolver = EditorResolver(replace(self.resolver.editor, preference="editorOnly"))
+        self.invalidate()
 
     # -- the index
     def discover(self) -> None:
@@ -118,10 +125,11 @@ class Root:
         if not self.index:
             return
         try:
+            self.root_settings()  # a broken configuration switches the resolver first
             found = [os.path.abspath(d.path) for d in discover([self.path], self.resolver, True)]
         except ConfigError as exc:
-            self.on_config_error(exc)
-            found = []
+            self._broken(exc)
+            found = [os.path.abspath(d.path) for d in discover([self.path], self.resolver, True)]
         except OSError as exc:
             log.warning("cannot list %s: %s", self.path, exc)
             found = []
@@ -350,15 +358,21 @@ class Workspace:
             state = self.docs[path] = DocState(path, analyzer, root)
         return state
 
-    def close_doc(self, path: str) -> None:
+    def close_doc(self, path: str) -> str | None:
+        """Forget an open document (its file on disk takes over); the root whose project changed."""
         state = self.docs.pop(path, None)
         if state is None:
-            return
+            return None
         root = state.root
-        if root.open.pop(path, None) is not None:
-            root.invalidate()
-            if root.index and os.path.isfile(path):
-                root.pending.appendleft(path)  # back to the text on disk
+        if root.open.pop(path, None) is None:
+            return None
+        root.invalidate()
+        if root.index and os.path.isfile(path):
+            try:
+                root.analyze_disk(path)  # back to the text on disk
+            except Exception:
+                log.exception("re-reading %s failed", path)
+        return root.path
 
     def lint(self, path: str, text: str, version: int = 0, full: bool = False) -> LintOutput:
         """Analyse an open document's text and compute its diagnostics."""

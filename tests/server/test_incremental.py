@@ -11,7 +11,6 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tclint.rules import engine
 from tclint.rules.discovery import module_for
 from tclint.rules.engine import SourceText, analyze_source
