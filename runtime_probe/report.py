@@ -128,6 +128,7 @@ def original(co_name: str | None) -> str | None:
 
 
 def _frame_id(compile_id: str) -> str:
+    """``"0/3"`` -> ``"0"``; ``"2:0/3"`` (after the user reset Dynamo twice) -> ``"2:0"``."""
     return str(compile_id).strip("!").split("/")[0]
 
 

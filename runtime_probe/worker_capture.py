@@ -316,6 +316,8 @@ class Capture(logging.Handler):
         self.calls = 0
         self.max_calls = max_calls
         self.on_limit = on_limit
+        self.generation = 0  # bumped when the user's code resets Dynamo: compile ids restart at 0/0
+        self._started: set[str] = set()
         self.hits_supported = False
         self.calls_supported = False
         self._lock = threading.Lock()
@@ -346,8 +348,19 @@ class Capture(logging.Handler):
         except Exception as exc:  # never let the probe break the user's program
             self.emit_event({"t": "warning", "message": f"trace parse error: {type(exc).__name__}: {exc}"})
 
+    def gid(self, compile_id: str) -> str:
+        """A compile id that stays unique across ``torch._dynamo.reset()`` calls in user code."""
+        return compile_id if self.generation == 0 else f"{self.generation}:{compile_id}"
+
     def _on_record(self, md: dict[str, Any], payload: Any) -> None:
-        compile_id = f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
+        raw_id = f"{md.get('frame_id')}/{md.get('frame_compile_id')}"
+        if "dynamo_start" in md:
+            with self._lock:
+                if raw_id in self._started:
+                    self.generation += 1
+                    self._started = set()
+                self._started.add(raw_id)
+        compile_id = self.gid(raw_id)
         artifact = md.get("artifact")
         if isinstance(artifact, dict) and artifact.get("name") == "dynamo_graph_break_reason":
             event = parse_break(payload or "")
@@ -362,6 +375,7 @@ class Capture(logging.Handler):
         elif "compilation_metrics" in md:
             rec = metrics_record(md["compilation_metrics"])
             if rec.get("compile_id"):
+                rec["compile_id"] = self.gid(str(rec["compile_id"]))
                 rec["graphs"] = self.graphs.get(str(rec["compile_id"]), 0)
                 with self._lock:
                     self.compiles[str(rec["compile_id"])] = rec
@@ -421,7 +435,8 @@ class Capture(logging.Handler):
         try:
             from torch._dynamo.utils import get_compilation_metrics
 
-            for m in get_compilation_metrics():
+            # authoritative unless the user reset Dynamo (its ids then repeat; the stream has them)
+            for m in get_compilation_metrics() if self.generation == 0 else ():
                 rec = metrics_record(m)
                 cid = str(rec.get("compile_id"))
                 rec["graphs"] = self.graphs.get(cid, 0)
@@ -448,7 +463,8 @@ class Capture(logging.Handler):
 
 
 def _compile_sort_key(cid: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else -1 for p in cid.strip("!").split("/"))
+    gen, _, rest = cid.rpartition(":")
+    return (int(gen) if gen.isdigit() else 0, *(int(p) if p.isdigit() else -1 for p in rest.strip("!").split("/")))
 
 
 def reset_dynamo() -> None:
@@ -502,6 +518,8 @@ def _patch_resume_globals(capture: Capture) -> bool:
                 cid = str(CompileContext.current_compile_id())
             except Exception:
                 cid = "?"
+            if _ACTIVE:
+                cid = _ACTIVE[0].gid(cid)
             value = make_counter(value, f"{cid}|{name}")
         return original(self, name, value)
 

@@ -129,3 +129,18 @@ def test_recompile_limit_and_whole_frame_drop(pool, options, tmp_path):
     assert site["dropped_frames"] == [f"keep_confident ({os.path.relpath(SERVE)}:{def_line})"]
     assert site["hits"] is None  # it ran eagerly: nothing to count, never reported as 0
     assert diags["TC901"].severity.value == "error" and "dropped keep_confident (" in diags["TC901"].message
+
+
+def test_user_code_that_resets_dynamo(pool, options, tmp_path):
+    """After torch._dynamo.reset() compile ids start again at 0/0: nothing may be merged or lost."""
+    script = tmp_path / "resets.py"
+    script.write_text(
+        "import torch\n\n\ndef f(x):\n    print('f')\n    return x + 1\n\n\ndef g(x):\n    print('g')\n    return x * 2\n\n\n"
+        "torch.compile(f)(torch.ones(2))\ntorch._dynamo.reset()\ncg = torch.compile(g)\ncg(torch.ones(2))\ncg(torch.ones(2))\n"
+    )
+    report = probe_program(str(script), options=options, pool=pool)
+    assert report.status == "ok", report.message
+    hits = {b["function"]: b["hits"] for b in report.graph_breaks}
+    assert hits == {"f": 1, "g": 2}
+    assert len({c["compile_id"] for c in report.compiles}) == len(report.compiles) == 4
+    assert {c["frame"]["function"] for c in report.compiles} == {"f", "g"}

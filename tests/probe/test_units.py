@@ -350,6 +350,19 @@ def test_options_from_settings(tmp_path):
     assert opts.env == {"FOO": "1"} and opts.dynamo == {"recompile_limit": 4}
 
 
+def test_report_json_round_trip(tmp_path):
+    import json
+
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("\n".join(f"x{i} = {i}" for i in range(30)))
+    report = _report(path, breaks=[(5, "GB0124", 7)], recompiles=[14])
+    data = json.loads(json.dumps(report.to_json()))
+    again = ProbeReport.from_json(data)
+    assert again == report
+    assert [d["code"] for d in data["diagnostics"]] == ["TC901", "TC902"]
+    assert data["diagnostics"][0]["hits"] == 7
+
+
 def test_fixture_dirs_are_not_packages():
     for dirpath, _dirs, files in os.walk(FIX):
         assert "__init__.py" not in files, dirpath
