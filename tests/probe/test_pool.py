@@ -7,7 +7,6 @@ import signal
 import threading
 
 import pytest
-
 from tclint.runtime_probe.api import ProbePool, probe_program
 
 pytestmark = pytest.mark.dynamo
