@@ -123,7 +123,7 @@ break its GB id, hits, link and location."
          (breaks (append (tclint--get report :graph_breaks :breaks :graphBreaks) nil))
          (errors (append (plist-get report :errors) nil))
          (err (or (tclint--get result :error) (tclint--get report :error)))
-         (lines (list (format "# tclint probe: %s" (or (tclint--get report :title :target :function :program) title)))))
+         (lines (list (format "# tclint probe: %s" (file-name-nondirectory (or (tclint--get report :title :target :function :program) title))))))
     (when (or (plist-get env :torch) message)
       (setq lines (append lines (list (format "torch %s · %s" (or (plist-get env :torch) "?") (or message ""))))))
     (setq lines (append lines (list "")))

@@ -65,6 +65,11 @@ export function toUri(path: string): string {
   return `file://${absolute.split("/").map(encodeURIComponent).join("/")}`;
 }
 
+/** "/abs/dir/serve.py::score" -> "serve.py::score": absolute folders add nothing in a view title. */
+export function shortenPaths(text: string): string {
+  return text.replace(/(?:[A-Za-z]:)?[\\/](?:[^\\/:\s]+[\\/])+(?=[^\\/:\s]+)/g, "");
+}
+
 export function gbUrl(gbId: string): string {
   return `https://meta-pytorch.github.io/compile-graph-break-site/gb/${gbId.toLowerCase()}.html`;
 }
@@ -154,7 +159,7 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
   }
   const env = obj(report.environment);
   return {
-    title: str(report, ["title", "target", "function", "qualname", "program", "path"]) ?? fallbackTitle,
+    title: shortenPaths(str(report, ["title", "target", "function", "qualname", "program", "path"]) ?? fallbackTitle),
     summary: message,
     error,
     torchVersion: str(env, ["torch"]) ?? str(report, ["torch_version", "torchVersion", "torch"]),

@@ -229,6 +229,11 @@ test("probe view: the report is normalised (compiles, breaks, links)", () => {
   assert.deepEqual(empty, { title: "fallback", summary: undefined, error: undefined, torchVersion: undefined, duration: undefined, compiles: [], breaks: [], notes: [] });
   assert.equal(probeModel.normalizeProbeResult({ error: { message: "ImportError: torch" } }, "f").error, "ImportError: torch");
   assert.equal(probeModel.toUri("C:\\a b\\m.py"), "file:///C%3A/a%20b/m.py");
+  assert.equal(probeModel.shortenPaths("/tmp/x/ws/serve.py"), "serve.py");
+  assert.equal(probeModel.shortenPaths("/ws/tinylm/model.py::Block.forward"), "model.py::Block.forward");
+  assert.equal(probeModel.shortenPaths("C:\\ws\\m.py::f"), "m.py::f");
+  assert.equal(probeModel.shortenPaths("serve.py"), "serve.py");
+  assert.equal(probeModel.normalizeProbeResult({ target: "/abs/ws/serve.py", mode: "program" }, "f").title, "serve.py");
 });
 
 test("probe view: a real runtime-probe report (serve.py as a program)", () => {

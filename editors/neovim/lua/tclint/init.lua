@@ -184,7 +184,7 @@ end
 --- per compilation its trigger and failed guard, per graph break its GB id, hits, link and place.
 function M.format_probe(result, title)
   local report = first(result, { "report", "result" }) or result or {}
-  local head = text(first(report, { "title", "target", "function", "program" })) or title
+  local head = vim.fn.fnamemodify(text(first(report, { "title", "target", "function", "program" })) or title, ":t")
   local lines = { "# tclint probe: " .. head }
   local env = type(report.environment) == "table" and report.environment or {}
   local status = text(report.status)
