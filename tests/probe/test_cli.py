@@ -130,3 +130,44 @@ def test_no_processes_left_after_a_cli_timeout(tmp_path):
             leftovers.append((pid, cmd))
     assert leftovers == []
     assert session_processes(os.getpid()) == session_processes(os.getpid())  # sanity: helper works here
+
+
+def _marked(marker: str) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmd = fh.read().decode("utf-8", "replace")
+            with open(f"/proc/{name}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmd and state not in ("Z", "X"):
+            out.append(int(name))
+    return out
+
+
+def test_killing_the_caller_takes_the_probe_down(tmp_path):
+    """The editor (or a terminal) dies mid-probe: the worker notices its control pipe closing and
+    kills the probed process tree; nothing keeps running."""
+    import signal
+    import time
+
+    marker = f"tclint-orphan-marker-{os.getpid()}"
+    (tmp_path / "hang.py").write_text(
+        f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{marker}'])\n"
+        "time.sleep(600)\n")
+    caller = subprocess.Popen([*TCLINT, "probe", "--timeout", "300", "hang.py"], cwd=str(tmp_path),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _marked(marker), "the probed program never started"
+    caller.send_signal(signal.SIGKILL)
+    caller.wait(10)
+    deadline = time.monotonic() + 10
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _marked(marker) == []
