@@ -92,7 +92,7 @@ export function resolveVariables(values: string[], vars: Variables): string[] {
 }
 
 /** Settings whose change means a new server process (the rest reach the running server). */
-export const RESTART_KEYS = ["enable", "interpreter", "path", "args"] as const;
+export const RESTART_KEYS = ["enable", "interpreter", "path"] as const;
 
 export function needsRestart(affects: (section: string) => boolean): boolean {
   return RESTART_KEYS.some((key) => affects(`tclint.${key}`));

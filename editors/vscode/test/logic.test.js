@@ -64,7 +64,7 @@ test("settings: only process-level settings restart the server", () => {
   const affects = (changed) => (section) => changed.includes(section);
   assert.equal(settings.needsRestart(affects(["tclint.interpreter"])), true);
   assert.equal(settings.needsRestart(affects(["tclint.path"])), true);
-  assert.equal(settings.needsRestart(affects(["tclint.select", "tclint.severity"])), false);
+  assert.equal(settings.needsRestart(affects(["tclint.select", "tclint.severity", "tclint.args"])), false);
 });
 
 test("settings: every tclint.* setting in package.json is read, and nothing else", () => {
