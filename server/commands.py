@@ -27,7 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tclint.server.convert import path_to_uri
 from tclint.server.documents import uri_to_path
-from tclint.server.protocol import current_command
+from tclint.server.protocol import current_command, current_request
 from tclint.server.scheduler import URGENT
 
 # a runtime import: pygls resolves the command handlers' annotations (the module is only imported
@@ -150,6 +150,25 @@ async def _resolve(ls: TclintServer, path: str, pos: types.Position | None) -> t
     return await ls.run_job(job, URGENT)
 
 
+def _stop_on_cancel(loop: asyncio.AbstractEventLoop, cancel: threading.Event) -> None:
+    """Stop the probe when the client cancels the request ($/cancelRequest)."""
+    outer = current_request.get()
+    task = asyncio.current_task()
+    if outer is None or task is None:
+        return
+
+    def stop() -> None:
+        cancel.set()
+        if not task.done():
+            task.cancel()
+
+    def done(fut: Any) -> None:
+        if fut.cancelled():
+            loop.call_soon_threadsafe(stop)
+
+    outer.add_done_callback(done)
+
+
 async def _progress_token(ls: TclintServer) -> Any:
     params = current_command.get()
     token = getattr(params, "work_done_token", None) if params is not None else None
@@ -180,6 +199,7 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
     loop = asyncio.get_running_loop()
     cancel = threading.Event()
     manager.running.add(cancel)
+    _stop_on_cancel(loop, cancel)
     token = await _progress_token(ls)
     if token is not None:
         ls.work_done_progress.begin(

@@ -171,7 +171,7 @@ class Converter:
             message = f"{message}\n{diag.help}"
         if diag.extra.get("confirmed"):
             hits = diag.extra.get("hits")
-            message += f"\n✓ confirmed by the probe ({hits} hits)" if hits else "\n✓ confirmed by the probe"
+            message += f"\n✓ confirmed by the probe ({hits} hit{'' if hits == 1 else 's'})" if hits else "\n✓ confirmed by the probe"
         if diag.extra.get("stale"):
             message += "\n(stale: this code changed since the probe ran)"
         data: dict[str, Any] = {"version": version, "code": diag.code}

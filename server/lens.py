@@ -23,6 +23,8 @@ def register(ls: TclintServer) -> None:
         if pub is None or doc is None or pub.lines is None or doc.path is None:
             return []
         editor = ls.editor_for_path(pub.path)
+        if not (editor.probe.enable and editor.trusted):
+            return []  # the probe runs the workspace's code: no lens where it may not
         summaries: dict[str, Any] = ls.probes.summaries(pub.path) if ls.probes is not None else {}
         lenses: list[types.CodeLens] = []
         seen: set[int] = set()
@@ -37,18 +39,14 @@ def register(ls: TclintServer) -> None:
                 title = f"Probe: {summary}" if summary else "Probe"
                 pos = pub.lines.to_lsp(entry.span.start.line - 1, entry.span.start.column, ls.encoding)
                 command = types.Command(
-                    title=title if editor.probe.enable and editor.trusted else f"{title} (probing disabled)",
-                    command="tclint.probe" if editor.probe.enable and editor.trusted else "",
+                    title=title,
+                    command="tclint.probe",
                     arguments=[{"uri": pub.uri, "position": {"line": pos.line, "character": pos.character}}],
                 )
             elif entry.kind == "site" and entry.module_level:
                 summary = summaries.get("")
                 title = f"Probe file: {summary}" if summary else "Probe file"
-                command = types.Command(
-                    title=title if editor.probe.enable and editor.trusted else f"{title} (probing disabled)",
-                    command="tclint.probeFile" if editor.probe.enable and editor.trusted else "",
-                    arguments=[{"uri": pub.uri}],
-                )
+                command = types.Command(title=title, command="tclint.probeFile", arguments=[{"uri": pub.uri}])
             else:
                 continue
             seen.add(entry.line)

@@ -92,6 +92,7 @@ class ProbeStore:
         """``static`` with confirmations marked, plus the probe's findings, mapped to ``text``."""
         key = os.path.realpath(os.path.abspath(path))
         found = self.files.get(key)
+        log.debug("probe store apply %s: %s", key, None if found is None else (len(found.probe), found.confirmed))
         if found is None:
             return static
         if found.text is None:
@@ -112,6 +113,7 @@ class ProbeStore:
         p, s = diff_lines(old_lines, new_lines)
         first, last, delta = p + 1, len(old_lines) - s, len(new_lines) - len(old_lines)
         moved = []
+        touched = False
         for d in found.probe:
             if d.span.end.line < first:
                 moved.append(d)
@@ -119,6 +121,7 @@ class ProbeStore:
                 moved.append(shift_diagnostic(d, delta, last))
             else:
                 moved.append(d.with_(extra={**d.extra, "stale": True}))
+                touched = True
         found.probe = moved
         confirmed = {}
         for (code, line), extra in found.confirmed.items():
@@ -128,6 +131,8 @@ class ProbeStore:
                 confirmed[(code, line + delta)] = extra
         found.confirmed = confirmed
         for summary in self.summaries.get(key, {}).values():
+            if touched:
+                summary.stale = True  # a line the probe reported on changed
             if summary.end < first:
                 continue
             if summary.start > last:

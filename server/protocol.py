@@ -29,6 +29,9 @@ log = logging.getLogger("tclint.server")
 current_command: contextvars.ContextVar[types.ExecuteCommandParams | None] = contextvars.ContextVar(
     "tclint_current_command", default=None
 )
+# the future pygls answers the executeCommand request from: pygls cancels *it* on $/cancelRequest
+# (answering at once) but not the command handler's own task, which watches it to stop its work
+current_request: contextvars.ContextVar[Any] = contextvars.ContextVar("tclint_current_request", default=None)
 
 
 class _Answered:
@@ -112,6 +115,7 @@ class TclintProtocol(LanguageServerProtocol):
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
         current_command.set(params)
+        current_request.set(self._request_futures.get(self.msg_id))
         return (yield from super().lsp_workspace__execute_command(params))
 
 
