@@ -517,11 +517,14 @@ class Linter:
         return facts
 
     def collect(self, paths: list[str], force_exclude: bool | None = None) -> tuple[list[str], list[str]]:
-        """(files to report on, files to index): the index covers the whole project so that
-        regions reaching into or out of the reported files are right."""
+        """(files to report on, files to index).  Folders given on the command line are the
+        linted tree and index themselves; when single files are given (pre-commit passes changed
+        files, editors one buffer) the rest of their project is indexed too, so that regions
+        reaching into or out of those files are right."""
         report = [d.path for d in discover(paths, self.resolver, force_exclude)]
         index = list(report)
-        if self.index_project:
+        only_folders = all(os.path.isdir(p) for p in paths)
+        if self.index_project and not only_folders:
             root = project_root(paths)
             if root is not None:
                 seen = {os.path.abspath(p) for p in report}
