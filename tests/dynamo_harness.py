@@ -17,6 +17,7 @@ import re
 import sys
 import traceback
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +146,7 @@ def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | No
     module = types.ModuleType("tclint_example")
     module.__file__ = path
     sys.modules["tclint_example"] = module
+    saved_config = torch._dynamo.config.get_config_copy()  # examples may set config themselves
     try:
         with _eager_backend(), torch._dynamo.config.patch(**patch), _quiet():
             exec(compile(code, path, "exec"), module.__dict__)
@@ -158,6 +160,9 @@ def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | No
         tl.removeHandler(handler)
         tl.setLevel(old_level)
         sys.modules.pop("tclint_example", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch._dynamo.config.load_config(saved_config)
     result.breaks = [_parse(p, path) for p in handler.payloads]
     for m in get_compilation_metrics():
         if os.path.abspath(m.co_filename or "") != os.path.abspath(path):

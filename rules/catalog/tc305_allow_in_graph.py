@@ -40,6 +40,7 @@ class AllowInGraphOnUserCode(Rule):
     family = "compile-api"
     default_severity = Severity.WARNING
     region_only = False
+    lifecycle = "preview"  # a correctness hazard with nothing to observe on a correct function
     CALLS = frozenset({"torch.compiler.allow_in_graph"})
 
     def visit_FunctionDef(self, node, ctx):

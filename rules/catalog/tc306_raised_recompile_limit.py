@@ -78,10 +78,17 @@ class RaisedRecompileLimit(Rule):
             """
 import torch
 
-torch._dynamo.config.cache_size_limit = 64  # expect: TC306
+torch._dynamo.config.recompile_limit = 64  # expect: TC306
+
+@torch.compile
+def unroll(x, n: int):  # expect: TC203
+    for _ in range(n):
+        x = x.sin()
+    return x
 """,
-            proof=False,
-            title="configuration: nothing to run",
+            run="for n in range(1, 21):\n    unroll(torch.randn(4), n)",
+            compiles=20,
+            title="the raised limit lets the recompiles run on (20 compiles instead of stopping at 8)",
         ),
     )
     valid = (
@@ -90,8 +97,13 @@ torch._dynamo.config.cache_size_limit = 64  # expect: TC306
 import torch
 
 torch._dynamo.config.recompile_limit = 4
+
+@torch.compile
+def scale(x, k: float):
+    return x * k
 """,
-            proof=False,
+            run="for k in range(1, 21):\n    scale(torch.randn(4), k / 10)",
+            compiles=2,
             title="lowering the limit is fine",
         ),
     )
