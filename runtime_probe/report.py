@@ -491,32 +491,24 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
 
 
 def target_location(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the probed function (or class, or method) is defined: diagnostics about the target
+    as a whole (a mismatch, a run that failed without a better place) go there."""
+    import ast
+
     fn = spec.get("function") or {}
     path = fn.get("file")
     if not path:
         return None
     tree = guards.parse_file(path)
     line = 1
-    if tree is not None:
-        parts = fn.get("qualname", "").split(".")
-        scope: Any = tree
-        for part in parts:
-            found = None
-            for node in getattr(scope, "body", []):
-                if isinstance(node, (ast_defs())) and node.name == part:
-                    found = node
-                    break
-            if found is None:
-                break
-            scope = found
-            line = found.lineno
+    scope: Any = tree
+    for part in fn.get("qualname", "").split(".") if tree is not None else ():
+        found = next((n for n in getattr(scope, "body", [])
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+        if found is None:
+            break
+        scope, line = found, found.lineno
     return {"file": path, "line": line}
-
-
-def ast_defs() -> tuple[type, ...]:
-    import ast
-
-    return (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], end: dict[str, Any]) -> tuple[str, str]:

@@ -54,6 +54,7 @@ def test_concurrent_requests_wait_their_turn(pool, options, tmp_path):
     assert all(r.graph_breaks[0]["hits"] == 1 for r in results)
 
 
+@pytest.mark.slow
 def test_a_dead_worker_is_replaced(options, tmp_path):
     script = tmp_path / "ok.py"
     script.write_text("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(1)))\n")
