@@ -528,7 +528,8 @@ class Project:
             root_label=region.root_label,
             chain=[*region.chain, Link(cff.path, cfn.name_loc, label)],
             multiplier=multiplier or region.multiplier,
-            loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else None,
+            # a break anywhere below a call made inside a loop drops that loop's frame too
+            loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else region.loop_caller,
             fullgraph=region.fullgraph,
             options=region.options,
             depth=region.depth + 1,
