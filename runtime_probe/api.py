@@ -84,6 +84,7 @@ raised: a worker that cannot start yields a report with ``status == "worker-erro
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -159,7 +160,13 @@ class ProbePool:
         variables are set in each probe's fork (``spec["env"]``)."""
         import sys
 
-        return (os.path.abspath(python) if python else sys.executable, tuple(sorted(import_env(env).items())))
+        if not python:
+            exe = sys.executable
+        elif os.sep in python:
+            exe = os.path.abspath(python)
+        else:  # a command name: the same interpreter whatever the caller's folder
+            exe = shutil.which(python) or python
+        return (exe, tuple(sorted(import_env(env).items())))
 
     def worker(self, python: str | None = None, env: dict[str, str] | None = None) -> WorkerProcess:
         key = self._key(python, env)

@@ -316,6 +316,7 @@ class Capture(logging.Handler):
         self.calls = 0
         self.max_calls = max_calls
         self.on_limit = on_limit
+        self.paused = False  # the eager reference run of function mode is not "compiled code"
         self.generation = 0  # bumped when the user's code resets Dynamo: compile ids restart at 0/0
         self._started: set[str] = set()
         self.hits_supported = False
@@ -405,7 +406,7 @@ class Capture(logging.Handler):
         self._bump(slot)
 
     def count_call(self) -> None:
-        if os.getpid() != self.pid:
+        if os.getpid() != self.pid or self.paused:
             return
         self.calls += 1
         self._bump(0)

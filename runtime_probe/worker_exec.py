@@ -319,16 +319,14 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
 @contextlib.contextmanager
 def _eager_only(capture: cap.Capture) -> Any:
     """The eager reference must not compile anything (a target calling another compiled
-    function would otherwise add compiles that the probed code never made)."""
-    saved = capture.max_calls
-    calls = capture.calls
+    function would otherwise add compiles that the probed code never made), and its calls of
+    compiled wrappers are not calls of compiled code."""
+    capture.paused = True
     try:
         if hasattr(torch.compiler, "set_stance"):
             with torch.compiler.set_stance("force_eager"):
                 yield
-        else:  # pragma: no cover
-            with torch._dynamo.disable():
-                yield
+        else:  # pragma: no cover - torch < 2.6: nested compiled wrappers may compile
+            yield
     finally:
-        capture.calls = calls
-        capture.max_calls = saved
+        capture.paused = False

@@ -28,6 +28,7 @@ def test_declared_inputs_build_the_module_and_run_the_matrix(pool, options, tmp_
     assert report.inputs["file"].endswith("blocks_probe_inputs.py")
     assert [c["label"] for c in report.correctness] == ["#0", "#1", "eval b=4"]
     assert {c["status"] for c in report.correctness} == {"match"}  # BatchNorm state is not shared
+    assert report.run["compiled_calls"] == 3  # the eager reference runs are not counted
 
     # the same calls, made by a plain script under torch's own tools
     driver = tmp_path / "drive_scorer.py"
