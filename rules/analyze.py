@@ -537,6 +537,8 @@ class Analyzer:
                     return base
                 return Ty(T.TENSOR, base.conf, base.dtype)
             if base.kind == T.MODLIST:
+                if isinstance(node.slice, ast.Slice):
+                    return base  # self.layers[: n] is still the container
                 return Ty(T.ELEM, base.conf, None, base.ref)
             if base.kind == T.DEFERRED:
                 return base

@@ -102,6 +102,25 @@ class TensorToScalar(Rule):
                 data={"capturable": False},
             )
 
+    def visit_Subscript(self, node, ctx):
+        """`self.experts[idx]` / `python_list[idx]` with a tensor index: Python needs an int."""
+        base = ctx.type_of(node.value)
+        if base.kind not in (T.MODLIST, T.CONTAINER, T.TLIST) or isinstance(node.slice, ast.Slice):
+            return
+        if base.kind == T.CONTAINER and base.dtype in ("dictattr",):
+            return
+        idx = ctx.type_of(node.slice)
+        conf = tensor_confidence(idx)
+        if conf is None:
+            return
+        ctx.report(
+            self.code, node,
+            f"`{short(ctx, node)}` indexes a Python container with a {maybe(conf)}tensor: Python converts it to an int, the graph breaks here",
+            gb_ids=("GB0124",), confidence=conf,
+            help="index with a Python int (e.g. iterate range(len(...))), or keep the data in one stacked tensor",
+            data={"capturable": False},
+        )
+
     def finalize(self, cand, env):
         fullgraph = env.region is not None and env.region.fullgraph
         if cand.data.get("capturable") and (fullgraph or env.flag("capture_scalar_outputs", False)):
@@ -131,6 +150,25 @@ def mean_as_float(x):
 """,
             run="mean_as_float(torch.randn(8))",
             title="float() of a tensor",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x, idx: torch.Tensor):
+        y = x * 2
+        return self.experts[idx[0]](y)  # expect: TC101
+
+experts = torch.compile(Experts())
+""",
+            run="experts(torch.randn(2, 4), torch.tensor([1]))",
+            title="indexing a ModuleList with a tensor",
         ),
         Example(
             """
