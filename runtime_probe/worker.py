@@ -173,6 +173,7 @@ class Server:
         self.pending: list[dict[str, Any]] = []
         self.subreaper = False
         self.modules: dict[str, Any] = {}
+        self.slots: dict[int, str] = {}  # shared-counter slot -> resume-function key, per probe
 
     def send(self, obj: dict[str, Any]) -> None:
         try:
@@ -468,14 +469,17 @@ class Server:
         return buf, seen
 
     def sweep(self, child: int) -> int:
-        """Kill and reap every process the probe left behind; how many there were."""
+        """Kill and reap every process the probe left behind; how many the *user's* code left
+        (Inductor's compile-worker pool, started by torch itself, is not counted)."""
         killed: set[int] = set()
         for _round in range(20):
             victims = [p for p in descendants(os.getpid()) if p != child] if sys.platform.startswith("linux") else []
             for pid in victims:
+                torch_own = _is_compile_worker(pid)
                 try:
                     os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
+                    if not torch_own:
+                        killed.add(pid)
                 except OSError:
                     pass
             if child > 0:
@@ -497,6 +501,14 @@ class Server:
                     break
                 time.sleep(0.02)
         return len(killed)
+
+
+def _is_compile_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"_inductor" in fh.read()
+    except OSError:
+        return False
 
 
 def _dump_stacks(child: int) -> None:
