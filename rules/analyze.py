@@ -43,6 +43,12 @@ NOT_TRACED_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_traci
 COMPILING_NAME = re.compile(r"(^|_)is_(torch)?(dynamo_)?compiling$|^is_torchdynamo_compiling$")
 COLD_NAME = re.compile(r"debug|verbose|log|trace|profil|print|dump|visuali[sz]|plot|monitor", re.I)
 MARKER = re.compile(r"#\s*tclint:\s*compiled\b")
+NON_TENSOR_PARAM = re.compile(
+    r"^(use|output|return|is|has|do|enable|disable|apply|skip|need|should|with|allow|keep|"
+    r"interpolate|train|training|eval|inference|debug|verbose|compute|num|n|max|min)(_|$)|"
+    r"(_flag|_mode|_config|config|cfg|cache|caches|cache_position|past_key_values?|kwargs|_kwargs|_fn|_func|"
+    r"_name|_type|_idx|_index|_size|_len|_length|_dim|_steps?|_layers?)$|^(layer_idx|mode|name|dim|size|labels?_smoothing)$"
+)
 CLOCK_CALLS = frozenset(
     {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
      "datetime.datetime.now", "uuid.uuid4", "random.random", "random.randint", "os.getpid"}
@@ -1831,8 +1837,9 @@ class Analyzer:
             default_repr = "<expr>" if value is _Unevaluable else repr(value)
             if ty.kind == T.UNKNOWN and value is not _Unevaluable and value is not None:
                 ty = {bool: T.T_BOOL, int: T.T_INT, float: T.T_FLOAT, str: T.T_STR}.get(type(value), T.T_OTHER)
-        if ty.kind == T.UNKNOWN and is_forward and (default is None or default_repr == "None"):
-            # forward(self, x): its arguments are tensors far more often than not.
+        if ty.kind == T.UNKNOWN and is_forward and (default is None or default_repr == "None") and not NON_TENSOR_PARAM.search(arg.arg):
+            # forward(self, x): its arguments are tensors far more often than not (flags such as
+            # `use_cache=None`, caches and configs excepted, by name).
             ty = Ty(T.TENSOR, T.MEDIUM)
         return Param(arg.arg, ty, ann_text, default_repr, kind, loc=_loc(arg, self.index))
 

@@ -40,6 +40,13 @@ def roots(project: Project) -> Iterator[tuple[str, Region, FileFacts, FunctionFa
         yield key, region, ff, fn
 
 
+def _is_list_annotation(text: str | None) -> bool:
+    if not text:
+        return False
+    head = text.replace("typing.", "").replace("Optional[", "").lstrip()
+    return head.startswith(("list[", "List[", "Sequence[", "MutableSequence[", "list ", "List "))
+
+
 def frame_params(fn: FunctionFacts) -> list[Param]:
     return [p for p in fn.params if p.kind in ("pos", "kwonly")]
 
@@ -54,9 +61,9 @@ def specialisation(p: Param, dynamic_false: bool = False) -> str | None:
         return f"{p.name} == '<value>'" if "load" in uses else None
     if uses & {"range", "index"} and not (ty.kind in (T.TLIST, T.CONTAINER)):
         return f"{p.name} == <value>"
-    if ty.kind in (T.TLIST, T.CONTAINER) and uses & {"len", "load"} and p.kind != "varargs":
-        return f"len({p.name}) == <value>"  # a list argument's length is guarded when it is used at all
-    if "len" in uses and (ty.kind == T.UNKNOWN or p.annotation is None):
+    if _is_list_annotation(p.annotation) and uses & {"len", "load"} and p.kind != "varargs":
+        # a list argument's length is guarded when it is used at all (measured, even in arithmetic);
+        # tuples are left out: model APIs use them as fixed-shape records (cos, sin), (k, v)
         return f"len({p.name}) == <value>"
     if ty.kind == T.SCALAR and ty.dtype == "bool" and uses & {"cond", "load"}:
         return f"{p.name} == <True/False>"

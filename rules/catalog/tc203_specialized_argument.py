@@ -66,11 +66,18 @@ class SpecializedArgument(Rule):
                 kinds = [kind for call in calls.get(key, ()) for prm, kind in callsites.map_args(call) if prm is p]
                 bounded = bool(kinds) and all(k.startswith("const:") or k == "bool" for k in kinds)
                 values = sorted({k[6:] for k in kinds if k.startswith("const:")})
-                severity = Severity.INFO if bounded else self.default_severity
+                # with no call site in view (configured roots, library code) the variation is unknown:
+                # say so at information level instead of claiming a recompile storm
+                unknown = not kinds
+                severity = Severity.INFO if (bounded or unknown) else self.default_severity
                 how = {"range": f"`range({p.name})`", "index": f"an index (`[{p.name}]`)", "len": f"`len({p.name})`"}
                 used = next((how[u] for u in ("range", "index", "len") if u in p.uses), "a list whose length is guarded")
-                tail = (f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})" if bounded
-                        else "; every new value compiles a new variant, up to the recompile limit (8), then it runs eagerly")
+                if bounded:
+                    tail = f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})"
+                elif unknown:
+                    tail = "; if it varies between calls, each value compiles a new variant, up to the recompile limit (8)"
+                else:
+                    tail = "; every new value compiles a new variant, up to the recompile limit (8), then it runs eagerly"
                 yield Diagnostic(
                     code=self.code,
                     name=self.name,
@@ -104,7 +111,7 @@ def unroll(x, n_steps: int):  # expect: TC203
 import torch
 
 @torch.compile
-def total(x, parts):  # expect: TC203
+def total(x, parts: list[torch.Tensor]):  # expect: TC203
     return x * len(parts)
 """,
             run="for n in range(1, 12):\n    total(torch.randn(4), [torch.randn(2)] * n)",
