@@ -38,6 +38,7 @@ docs: $(VENV)/.installed
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/probe_latency.py
 
 clean:
 	rm -rf $(VENV) .tclint_cache build *.egg-info

@@ -46,6 +46,8 @@ def to_dict(d: Diagnostic) -> dict[str, Any]:
         "help": d.help,
         "region": d.extra.get("region"),
         "confirmed": d.extra.get("confirmed"),
+        "hits": d.extra.get("hits"),
+        "unpredicted": d.extra.get("unpredicted"),
         "related": [
             {"filename": os.path.abspath(r.path), "message": r.message, **_span(r.span)} for r in d.related
         ],
@@ -66,8 +68,9 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
     extra = {}
     if obj.get("region"):
         extra["region"] = obj["region"]
-    if obj.get("confirmed") is not None:
-        extra["confirmed"] = obj["confirmed"]
+    for key in ("confirmed", "hits", "unpredicted"):
+        if obj.get(key) is not None:
+            extra[key] = obj[key]
     return Diagnostic(
         code=obj["code"],
         name=obj.get("name", ""),

@@ -78,8 +78,9 @@ def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
             location["logicalLocations"] = [{"name": f"cell {d.cell}", "kind": "module"}]
         if d.extra.get("region"):
             props["region"] = d.extra["region"]
-        if d.extra.get("confirmed") is not None:
-            props["confirmed"] = d.extra["confirmed"]
+        for key in ("confirmed", "hits", "unpredicted"):
+            if d.extra.get(key) is not None:
+                props[key] = d.extra[key]
         message = d.message if d.cell is None else f"{d.message} [cell {d.cell}]"
         result: dict[str, Any] = {
             "ruleId": d.code,
