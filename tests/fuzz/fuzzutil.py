@@ -14,18 +14,20 @@ JSON to ``$TCLINT_FUZZ_REPORT`` when set).
 from __future__ import annotations
 
 import collections
+import contextlib
+import io
 import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-
 from tclint.rules.config import ConfigResolver, Settings, parse_table
-from tclint.rules.engine import LintResult, Linter
+from tclint.rules.engine import Linter, LintResult
 from tclint.rules.model import Diagnostic, Position
 from tclint.rules.report import github, json_, sarif, text
 
@@ -388,9 +390,29 @@ def lint_bytes(data: bytes | dict[str, bytes], name: str = "fuzz.py", table: dic
     the same path through the engine as the CLI's stdin mode."""
     files = data if isinstance(data, dict) else {name: data}
     paths = [os.path.join(FUZZ_DIR, n) for n in files]
-    overrides = {os.path.abspath(p): files[n] for p, n in zip(paths, files)}
+    overrides = {os.path.abspath(p): files[n] for p, n in zip(paths, files, strict=True)}
     linter = Linter(FixedResolver(settings_for(WIDE if table is None else table)), cache, jobs=1, index_project=False)
-    return linter.lint_files(paths, paths, overrides=overrides)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # the linted code's own warnings: see test_quiet_cli
+        result = linter.lint_files(paths, paths, overrides=overrides)
+    problems = internal_errors(result, err.getvalue())
+    if problems:
+        raise InternalError("; ".join(problems))
+    return result
+
+
+class InternalError(AssertionError):
+    """The engine contained a crash (a rule or the walk raised) instead of letting it through."""
+
+
+def internal_errors(result: LintResult, stderr: str) -> list[str]:
+    """The engine turns a crash in the walk into a TC011 "internal error" and a crash in a rule into
+    a line on stderr, so that one bad file cannot stop a run; for the fuzz suite both are crashes."""
+    out = [f"{d.path}:{d.line}: {d.code} {d.message}" for d in result.diagnostics if "internal error" in d.message]
+    if stderr.strip():
+        out.append(f"stderr: {stderr.strip()[:2000]}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,5 +551,8 @@ def compiles(data: bytes) -> bool:
     return True
 
 
+PARSE_ERROR_CODES = ("TC000", "TC011")  # syntax error, unreadable file
+
+
 def parse_errors(result: LintResult) -> list[Diagnostic]:
-    return [d for d in result.diagnostics if d.code in ("TC001", "TC002")]
+    return [d for d in result.diagnostics if d.code in PARSE_ERROR_CODES]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 @budget(300)
 @given(st.binary(max_size=400))
 def test_random_bytes(data):
-    """Byte garbage, invalid UTF-8, NUL bytes: at most one TC001/TC002, always in range."""
+    """Byte garbage, invalid UTF-8, NUL bytes: at most one TC000/TC011, always in range."""
     tried("library: random bytes")
     result = lint_bytes(data)
     assert range_problems(result) == []

@@ -1,0 +1,101 @@
+"""One minimal reproducer per finding in /work/notes/fuzz_findings.md, as a strict xfail while the
+finding is open: a fix makes the test pass, strict xfail turns that into a failure, and the xfail
+(with its predicate in known.py) is removed.  Performance findings carry a time bound far above
+what a linear algorithm needs (so they do not flake), far below what the current one takes."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from fuzzutil import lint_bytes, parse_errors, range_problems
+
+
+def _nb(cells: list, metadata: object = None) -> bytes:
+    return json.dumps({"cells": cells, "metadata": {} if metadata is None else metadata, "nbformat": 4,
+                       "nbformat_minor": 5}).encode("utf-8")
+
+
+def _lint_nb(data: bytes):
+    result = lint_bytes(data, name="nb.ipynb")
+    assert range_problems(result, {"nb.ipynb": data}) == []
+    return result
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #1")
+@pytest.mark.parametrize("metadata", [[0], {"kernelspec": "python3"}, {"kernelspec": {"language": True}},
+                                      {"kernelspec": {"language": ["python"]}}])
+def test_finding_1_notebook_metadata_shapes(metadata):
+    _lint_nb(_nb([{"cell_type": "code", "source": "import torch\n"}], metadata))
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #2")
+def test_finding_2_lone_cr_in_cell():
+    _lint_nb(_nb([{"cell_type": "code", "source": "x = 1\r# tclint: disable[TC104]\r"},
+                  {"cell_type": "code", "source": ""}]))
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #3")
+@pytest.mark.parametrize("source", ["%time x  # tclint: disable[TC104]\n", "%%bash\necho  # noqa: TC101\n",
+                                    "if x:\n    %time x  # noqa: TC104\n"])
+def test_finding_3_magic_line_columns(source):
+    _lint_nb(_nb([{"cell_type": "code", "source": source}]))
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #4")
+def test_finding_4_long_elif_chain():
+    """CPython compiles ~2,000 elifs; 1,000 must be analysed, not reported as too deep."""
+    src = "def dispatch(op):\n    if op == 0:\n        return 0\n"
+    src += "".join(f"    elif op == {i}:\n        return {i}\n" for i in range(1, 1000))
+    compile(src, "dispatch.py", "exec")
+    assert parse_errors(lint_bytes(src.encode())) == []
+
+
+class Overtime(BaseException):
+    """Not an Exception: the engine's per-file error handling must not swallow it."""
+
+
+def lint_within(data: bytes, seconds: float) -> None:
+    """Lint, failing after ``seconds`` (an open performance finding costs its bound, not minutes)."""
+
+    def expire(signum, frame):  # noqa: ARG001
+        raise Overtime(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        lint_bytes(data, table={})
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #5")
+def test_finding_5_many_fixes_linear():
+    """1,000 findings with fixes (currently ~30 s; linear is well under 1 s)."""
+    src = "import torch\n@torch.compile\ndef f(x):\n" + "    print(x)\n" * 1000 + "    return x\n"
+    lint_within(src.encode(), 5)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #6")
+def test_finding_6_many_unused_noqa_linear():
+    """4,000 unused suppressions (currently ~15 s)."""
+    src = "import torch\n@torch.compile\ndef f(x):\n" + "    x = x + 1  # noqa: TC101\n" * 4000 + "    return x\n"
+    lint_within(src.encode(), 5)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #7")
+def test_finding_7_long_call_chain():
+    """A chain of 2,000 calls into a compiled region (currently ~25 s and quadratic memory)."""
+    n = 2000
+    src = "import torch\n" + "".join(f"def f{i}(x):\n    return f{i + 1}(x) if x else x.item()\n" for i in range(n))
+    src += f"def f{n}(x):\n    return x\ng = torch.compile(f0)\n"
+    lint_within(src.encode(), 5)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #8")
+def test_finding_8_many_columns_on_a_long_line():
+    """12,000 findings on one non-ASCII line (currently ~20 s; the same line in ASCII: ~1.5 s)."""
+    src = "import torch\n@torch.compile\ndef f(x):\n    \u00e9 = 1; " + "x.item(); " * 12000 + "return x\n"
+    lint_within(src.encode(), 6)
