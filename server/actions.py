@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from tclint.rules.fixes import apply_fixes
-from tclint.server.convert import PROBE_SOURCE, SOURCE, first_fix
+from tclint.server.convert import PROBE_SOURCE, SOURCE, first_fix, structure
 from tclint.server.positions import Lines, minimal_edit
 
 if TYPE_CHECKING:
@@ -45,31 +45,38 @@ def _wanted(only: list[str] | None, kind: str) -> bool:
     return any(kind == o or kind.startswith(o + ".") for o in only)
 
 
-def _same_range(a: types.Range, b: types.Range) -> bool:
-    return (a.start.line, a.start.character, a.end.line, a.end.character) == (
-        b.start.line, b.start.character, b.end.line, b.end.character,
-    )  # fmt: skip
+def _key(rng: Any) -> tuple[int, int, int, int]:
+    """A range (lsprotocol object or JSON) as a tuple."""
+    if isinstance(rng, dict):
+        return (rng["start"]["line"], rng["start"]["character"], rng["end"]["line"], rng["end"]["character"])
+    return (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
 
 
-def _overlaps(a: types.Range, b: types.Range) -> bool:
-    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (
-        a.end.line, a.end.character,
-    )  # fmt: skip
+def _overlaps(a: Any, b: Any) -> bool:
+    ka, kb = _key(a), _key(b)
+    return ka[:2] <= kb[2:] and kb[:2] <= ka[2:]
 
 
-def matched(pub: Published, params: types.CodeActionParams) -> list[types.Diagnostic]:
-    """Our published diagnostics the request is about."""
-    ours = [d for d in pub.lsp if d.source in (SOURCE, PROBE_SOURCE)]
+def matched(pub: Published, params: types.CodeActionParams) -> list[tuple[dict[str, Any], types.Diagnostic | None]]:
+    """(our published diagnostic, the client's copy) for each diagnostic the request is about."""
+    ours = [d for d in pub.lsp if d.get("source") in (SOURCE, PROBE_SOURCE)]
     context = params.context.diagnostics if params.context is not None else []
     if not context:
-        return [d for d in ours if _overlaps(d.range, params.range)]
-    out = []
+        return [(d, None) for d in ours if _overlaps(d["range"], params.range)]
+    out: list[tuple[dict[str, Any], types.Diagnostic | None]] = []
+    seen: set[int] = set()
     for theirs in context:
         code = str(theirs.code) if theirs.code is not None else None
+        key = _key(theirs.range)
         for d in ours:
-            if d.code == code and _same_range(d.range, theirs.range) and d not in out:
-                out.append(d)
+            if d["code"] == code and _key(d["range"]) == key and id(d) not in seen:
+                seen.add(id(d))
+                out.append((d, theirs))
     return out
+
+
+def _as_object(ls: TclintServer, ours: dict[str, Any], theirs: types.Diagnostic | None) -> types.Diagnostic:
+    return theirs if theirs is not None else structure(ls.protocol._converter, ours)
 
 
 def _workspace_edit(ls: TclintServer, uri: str, version: int, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
@@ -101,28 +108,27 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
     uri = params.text_document.uri
     actions: list[types.CodeAction] = []
     if _wanted(only, types.CodeActionKind.QuickFix):
-        for d in matched(pub, params):
-            data = d.data if isinstance(d.data, dict) else {}
-            fix = data.get("fix")
+        pairs = matched(pub, params)
+        for d, theirs in pairs:
+            fix = d["data"].get("fix")
             if fix and fix.get("edits"):
                 actions.append(
                     types.CodeAction(
-                        title=f"{fix['title']} ({d.code})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
+                        title=f"{fix['title']} ({d['code']})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
                         kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[d],
+                        diagnostics=[_as_object(ls, d, theirs)],
                         edit=_workspace_edit(ls, uri, pub.version, fix["edits"]),
                         is_preferred=fix.get("applicability") == "safe",
                     )
                 )
-        for d in matched(pub, params):
-            data = d.data if isinstance(d.data, dict) else {}
-            noqa = data.get("noqa")
+        for d, theirs in pairs:
+            noqa = d["data"].get("noqa")
             if noqa:
                 actions.append(
                     types.CodeAction(
-                        title=f"Disable {d.code} for this line",
+                        title=f"Disable {d['code']} for this line",
                         kind=types.CodeActionKind.QuickFix,
-                        diagnostics=[d],
+                        diagnostics=[_as_object(ls, d, theirs)],
                         edit=_workspace_edit(ls, uri, pub.version, [noqa]),
                     )
                 )
@@ -143,9 +149,9 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
     return actions
 
 
-def _has_safe_fix(d: types.Diagnostic) -> bool:
-    data = d.data if isinstance(d.data, dict) else {}
-    return bool(data.get("fix") and data["fix"].get("applicability") == "safe")
+def _has_safe_fix(d: dict[str, Any]) -> bool:
+    fix = d["data"].get("fix")
+    return bool(fix and fix.get("applicability") == "safe")
 
 
 def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:

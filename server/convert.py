@@ -9,10 +9,12 @@ published diagnostic by code and range.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from lsprotocol import types
@@ -49,6 +51,7 @@ class ClientFeatures:
         return cls(related, desc, tags, True)
 
 
+@lru_cache(maxsize=4096)
 def path_to_uri(path: str) -> str:
     return from_fs_path(os.path.abspath(path)) or ("file://" + os.path.abspath(path))
 
@@ -59,10 +62,14 @@ class OtherFiles:
     def __init__(self, size: int = 32) -> None:
         self.size = size
         self._cache: OrderedDict[str, Lines] = OrderedDict()
+        self._open: dict[str, Lines] = {}  # the open documents' texts (replaced as they change)
 
     def lines(self, path: str, open_text: str | None = None) -> Lines | None:
         if open_text is not None:
-            return Lines.of(open_text)
+            found = self._open.get(path)
+            if found is None or found.text is not open_text and found.text != open_text:
+                found = self._open[path] = Lines.of(open_text)
+            return found
         found = self._cache.get(path)
         if found is not None:
             self._cache.move_to_end(path)
@@ -80,6 +87,7 @@ class OtherFiles:
 
     def forget(self, path: str) -> None:
         self._cache.pop(path, None)
+        self._open.pop(path, None)
 
 
 def first_fix(fix: Any) -> Fix | None:
@@ -97,10 +105,7 @@ def fix_offered(fix: Fix | None, unsafe: bool) -> bool:
 
 
 def text_edits(fix: Fix, lines: Lines, encoding: str) -> list[dict[str, Any]]:
-    return [
-        {"range": _range_json(lines.span_to_range(edit.span, encoding)), "newText": edit.content}
-        for edit in fix.edits
-    ]
+    return [{"range": lines.span_json(edit.span, encoding), "newText": edit.content} for edit in fix.edits]
 
 
 def _range_json(rng: types.Range) -> dict[str, Any]:
@@ -161,63 +166,100 @@ class Converter:
             self.unsafe = bool(file_settings.unsafe_fixes)
         else:
             self.unsafe = bool(editor.unsafe_fixes)
+        self._unused = unused_suppression_codes()
+        self._unnecessary = int(types.DiagnosticTag.Unnecessary) in features.tags
 
-    def convert(self, diag: Diagnostic, path: str, version: int) -> types.Diagnostic:
+    def convert_all(self, diags: list[Diagnostic], path: str) -> str:
+        """Every diagnostic, as the JSON text of an LSP ``Diagnostic[]``.
+
+        Written as text directly: a 2,000-line model has hundreds of findings, each with its
+        compiled-region chain, and building lsprotocol objects (or even dicts) and serializing
+        them costs more than analysing the edit.  ``json.loads`` of the result gives the dicts
+        when an action or a hover needs them."""
+        here = _abspath(path)
+        return "[" + ",".join(self.convert_text(d, here) for d in diags) + "]"
+
+    def _range(self, lines: Lines, span: Any) -> str:
+        sl, sc = lines.lsp_pos(span.start.line - 1, span.start.column, self.encoding)
+        el, ec = lines.lsp_pos(span.end.line - 1, span.end.column, self.encoding)
+        if (el, ec) < (sl, sc):
+            el, ec = sl, sc
+        return f'{{"start":{{"line":{sl},"character":{sc}}},"end":{{"line":{el},"character":{ec}}}}}'
+
+    def convert_text(self, diag: Diagnostic, here: str) -> str:
         lines = self.lines
         enc = self.encoding
-        rng = lines.span_to_range(diag.span, enc)
         message = diag.message
         if diag.help:
             message = f"{message}\n{diag.help}"
-        if diag.extra.get("confirmed"):
-            hits = diag.extra.get("hits")
+        extra = diag.extra
+        if extra.get("confirmed"):
+            hits = extra.get("hits")
             message += f"\n✓ confirmed by the probe ({hits} hit{'' if hits == 1 else 's'})" if hits else "\n✓ confirmed by the probe"
-        if diag.extra.get("stale"):
+        if extra.get("stale"):
             message += "\n(stale: this code changed since the probe ran)"
-        data: dict[str, Any] = {"version": version, "code": diag.code}
+        code = _js(diag.code)
+        data = ['"code":' + code]
         fix = first_fix(diag.fix)
-        if fix is not None and diag.cell is None and fix_offered(fix, self.unsafe):
-            data["fix"] = {
-                "title": fix.message,
-                "applicability": fix.applicability.value,
-                "edits": text_edits(fix, lines, enc),
-            }
-        noqa = noqa_edit(diag.code, diag.noqa_line, lines, enc) if diag.origin is Origin.STATIC else None
-        if noqa is not None:
-            data["noqa"] = noqa
-        if diag.extra.get("region"):
-            data["region"] = diag.extra["region"]
-        result = types.Diagnostic(
-            range=rng,
-            message=message,
-            severity=self.editor.lsp_severity(diag.code, diag.severity, self.file_settings),
-            code=diag.code,
-            source=PROBE_SOURCE if diag.origin is Origin.PROBE else SOURCE,
-            data=data,
+        if fix is not None and fix.edits and diag.cell is None and fix_offered(fix, self.unsafe):
+            edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
+            data.append(f'"fix":{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
+        if diag.origin is Origin.STATIC:
+            noqa = noqa_edit(diag.code, diag.noqa_line, lines, enc)
+            if noqa is not None:
+                data.append('"noqa":' + json.dumps(noqa, ensure_ascii=False, separators=(",", ":")))
+        if extra.get("region"):
+            data.append('"region":' + _js(str(extra["region"])))
+        severity = int(self.editor.lsp_severity(diag.code, diag.severity, self.file_settings))
+        source = PROBE_SOURCE if diag.origin is Origin.PROBE else SOURCE
+        out = (
+            f'{{"range":{self._range(lines, diag.span)},"message":{_js(message)},"severity":{severity},'
+            f'"code":{code},"source":"{source}","data":{{{",".join(data)}}}'
         )
         if self.features.code_description and diag.url:
-            result.code_description = types.CodeDescription(href=diag.url)
-        tags = []
-        if diag.code in unused_suppression_codes() and int(types.DiagnosticTag.Unnecessary) in self.features.tags:
-            tags.append(types.DiagnosticTag.Unnecessary)
-        if tags:
-            result.tags = tags
+            out += ',"codeDescription":{"href":' + _js(diag.url) + "}"
+        if diag.code in self._unused and self._unnecessary:
+            out += f',"tags":[{int(types.DiagnosticTag.Unnecessary)}]'
         if self.features.related_information and diag.related:
             related = []
             for rel in diag.related:
-                rel_path = os.path.abspath(rel.path)
-                if rel_path == os.path.abspath(path):
+                rel_path = _abspath(rel.path)
+                if rel_path == here:
                     rel_lines: Lines | None = lines
                 else:
                     rel_lines = self.others.lines(rel_path, self.open_texts.get(rel_path))
                 if rel_lines is None:
                     continue
                 related.append(
-                    types.DiagnosticRelatedInformation(
-                        location=types.Location(uri=path_to_uri(rel_path), range=rel_lines.span_to_range(rel.span, enc)),
-                        message=rel.message,
-                    )
+                    f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(rel.message)}}}'
                 )
             if related:
-                result.related_information = related
-        return result
+                out += ',"relatedInformation":[' + ",".join(related) + "]"
+        return out + "}"
+
+    def convert(self, diag: Diagnostic, path: str) -> dict[str, Any]:
+        """One diagnostic as an LSP JSON dict."""
+        return json.loads(self.convert_text(diag, _abspath(path)))
+
+
+_JS: dict[str, str] = {}
+
+
+def _js(text: str) -> str:
+    """``json.dumps`` of a string, memoized (the same messages repeat across findings); bounded."""
+    found = _JS.get(text)
+    if found is None:
+        if len(_JS) > 20_000:
+            _JS.clear()
+        found = _JS[text] = json.dumps(text, ensure_ascii=False)
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _abspath(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def structure(converter: Any, diag: dict[str, Any]) -> types.Diagnostic:
+    """An lsprotocol Diagnostic from our JSON (for replies that need the object)."""
+    return converter.structure(diag, types.Diagnostic)

@@ -28,6 +28,9 @@ from tclint.rules.model import Edit, Fix, Span
 
 _original = engine.choose_fix
 _state = threading.local()
+# (statement text with the fix applied) -> parses?  Unchanged statements hit this on every keystroke.
+_VERDICTS: dict[str, bool] = {}
+_VERDICTS_MAX = 4096
 
 
 class Statements:
@@ -65,6 +68,16 @@ def _parses(text: str) -> bool:
     return True
 
 
+def _parses_cached(text: str) -> bool:
+    verdict = _VERDICTS.get(text)
+    if verdict is None:
+        verdict = _parses(text)
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.clear()  # bounded: memory stays flat however long the session
+        _VERDICTS[text] = verdict
+    return verdict
+
+
 def choose_fix(fix: Any, text: str | None) -> Fix | None:
     """``engine.choose_fix`` with the parse limited to the edited top-level statement."""
     stmts: Statements | None = getattr(_state, "current", None)
@@ -96,7 +109,7 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
             alt.applicability,
         )
         new_segment, applied = apply_fixes(segment + ("" if segment.endswith(("\n", "\r")) else "\n"), [moved])
-        if applied and _parses(new_segment):
+        if applied and _parses_cached(new_segment):
             return alt
     return None
 

@@ -40,8 +40,16 @@ def _markup(ls: TclintServer, text: str) -> types.MarkupContent:
     return types.MarkupContent(kind=kind, value=text)
 
 
-def _contains(rng: types.Range, pos: types.Position) -> bool:
+def _contains(rng: types.Range | dict, pos: types.Position) -> bool:
+    if isinstance(rng, dict):
+        s, e = rng["start"], rng["end"]
+        return (s["line"], s["character"]) <= (pos.line, pos.character) <= (e["line"], e["character"])
     return (rng.start.line, rng.start.character) <= (pos.line, pos.character) <= (rng.end.line, rng.end.character)
+
+
+def _range(rng: dict) -> types.Range:
+    s, e = rng["start"], rng["end"]
+    return types.Range(start=types.Position(line=s["line"], character=s["character"]), end=types.Position(line=e["line"], character=e["character"]))
 
 
 def rule_doc(code: str) -> str | None:
@@ -70,14 +78,14 @@ def hover_at(ls: TclintServer, pub: Published, pos: types.Position) -> types.Hov
     # 2. diagnostics under the cursor
     seen: set[str] = set()
     for d in pub.lsp:
-        if not _contains(d.range, pos) or d.code is None or str(d.code) in seen:
+        if not _contains(d["range"], pos) or d.get("code") is None or str(d["code"]) in seen:
             continue
-        code = str(d.code)
+        code = str(d["code"])
         seen.add(code)
-        hit_range = hit_range or d.range
-        data = d.data if isinstance(d.data, dict) else {}
+        hit_range = hit_range or _range(d["range"])
+        data = d.get("data") or {}
         doc = rule_doc(code)
-        section = doc if doc else f"**{code}** {d.message}"
+        section = doc if doc else f"**{code}** {d['message']}"
         if data.get("region"):
             section += f"\n\n**Why here:** {data['region']}"
         parts.append(section)

@@ -447,7 +447,15 @@ class _Transformer:
         self.line_fn = line_fn
         self.str_fn = str_fn
         self.active = line_fn is not None or str_fn is not None
-        self._memo: dict[int, tuple[Any, Any]] = {}
+        self._moved: set[int] = set()  # ids of the Locs / records already moved (moved once only)
+
+    def _loc(self, loc: Loc) -> None:
+        key = id(loc)
+        if key in self._moved or self.line_fn is None:
+            return
+        self._moved.add(key)
+        loc.line = self.line_fn(loc.line)
+        loc.end_line = self.line_fn(loc.end_line)
 
     def __call__(self, obj: Any) -> Any:  # noqa: C901 - one dispatch over the shapes facts take
         t = type(obj)
@@ -455,24 +463,22 @@ class _Transformer:
             return obj
         if t is str:
             return self.str_fn(obj) if self.str_fn is not None else obj
-        key = id(obj)
-        done = self._memo.get(key)
-        if done is not None:
-            return done[1]
-        result = obj
         if t is Loc:
-            if self.line_fn is not None:
-                obj.line = self.line_fn(obj.line)
-                obj.end_line = self.line_fn(obj.end_line)
-        elif t is Position:
-            if self.line_fn is not None:
-                result = Position(self.line_fn(obj.line), obj.column)
-        elif t is list:
+            self._loc(obj)
+            return obj
+        if t is Position:
+            return obj if self.line_fn is None else Position(self.line_fn(obj.line), obj.column)
+        if t is list:
             for i, x in enumerate(obj):
-                y = self(x)
-                if y is not x:
-                    obj[i] = y
-        elif t is dict:
+                tx = type(x)
+                if tx is Loc:
+                    self._loc(x)
+                elif tx not in _NO_CHANGE:
+                    y = self(x)
+                    if y is not x:
+                        obj[i] = y
+            return obj
+        if t is dict:
             changed_key = False
             items = []
             for k, v in obj.items():
@@ -480,35 +486,42 @@ class _Transformer:
                 changed_key = changed_key or nk is not k
                 items.append((k, nk, v, nv))
             if changed_key:
-                result = {nk: nv for _k, nk, _v, nv in items}
-            else:
-                for k, _nk, v, nv in items:
-                    if nv is not v:
-                        obj[k] = nv
-        elif isinstance(obj, tuple):
+                return {nk: nv for _k, nk, _v, nv in items}
+            for k, _nk, v, nv in items:
+                if nv is not v:
+                    obj[k] = nv
+            return obj
+        if isinstance(obj, tuple):
             new = [self(x) for x in obj]
             if any(a is not b for a, b in zip(new, obj, strict=True)):
-                result = t._make(new) if hasattr(t, "_make") else t(new)
-        elif t is set or t is frozenset:
+                return t._make(new) if hasattr(t, "_make") else t(new)
+            return obj
+        if t is set or t is frozenset:
             new_set = [self(x) for x in obj]
             if any(a is not b for a, b in zip(new_set, obj, strict=True)):
-                result = t(new_set)
-        else:
-            info = _dataclass_info(t)
-            if info is not None:
-                names, line_names, frozen = info
-                result = self._record(obj, names if self.str_fn is not None else line_names, frozen)
-        self._memo[key] = (obj, result)  # keep obj alive: its id must not be reused meanwhile
-        return result
+                return t(new_set)
+            return obj
+        info = _dataclass_info(t)
+        if info is None:
+            return obj
+        names, line_names, frozen = info
+        return self._record(obj, names if self.str_fn is not None else line_names, frozen)
 
     def _record(self, obj: Any, names: tuple[str, ...], frozen: bool) -> Any:
         changes = {}
         for name in names:
             value = getattr(obj, name)
+            tv = type(value)
+            if tv is Loc:
+                self._loc(value)  # in place
+                continue
+            if tv in _NO_CHANGE:
+                continue
             new = self(value)
             if new is not value:
                 changes[name] = new
-        if type(obj) is Candidate and self.line_fn is not None:
+        if type(obj) is Candidate and self.line_fn is not None and id(obj) not in self._moved:
+            self._moved.add(id(obj))
             if obj.loop_line is not None:
                 changes["loop_line"] = self.line_fn(obj.loop_line)
             data = changes.get("data", obj.data)

@@ -62,12 +62,48 @@ class Lines:
 
     text: str
     starts: list[int]
+    ascii: bool = False  # every column is the same in every encoding
 
     @classmethod
     def of(cls, text: str) -> Lines:
         starts = [0]
         starts.extend(m.end() for m in _LINE_END.finditer(text))
-        return cls(text, starts)
+        return cls(text, starts, text.isascii())
+
+    def line_length(self, index: int) -> int:
+        """Length of 0-based line ``index`` without its ending (code points)."""
+        start = self.starts[index]
+        if index + 1 < len(self.starts):
+            end = self.starts[index + 1]
+            text = self.text
+            if end > start and text[end - 1] == "\n":
+                end -= 2 if end - 1 > start and text[end - 2] == "\r" else 1
+            elif end > start and text[end - 1] == "\r":
+                end -= 1
+            return end - start
+        return len(self.text) - start
+
+    def lsp_pos(self, line: int, col: int, encoding: str) -> tuple[int, int]:
+        """``to_lsp`` as a (line, character) pair, with a fast path for ASCII texts."""
+        if self.ascii and 0 <= line < len(self.starts):
+            return line, max(0, min(col, self.line_length(line)))
+        p = self.to_lsp(line, col, encoding)
+        return p.line, p.character
+
+    def pos_json(self, line: int, col: int, encoding: str) -> dict[str, int]:
+        """``to_lsp`` as JSON, with a fast path for ASCII texts."""
+        if self.ascii and 0 <= line < len(self.starts):
+            return {"line": line, "character": max(0, min(col, self.line_length(line)))}
+        p = self.to_lsp(line, col, encoding)
+        return {"line": p.line, "character": p.character}
+
+    def span_json(self, span: Span, encoding: str) -> dict[str, dict[str, int]]:
+        """A model span (1-based lines) as an LSP range (JSON), inside the text, never reversed."""
+        start = self.pos_json(span.start.line - 1, span.start.column, encoding)
+        end = self.pos_json(span.end.line - 1, span.end.column, encoding)
+        if (end["line"], end["character"]) < (start["line"], start["character"]):
+            end = start
+        return {"start": start, "end": end}
 
     @property
     def count(self) -> int:

@@ -12,7 +12,9 @@ range lies outside the document, never reaching ours.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
 import json
 import logging
 from collections.abc import Generator
@@ -93,6 +95,32 @@ class TclintProtocol(LanguageServerProtocol):
             return data.payload
         return super()._serialize_message(data)
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is None and isinstance(result, RawResult):
+            self.send_json_text('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":' + result.text + "}")
+            return
+        super()._send_response(msg_id, result, error)
+
+    def send_json_text(self, body: str) -> None:
+        """Send one message given as JSON text (framed here; pygls' writer does the rest)."""
+        if self.writer is None:
+            return
+        data = body.encode(self.CHARSET)
+        header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        try:
+            res = self.writer.write(header.encode(self.CHARSET) + data)
+            if inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            log.error("the client went away")
+            raise
+        except Exception:
+            log.exception("cannot send a message")
+
+    def send_raw(self, payload: dict[str, Any]) -> None:
+        """Send a message that is already JSON-ready (skips the lsprotocol/cattrs round trip)."""
+        self._send_data(_RawMessage(payload))
+
     def parse_error(self, detail: str) -> None:
         self._send_raw_error(None, PARSE_ERROR, f"Parse error: {detail}"[:500])
 
@@ -117,6 +145,15 @@ class TclintProtocol(LanguageServerProtocol):
         current_command.set(params)
         current_request.set(self._request_futures.get(self.msg_id))
         return (yield from super().lsp_workspace__execute_command(params))
+
+
+class RawResult:
+    """A request's result given as JSON text (large diagnostic reports skip cattrs)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 class _RawMessage:

@@ -10,12 +10,14 @@ disk (open documents as their buffers) once the project is indexed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from tclint.server.convert import path_to_uri
 from tclint.server.documents import uri_to_path
+from tclint.server.protocol import RawResult
 from tclint.server.scheduler import NORMAL
 
 if TYPE_CHECKING:
@@ -34,17 +36,16 @@ def register(ls: TclintServer) -> None:
         if doc is not None:
             pub = await ls.current(uri)
             if pub is None:
-                return types.RelatedFullDocumentDiagnosticReport(items=[])
-            if params.previous_result_id == pub.result_id:
-                return types.RelatedUnchangedDocumentDiagnosticReport(result_id=pub.result_id)
-            return types.RelatedFullDocumentDiagnosticReport(items=pub.lsp, result_id=pub.result_id)
-        path = uri_to_path(uri)
-        if path is None or not os.path.isfile(path) or not ls.editor_for_path(path).enable:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        pub = await disk_report(ls, path, uri)
+                return {"kind": "full", "items": []}
+        else:
+            path = uri_to_path(uri)
+            if path is None or not os.path.isfile(path) or not ls.editor_for_path(path).enable:
+                return {"kind": "full", "items": []}
+            pub = await disk_report(ls, path, uri)
+        # JSON text: hundreds of diagnostics through lsprotocol objects cost more than the lint
         if params.previous_result_id == pub.result_id:
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=pub.result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=pub.lsp, result_id=pub.result_id)
+            return {"kind": "unchanged", "resultId": pub.result_id}
+        return RawResult('{"kind":"full","resultId":' + json.dumps(pub.result_id) + ',"items":' + pub.body + "}")
 
     @ls.feature(types.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(ls: TclintServer, params: types.WorkspaceDiagnosticParams) -> Any:
@@ -73,11 +74,12 @@ def register(ls: TclintServer) -> None:
                 version = None
             if not pub.lsp and uri not in previous:
                 continue
+            head = '{"uri":' + json.dumps(uri) + ',"version":' + json.dumps(version) + ',"resultId":' + json.dumps(pub.result_id)
             if previous.get(uri) == pub.result_id:
-                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=version, result_id=pub.result_id))
+                items.append(head + ',"kind":"unchanged"}')
             else:
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=version, items=pub.lsp, result_id=pub.result_id))
-        return types.WorkspaceDiagnosticReport(items=items)
+                items.append(head + ',"kind":"full","items":' + pub.body + "}")
+        return RawResult('{"items":[' + ",".join(items) + "]}")
 
 
 async def disk_report(ls: TclintServer, path: str, uri: str) -> Any:

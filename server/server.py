@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -52,7 +53,7 @@ class Published:
     path: str
     text: str
     model: list[Diagnostic]
-    lsp: list[types.Diagnostic]
+    body: str  # the LSP diagnostics, as JSON text
     result_id: str
     settings: Settings | None = None
     entries: list[entries_mod.Entry] = field(default_factory=list)
@@ -60,6 +61,14 @@ class Published:
     lines: Lines | None = None
     elapsed: float = 0.0
     targets: list[tuple[int, int, str]] = field(default_factory=list)  # (first, last line, probe target)
+    _lsp: list[dict[str, Any]] | None = None
+
+    @property
+    def lsp(self) -> list[dict[str, Any]]:
+        """The diagnostics as LSP JSON dicts (parsed on first use: actions and hovers need them)."""
+        if self._lsp is None:
+            self._lsp = json.loads(self.body)
+        return self._lsp
 
 
 class TclintServer(LanguageServer):
@@ -245,9 +254,9 @@ class TclintServer(LanguageServer):
         path = self.doc_path(doc)
         editor = self.editor_for_path(path)
         if not editor.enable:
-            self.deliver(Published(uri, version, path, text, [], [], _result_id(version, [])))
+            self.deliver(Published(uri, version, path, text, [], "[]", _result_id(version, "[]")))
             return self.published.get(uri)
-        ctx = self.convert_context(editor)
+        ctx = self.convert_context(editor, uri)
         started = time.perf_counter()
 
         def job() -> tuple[Published, str, int]:
@@ -269,12 +278,13 @@ class TclintServer(LanguageServer):
             self.schedule_cross_file(root_path, CROSS_FILE_DELAY, skip=path)
         return pub
 
-    def convert_context(self, editor: EditorSettings) -> dict[str, Any]:
+    def convert_context(self, editor: EditorSettings, uri: str | None = None) -> dict[str, Any]:
         return {
             "encoding": self.encoding,
             "features": self.features,
             "editor": editor,
             "open_texts": {d.path: d.text for d in self.docs if d.path is not None},
+            "cache": uri is not None and self.docs.get(uri) is not None,
         }
 
     def build_published(self, uri: str, out: LintOutput, ctx: dict[str, Any]) -> Published:
@@ -285,7 +295,7 @@ class TclintServer(LanguageServer):
             self.probes.refresh_titles()
         lines = Lines.of(out.text)
         conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings, ctx["features"], self.others, ctx["open_texts"])
-        lsp = [conv.convert(d, out.path, out.version) for d in diags]
+        body = conv.convert_all(diags, out.path)
         entries: list[entries_mod.Entry] = []
         targets: list[tuple[int, int, str]] = []
         state = self.ws.docs.get(out.path)
@@ -301,7 +311,7 @@ class TclintServer(LanguageServer):
         self.stats["lints"] += 1
         self.stats["last_lint_ms"] = out.elapsed * 1000
         return Published(
-            uri, out.version, out.path, out.text, diags, lsp, _result_id(out.version, lsp), out.settings, entries,
+            uri, out.version, out.path, out.text, diags, body, _result_id(out.version, body), out.settings, entries,
             out.parse_error, lines, out.elapsed, targets,
         )
 
@@ -319,10 +329,15 @@ class TclintServer(LanguageServer):
             if old is not None and old.result_id != pub.result_id and old.version == pub.version:
                 self.request_refresh()
             return True
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=pub.uri, version=pub.version, diagnostics=pub.lsp)
-        )
+        self.publish(pub.uri, pub.version, pub.body)
         return True
+
+    def publish(self, uri: str, version: int | None, body: str) -> None:
+        """textDocument/publishDiagnostics from the already serialized diagnostics (``body``)."""
+        head = '{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":' + json.dumps(uri)
+        if version is not None:
+            head += f',"version":{int(version)}'
+        self.protocol.send_json_text(head + ',"diagnostics":' + body + "}}")  # type: ignore[attr-defined]
 
     def request_refresh(self) -> None:
         ws_caps = getattr(self.capabilities, "workspace", None)
@@ -347,14 +362,14 @@ class TclintServer(LanguageServer):
         self.cross_timers[root_path] = loop.call_later(delay, start)
 
     async def _cross_file(self, root_path: str, skip: str | None) -> None:
-        ctx_by_path = {d.path: (d.uri, self.convert_context(self.editor_for_path(d.path))) for d in self.docs if d.path}
+        ctx_by_path = {d.path: (d.uri, self.convert_context(self.editor_for_path(d.path), d.uri)) for d in self.docs if d.path}
 
         def job() -> list[Published]:
             root = self.ws.roots.get(root_path)
             if root is None:
                 return []
             out = []
-            for result in self.ws.relint_open(root, skip=None):
+            for result in self.ws.relint_open(root, skip=skip):
                 found = ctx_by_path.get(result.path)
                 if found is None:
                     continue
@@ -437,11 +452,9 @@ def _path_uri(path: str) -> str:
     return path_to_uri(path)
 
 
-def _result_id(version: int, lsp: list[types.Diagnostic]) -> str:
-    h = hashlib.blake2b(digest_size=8)
-    for d in lsp:
-        h.update(f"{d.code}|{d.range.start.line}:{d.range.start.character}-{d.range.end.line}:{d.range.end.character}|{d.severity}|{d.message}|{d.data}".encode())
-    return f"{version}-{h.hexdigest()}"
+def _result_id(version: int, body: str) -> str:
+    """Identifies a result: the same diagnostics at the same version give the same id."""
+    return f"{version}-{hashlib.blake2b(body.encode(), digest_size=8).hexdigest()}"
 
 
 def _log_task_error(task: asyncio.Task[Any]) -> None:
@@ -561,7 +574,7 @@ def create_server() -> TclintServer:
             return
         path = ls.doc_path(doc)
         if not ls.pull:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            ls.publish(uri, None, "[]")
         root_path = await ls.run_job(lambda: ls.ws.close_doc(path), NORMAL)
         if root_path:
             ls.schedule_cross_file(root_path, 0.0)

@@ -379,7 +379,7 @@ class Workspace:
         started = time.perf_counter()
         state = self.open_doc(path)
         root = state.root
-        if not root.discovered:
+        if not root.discovered or (state.version == -1 and root.pending):
             # a small project is indexed before its first document is linted, so the first
             # diagnostics already know the compile sites in other files; a large one goes on
             # in the background (the document is re-evaluated when it is done)
