@@ -99,3 +99,18 @@ def test_finding_8_many_columns_on_a_long_line():
     """12,000 findings on one non-ASCII line (currently ~20 s; the same line in ASCII: ~1.5 s)."""
     src = "import torch\n@torch.compile\ndef f(x):\n    \u00e9 = 1; " + "x.item(); " * 12000 + "return x\n"
     lint_within(src.encode(), 6)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #10")
+def test_finding_10_first_run_stores_facts(tmp_path):
+    """After one run, editing one file of two re-analyses only that file."""
+    from tclint.rules.cache import Cache
+
+    files = {"a.py": b"import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n", "b.py": b"x = 1\n"}
+    folder = str(tmp_path / "cache")
+    first = Cache(folder)
+    lint_bytes(files, cache=first)
+    first.flush()
+    second = Cache(folder)
+    lint_bytes({**files, "b.py": b"x = 2\n"}, cache=second)
+    assert (second.hits, second.misses) == (1, 1)
