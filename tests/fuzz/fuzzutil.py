@@ -350,6 +350,87 @@ def token_soup(draw: Any) -> bytes:
     return b"".join(parts)
 
 
+# notebooks: any JSON, and notebook-shaped JSON with odd cells
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+
+_piece = st.one_of(
+    st.sampled_from(STATEMENTS).map(lambda b: b.replace(b"{i}", b"").decode("utf-8")),
+    st.sampled_from(FRAGMENTS).map(lambda b: b.decode("utf-8", "replace")),
+    st.sampled_from(["import torch\n", "@torch.compile\ndef f(x):\n", "    print(x)\n", "    return x.item()\n",
+                     "f(torch.ones(3))\n", "%time f(x)\n", "!pip list\n", "x = !ls\n", "%%time\n", "%%bash\necho\n",
+                     "f?\n", "    %debug\n",
+                     "    %time f(x)  # noqa: TC101\n", "x = !ls  # noqa: TC104\n", "%time x  # tclint: disable[TC104]\n", "\r", "\r\n", "\n"]),
+)
+_source_text = st.lists(_piece, max_size=8).map("".join)
+_source = st.one_of(
+    _source_text,
+    _source_text.map(lambda s: s.splitlines(keepends=True)),  # nbformat's list of lines
+    st.lists(_source_text, max_size=3),
+    json_values,
+)
+_cell = st.one_of(
+    st.fixed_dictionaries({"cell_type": st.sampled_from(["code", "code", "code", "markdown", "raw"]), "source": _source},
+                          optional={"metadata": json_values, "outputs": json_values, "id": st.text(max_size=5)}),
+    json_values,
+)
+_metadata = st.one_of(
+    st.just({"kernelspec": {"language": "python"}}),
+    st.fixed_dictionaries({"kernelspec": st.fixed_dictionaries({"language": json_values | st.sampled_from(["Python", "R"])})}),
+    json_values,
+)
+notebooks = st.one_of(
+    st.fixed_dictionaries({"cells": st.lists(_cell, max_size=6), "metadata": _metadata, "nbformat": st.just(4),
+                           "nbformat_minor": st.just(5)}),
+    st.fixed_dictionaries({"cells": json_values}),
+    json_values,
+)
+
+
+
+
+@st.composite
+def _cell_source(draw: Any, text: str) -> Any:
+    """One cell's text as nbformat may store it: a string, a list of lines, or a list split anywhere."""
+    form = draw(st.integers(0, 2))
+    if form == 0:
+        return text
+    if form == 1:
+        lines: list[Any] = text.splitlines(keepends=True)
+    else:
+        cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=4)))
+        lines = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    if draw(st.integers(0, 9)) == 0:  # not a string: nbformat would reject it, Jupyter may still load it
+        lines.append(draw(st.sampled_from([1, None, 2.5, True])))
+    return lines
+
+
+@st.composite
+def compiled_notebooks(draw: Any) -> dict[str, Any]:
+    """Notebooks with a compiled function spread over cells, hazards in it, magics and markdown
+    between: the cell mapping of real findings gets exercised."""
+    body = draw(st.lists(st.sampled_from(STATEMENTS).map(lambda b: b.decode("utf-8")), min_size=1, max_size=5))
+    lines = [line.replace("{i}", "    ") for line in body]
+    texts = ["import torch\n", "@torch.compile\ndef f(x):\n" + "".join("    " + line + "\n" for line in lines) + "    return x\n",
+             "f(torch.ones(3))\n"]
+    if draw(st.booleans()):
+        texts.insert(1, draw(st.sampled_from(["%matplotlib inline\n", "!nvidia-smi\nx = 1\n", "%%time\ny = 2\n",
+                                              "%%bash\necho hi\n", "x?\n"])))
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    cells: list[Any] = []
+    for cell_text in texts:
+        if draw(st.integers(0, 3)) == 0:
+            cells.append({"cell_type": "markdown", "source": "# notes" + eol, "metadata": {}})
+        cells.append({"cell_type": "code", "source": draw(_cell_source(cell_text.replace("\n", eol))), "metadata": {},
+                      "outputs": [], "execution_count": None})
+    return {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4,
+            "nbformat_minor": 5}
+
+
 # ---------------------------------------------------------------------------------------------
 # linting in memory
 

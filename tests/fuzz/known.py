@@ -73,3 +73,17 @@ NOTEBOOK_FINDINGS = (finding_1, finding_2, finding_3)
 
 def notebook_open(data: bytes) -> bool:
     return any(f(data) for f in NOTEBOOK_FINDINGS)
+
+
+def finding_11_fix(diag: Any) -> bool:
+    """The fix of an unused range / file-level suppression deletes its whole line (code included)."""
+    return diag.code == "TC012" and ("range" in diag.message or "file-level" in diag.message)
+
+
+def finding_12(data: bytes) -> bool:
+    """A code cell whose source list holds something other than strings."""
+    nb = _notebook(data)
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return False
+    return any(isinstance(c, dict) and c.get("cell_type") == "code" and isinstance(c.get("source"), list)
+               and not all(isinstance(s, str) for s in c["source"]) for c in nb["cells"])

@@ -114,3 +114,35 @@ def test_finding_10_first_run_stores_facts(tmp_path):
     second = Cache(folder)
     lint_bytes({**files, "b.py": b"x = 2\n"}, cache=second)
     assert (second.hits, second.misses) == (1, 1)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #11")
+@pytest.mark.parametrize("code", [
+    "def helper(x):  # tclint: disable[TC104]\n    return x + 1\n",
+    "@torch.compile\ndef f(x):\n    # tclint: disable[TC101, TC104]\n    y = x.item()\n    # tclint: enable\n    return y\n",
+    "# tclint: noqa: TC101, TC104\n@torch.compile\ndef f(x):\n    return x.item()\n",
+])
+def test_finding_11_unused_range_fix_keeps_code(code):
+    """The safe fix for an unused range / file-level suppression must not delete code on its line,
+    nor the codes of the directive that are still used."""
+    from tclint.rules.fixes import apply_fixes, fix_allowed
+
+    src = "import torch\n\n\n" + code
+    result = lint_bytes(src.encode(), table={})
+    fixed, n = apply_fixes(src, [d.fix for d in result.diagnostics if fix_allowed(d.fix, False)])
+    assert n >= 1
+    compile(fixed, "fixed.py", "exec")
+    after = lint_bytes(fixed.encode(), table={})
+    assert [d.code for d in after.diagnostics] == []
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #12")
+def test_finding_12_add_noqa_notebook_with_odd_source():
+    from tclint.rules.notebook import add_noqa_to_notebook
+
+    data = _nb([{"cell_type": "code", "source": ["import torch\n", "@torch.compile\n", "def f(x):\n", "    print(x)\n",
+                                                 "    return x\n", 1]}])
+    result = lint_bytes(data, name="nb.ipynb", table={})
+    assert [d.code for d in result.diagnostics] == ["TC104"]
+    new, n = add_noqa_to_notebook(data, result.diagnostics)
+    assert n == 1 and lint_bytes(new, name="nb.ipynb", table={}).diagnostics == []

@@ -1,0 +1,85 @@
+"""Fixes and `--add-noqa` on fuzzed code: what tclint writes into a user's file must not break it.
+Properties: applying every safe (and every unsafe) fix to a file the interpreter accepts leaves a
+file it accepts; the edits change nothing outside their ranges; `add_noqa` keeps the file
+parseable, silences what it annotated, and is idempotent; for notebooks it keeps valid JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import known
+from fuzzutil import (
+    FUZZ_DIR,
+    budget,
+    compiled_notebooks,
+    compiles,
+    gently_mutated_files,
+    lint_bytes,
+    notebooks,
+    python_seeds,
+    tried,
+)
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from tclint.rules.fixes import add_noqa, apply_fixes, fix_allowed
+from tclint.rules.notebook import add_noqa_to_notebook
+
+SEEDS = python_seeds()
+UNSUPPRESSIBLE = ("TC000", "TC011", "TC012")  # add_noqa leaves these alone by design
+
+
+@budget(300)
+@given(gently_mutated_files(SEEDS), st.booleans())
+def test_fixes_keep_code_valid(data, unsafe):
+    assume(compiles(data))
+    tried("library: --fix (safe / unsafe) keeps valid code valid")
+    result = lint_bytes(data)
+    text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+    fixes = [d.fix for d in result.diagnostics if fix_allowed(d.fix, unsafe) and not known.finding_11_fix(d)]
+    new, n = apply_fixes(text, fixes)
+    assert n <= len(fixes)
+    compile(new, "fixed.py", "exec", dont_inherit=True)
+    # and the fixed file lints cleanly of what was fixed, without a crash
+    lint_bytes(new.encode("utf-8"))
+
+
+@budget(300)
+@given(gently_mutated_files(SEEDS))
+def test_add_noqa_silences_and_is_idempotent(data):
+    assume(compiles(data))
+    tried("library: add_noqa keeps code valid, silences, is idempotent")
+    result = lint_bytes(data, table={})
+    text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+    new, _ = add_noqa(text, result.diagnostics)
+    compile(new, "noqa.py", "exec", dont_inherit=True)
+    again = lint_bytes(new.encode("utf-8"), table={})
+    _, more = add_noqa(new, again.diagnostics)
+    assert more == 0, "a second --add-noqa added more"
+    before = {(d.line, d.code) for d in result.diagnostics if d.code not in UNSUPPRESSIBLE}
+    still = {(d.line, d.code) for d in again.diagnostics} & before
+    inside_strings = {line for line, _ in still if _in_multiline_string(new, line)}
+    assert {(line, c) for line, c in still if line not in inside_strings} == set()
+
+
+def _in_multiline_string(text: str, line: int) -> bool:
+    from tclint.rules.fixes import _string_interior_lines
+
+    return line in _string_interior_lines(text)
+
+
+@budget(300)
+@given(st.one_of(notebooks, compiled_notebooks()))
+def test_add_noqa_to_notebooks(nb):
+    data = json.dumps(nb).encode("utf-8")
+    assume(not known.notebook_open(data) and not known.finding_12(data))
+    tried("library: add_noqa on notebooks keeps valid JSON and silences")
+    result = lint_bytes(data, name="nb.ipynb", table={})
+    if result.sources[os.path.join(FUZZ_DIR, "nb.ipynb")].text is None or not result.diagnostics:
+        return  # the CLI does not call add_noqa_to_notebook for these
+    new, n = add_noqa_to_notebook(data, result.diagnostics)
+    json.loads(new.decode("utf-8"))
+    if n:
+        again = lint_bytes(new, name="nb.ipynb", table={})
+        before = {(d.cell, d.line, d.code) for d in result.diagnostics if d.code not in UNSUPPRESSIBLE}
+        assert not before & {(d.cell, d.line, d.code) for d in again.diagnostics}
