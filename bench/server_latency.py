@@ -111,6 +111,7 @@ class Editor:
         self.client, self.uri, self.text, self.version = client, uri, text, 1
         self.lines = text.split("\n")
         self.cpu: list[float] = []  # the server's CPU time per measured edit (ms)
+        self.target = 0
 
     def _change(self, line: int, col: int, end_line: int, end_col: int, new: str) -> dict:
         lines = self.text.split("\n")
@@ -120,20 +121,20 @@ class Editor:
         return {"range": {"start": {"line": line, "character": col}, "end": {"line": end_line, "character": end_col}}, "text": new}
 
     def edit(self, n: int) -> dict:
-        """The n-th edit of a typing session (cycling over three kinds, around the middle)."""
+        """The n-th edit of a typing session, cycling over three kinds around the middle of the
+        file: a character typed in a method body, Enter and a new statement, then both undone
+        (so the text comes back to the original every three edits, for any number of edits)."""
         lines = self.text.split("\n")
-        targets = [i for i, x in enumerate(lines) if x.strip().startswith("s = h.mean().item()")]
-        target = targets[(len(targets) // 2 + n // 3) % len(targets)]
         kind = n % 3
-        if kind == 0:  # a character typed in a method body
-            return self._change(target, 8, target, 8, "s")  # `ss = ...`
-        if kind == 1:  # Enter and a new statement
+        if kind == 0:
+            targets = [i for i, x in enumerate(lines) if x.strip().startswith("s = h.mean().item()")]
+            self.target = targets[(len(targets) // 2 + n // 3) % len(targets)]
+            return self._change(self.target, 8, self.target, 8, "s")  # `ss = ...`
+        target = self.target
+        if kind == 1:
             return self._change(target, len(lines[target]), target, len(lines[target]), "\n        t = s + 1")
-        # delete the line added by the previous edit again, and the typed character
-        nxt = target + 1
-        if lines[nxt].strip() == "t = s + 1":
-            return self._change(target, len(lines[target]), nxt, len(lines[nxt]), "")
-        return self._change(target, 8, target, 9, "")
+        nxt = target + 1  # delete the new line and the typed character in one change
+        return self._change(target, 8, nxt, len(lines[nxt]), lines[target][9:])
 
     async def send(self, change: dict) -> float:
         self.version += 1

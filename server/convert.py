@@ -249,7 +249,7 @@ def _js(text: str) -> str:
     """``json.dumps`` of a string, memoized (the same messages repeat across findings); bounded."""
     found = _JS.get(text)
     if found is None:
-        if len(_JS) > 20_000:
+        if len(_JS) > 4096:
             _JS.clear()
         found = _JS[text] = json.dumps(text, ensure_ascii=False)
     return found

@@ -63,6 +63,19 @@ def _describe(exc: BaseException) -> str:
 
 
 class TclintProtocol(LanguageServerProtocol):
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+        """pygls 2.1.1 files the future of every notification handled by a built-in generator
+        (didOpen, didChange, didClose, ...) and of every step a generator yields to in
+        ``_request_futures`` under a fresh id, and never removes it: a few hundred bytes per
+        keystroke, forever.  Remove each one when it completes."""
+
+        def done(future: Any, _id: Any = msg_id, _callback: Any = callback) -> None:
+            if self._request_futures.get(_id) is future:
+                del self._request_futures[_id]
+            _callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)

@@ -71,6 +71,7 @@ class RawClient:
                     for pred, fut in list(self._notify):
                         if not fut.done() and pred(msg):
                             fut.set_result(msg)
+                    self._notify = [(p, f) for p, f in self._notify if not f.done()]
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:
