@@ -186,8 +186,9 @@ def probe_inputs_action(ls: TclintServer, pub: Published, params: types.CodeActi
     from tclint.server.commands import target_for_line
 
     target = target_for_line(pub, params.range.start.line + 1)
-    if target is None:
-        return None
+    compiled = {e.qualname.split(".<locals>.")[0] for e in pub.entries if e.kind == "function" and e.qualname}
+    if target is None or target not in compiled:
+        return None  # offered on compiled functions (the ones with a "Probe" lens), not everywhere
     return types.CodeAction(
         title=f"Create probe inputs for {target}",
         kind=PROBE_INPUTS,

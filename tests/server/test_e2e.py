@@ -187,3 +187,43 @@ async def test_stale_versions_are_dropped(start, project):
         change_doc(client, uri, version, [replace_range(12, 12, 12, 12, "1 + " if version % 2 else "")])
     await asyncio.sleep(1.5)
     assert seen and seen[-1] == 11 and len(seen) <= 3, seen
+
+
+async def test_entry_point_hover_lens_and_restart(start, project):
+    """On a compile site: what it compiles (cross-file), a "Probe file" lens; then tclint.restart."""
+    client = await start("vscode", project)
+    train = project / "train.py"
+    uri = open_doc(client, train)
+    await diagnostics(client, uri, lambda d: True)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=4, character=12))
+    )
+    assert hover is not None
+    text = hover.contents.value
+    assert "torch.compile(Model())" in text and "`Model.forward` (model.py:22)" in text and "Block.forward" in text, text
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [(lens.range.start.line, lens.command.command, lens.command.title) for lens in lenses] == [(4, "tclint.probeFile", "Probe file")]
+    # hover on a code inside a suppression comment
+    model = project / "pkg" / "model.py"
+    model_uri = open_doc(client, model, model.read_text().replace("h = self.lin(x)", "h = self.lin(x)  # noqa: TC101"))
+    await diagnostics(client, model_uri, lambda d: len(d) == 3)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=model_uri), position=types.Position(line=10, character=35))
+    )
+    assert hover is not None and hover.contents.value.startswith("# TC101")
+    # restart: everything is recomputed, the diagnostics come back
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="tclint.restart", arguments=[]))
+    assert result == {"restarted": True}
+    await diagnostics(client, model_uri, lambda d: len(d) == 3)
+
+
+def test_cli_entry_points():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tclint.rules.cli", "server", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--tcp" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "tclint.server", "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("tclint-server ")
+    out = subprocess.run([sys.executable, "-m", "tclint.server", "--tcp", "nonsense"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "HOST:PORT" in out.stderr

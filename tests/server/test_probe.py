@@ -31,6 +31,7 @@ OPS = textwrap.dedent(
         return fn(x) + 1
 
 
+    @torch.compile
     def needs_inputs(a, b):
         return a + b
     """
