@@ -45,6 +45,23 @@ def tried(prop: str, n: int = 1) -> None:
     COUNTS[prop] += n
 
 
+_REPORTED = []
+
+
+def report(terminalreporter: Any) -> None:
+    """Print the counts once per session (both test folders' conftests call this)."""
+    if not COUNTS or _REPORTED:
+        return
+    _REPORTED.append(True)
+    terminalreporter.write_sep("-", f"tclint fuzz: inputs tried per property (scale {SCALE:g})")
+    for prop, n in sorted(COUNTS.items()):
+        terminalreporter.write_line(f"{n:>8}  {prop}")
+    out = os.environ.get("TCLINT_FUZZ_REPORT")
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump(dict(sorted(COUNTS.items())), fh, indent=2)
+
+
 def budget(examples: int) -> settings:
     """Hypothesis settings for one property: ``examples`` inputs in CI, fixed seed; more and random
     in the long mode.  No example database: CI must not depend on what a previous run found."""
