@@ -3,6 +3,10 @@
 ``tclint.rules.engine`` runs the pipeline; ``tclint.rules.catalog`` holds one rule per file.
 """
 
-from tclint.rules.version import TARGET_TORCH, __version__
+from tclint.rules.safepath import drop_cwd_when_run_with_m
+
+drop_cwd_when_run_with_m()  # before anything else is imported: see tclint.rules.safepath
+
+from tclint.rules.version import TARGET_TORCH, __version__  # noqa: E402
 
 __all__ = ["TARGET_TORCH", "__version__"]

@@ -171,6 +171,11 @@ class RuleContext:
         return self._a.scope.in_test > 0
 
     @property
+    def statement_alone(self) -> bool:
+        """The statement being walked is the only one in its block (deleting it needs `pass`)."""
+        return self._a._alone[-1]
+
+    @property
     def module(self) -> str:
         return self._a.module
 
@@ -294,6 +299,7 @@ class Analyzer:
         self._site_counter = 0
         self.extra_predicates = frozenset(compiling_predicates)
         self.marker_lines = self._marker_lines()
+        self._alone: list[bool] = [False]  # per open block: does it hold a single statement?
 
     def segment(self, node: ast.AST) -> str:
         """Source text of a node.  (``ast.get_source_segment`` re-splits the whole file on every
@@ -1349,6 +1355,13 @@ class Analyzer:
         return False
 
     def block(self, body: list[ast.stmt]) -> bool:
+        self._alone.append(len(body) == 1)
+        try:
+            return self._block(body)
+        finally:
+            self._alone.pop()
+
+    def _block(self, body: list[ast.stmt]) -> bool:
         scope = self.scope
         for i, stmt in enumerate(body):
             if self.stmt(stmt):
@@ -1416,54 +1429,71 @@ class Analyzer:
         return None
 
     def _if(self, node: ast.If) -> bool:
+        """An `if` with its `elif` chain, walked iteratively (generated dispatchers can have
+        thousands of branches; recursing per `elif` would hit the recursion limit)."""
         scope = self.scope
-        which = self._compiling_condition(node.test)
-        scope.in_test += 1
-        try:
-            self.expr(node.test)
-        finally:
-            scope.in_test -= 1
-        self._note_param_use(node.test, "cond")
-        self._dispatch_condition(node.test)
-        self._dispatch(node)
-        cold = self._cold_reason(node.test)
+        chain = [node]
+        while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+            chain.append(chain[-1].orelse[0])
+        final_else = chain[-1].orelse
         before = dict(scope.env)
-        if which == "eager":
-            scope.eager_only += 1
-        if cold:
-            scope.cold.append(cold)
-        test_text = self._short(node.test)
-        scope.tests.append(test_text)
-        try:
-            body_exit = self.block(node.body)
-        finally:
-            scope.tests.pop()
-            if which == "eager":
-                scope.eager_only -= 1
-            if cold:
-                scope.cold.pop()
-        after_body = scope.env
-        scope.env = dict(before)
-        if which == "compiling":
-            scope.eager_only += 1
-        scope.tests.append(f"not ({test_text})")
-        try:
-            else_exit = self.block(node.orelse) if node.orelse else False
-        finally:
-            scope.tests.pop()
+        outcomes: list[tuple[dict[str, Ty], bool]] = []
+        dead = 0  # a previous test is true under compile: the rest is eager-only
+        negations: list[str] = []
+        for link in chain:
+            which = self._compiling_condition(link.test)
+            scope.env = dict(before)
+            scope.eager_only += dead
+            try:
+                scope.in_test += 1
+                try:
+                    self.expr(link.test)
+                finally:
+                    scope.in_test -= 1
+                self._note_param_use(link.test, "cond")
+                self._dispatch_condition(link.test)
+                self._dispatch(link)
+                cold = self._cold_reason(link.test)
+                test_text = self._short(link.test)
+                pushed = [*negations, test_text]
+                scope.tests.extend(pushed)
+                if which == "eager":
+                    scope.eager_only += 1
+                if cold:
+                    scope.cold.append(cold)
+                try:
+                    body_exit = self.block(link.body)
+                finally:
+                    del scope.tests[len(scope.tests) - len(pushed):]
+                    if which == "eager":
+                        scope.eager_only -= 1
+                    if cold:
+                        scope.cold.pop()
+            finally:
+                scope.eager_only -= dead
+            outcomes.append((scope.env, body_exit))
+            negations.append(f"not ({test_text})")
             if which == "compiling":
-                scope.eager_only -= 1
-        after_else = scope.env
-        if body_exit and not else_exit:
-            scope.env = after_else
-        elif else_exit and not body_exit:
-            scope.env = after_body
-        else:
-            merged = dict(after_else)
-            for name, ty in after_body.items():
-                merged[name] = T.join(ty, after_else[name]) if name in after_else else ty
-            scope.env = merged
-        return body_exit and else_exit
+                dead = 1
+        scope.env = dict(before)
+        scope.eager_only += dead
+        scope.tests.extend(negations)
+        try:
+            else_exit = self.block(final_else) if final_else else False
+        finally:
+            del scope.tests[len(scope.tests) - len(negations):]
+            scope.eager_only -= dead
+        outcomes.append((scope.env, else_exit))
+        live = [env for env, exits in outcomes if not exits]
+        if not live:
+            scope.env = outcomes[-1][0]
+            return True
+        merged = dict(live[0])
+        for env in live[1:]:
+            for name, ty in env.items():
+                merged[name] = T.join(ty, merged[name]) if name in merged else ty
+        scope.env = merged
+        return False
 
     def _dispatch_condition(self, test: ast.expr) -> None:
         """Conditions get a second dispatch so control-flow rules need not re-walk statements."""

@@ -92,44 +92,18 @@ class Cache:
         self._pending_runs[key] = diagnostics
 
     def flush(self) -> None:
-        self._flush_runs()
-        if not self._pending:
-            return
+        """Write what this run computed: per-file facts and the whole-run result."""
         try:
-            os.makedirs(self.facts_dir, exist_ok=True)
-            gitignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(gitignore):
-                with open(gitignore, "w") as fh:
-                    fh.write("# Automatically created by tclint.\n*\n")
+            os.makedirs(self.directory, exist_ok=True)
+            self._ensure_gitignore()
         except OSError:
             self._pending.clear()
-
-    def _flush_runs(self, keep: int = 16) -> None:
-        if not self._pending_runs:
+            self._pending_runs.clear()
             return
-        runs_dir = os.path.join(self.directory, "runs", self.fingerprint)
-        try:
-            os.makedirs(runs_dir, exist_ok=True)
-            self._ensure_gitignore()
-            for key, value in self._pending_runs.items():
-                fd, tmp = tempfile.mkstemp(dir=runs_dir, suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, os.path.join(runs_dir, key + ".pkl"))
-            # keep the most recent results only: one per tree state is all a re-run needs
-            entries = sorted((e for e in os.scandir(runs_dir) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True)
-            for stale in entries[keep:]:
-                os.unlink(stale.path)
-        except OSError:
-            pass
-        self._pending_runs.clear()
+        self._flush_facts()
+        self._flush_runs()
 
-    def _ensure_gitignore(self) -> None:
-        gitignore = os.path.join(self.directory, ".gitignore")
-        if not os.path.exists(gitignore):
-            with open(gitignore, "w") as fh:
-                fh.write("# Automatically created by tclint.\n*\n")
-            return
+    def _flush_facts(self) -> None:
         for key, facts in self._pending.items():
             target = self._path(key)
             try:
@@ -141,3 +115,30 @@ class Cache:
             except OSError:
                 continue
         self._pending.clear()
+
+    def _flush_runs(self, keep: int = 16) -> None:
+        if not self._pending_runs:
+            return
+        runs_dir = os.path.join(self.directory, "runs", self.fingerprint)
+        try:
+            os.makedirs(runs_dir, exist_ok=True)
+            for key, value in self._pending_runs.items():
+                fd, tmp = tempfile.mkstemp(dir=runs_dir, suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, os.path.join(runs_dir, key + ".pkl"))
+            # keep the most recent results only: one per tree state is all a re-run needs
+            entries = sorted(
+                (e for e in os.scandir(runs_dir) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True
+            )
+            for stale in entries[keep:]:
+                os.unlink(stale.path)
+        except OSError:
+            pass
+        self._pending_runs.clear()
+
+    def _ensure_gitignore(self) -> None:
+        gitignore = os.path.join(self.directory, ".gitignore")
+        if not os.path.exists(gitignore):
+            with open(gitignore, "w") as fh:
+                fh.write("# Automatically created by tclint.\n*\n")

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,9 @@ def analyze_source(
         return facts
     text = src.text
     try:
-        tree = ast.parse(text, filename=src.path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the *linted* code are not ours
+            tree = ast.parse(text, filename=src.path)
     except SyntaxError as exc:
         index = LineIndex(text)
         line = max(1, min(exc.lineno or 1, index.line_count))
@@ -170,8 +173,10 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
     if fix is None:
         return None
     alternatives = fix if isinstance(fix, tuple) else (fix,)
+    if len(alternatives) == 1:
+        return alternatives[0]  # built from the source's own segments: no re-parse per finding
     if text is None:
-        return alternatives[0] if len(alternatives) == 1 else None
+        return None
     from tclint.rules.fixes import apply_fixes
 
     for alt in alternatives:
@@ -179,7 +184,9 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
         if n == 0:
             continue
         try:
-            ast.parse(new_text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(new_text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         return alt
@@ -440,6 +447,7 @@ def apply_suppressions(
         return kept
     known = set(registry.by_code())
     index = LineIndex(src.text)
+    unused_diags: list[Diagnostic] = []
     for directive, unused_codes, unknown in suppress.unused(directives, known, enabled):
         parts = []
         if unused_codes:
@@ -461,9 +469,9 @@ def apply_suppressions(
             noqa_line=directive.line,
             url=rule_doc_url("TC012"),
         )
-        if not suppress.apply([diag], [d for d in directives if d is not directive]):
-            continue
-        kept.append(diag)
+        unused_diags.append(diag)
+    # a TC012 can itself be suppressed (`# noqa: TC012`, a file-level noqa): one pass for all
+    kept.extend(suppress.apply(unused_diags, directives))
     return kept
 
 
@@ -480,7 +488,20 @@ def _unused_fix(directive: suppress.Directive, line_text: str, remaining: list[s
         if not line_text[:s].strip():
             return Fix("Remove the unused comment", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
         return Fix("Remove unused `noqa` directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
-    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+    # `# tclint: disable[...]` / `# tclint: noqa: ...`: keep the codes still in use, and never the
+    # code that shares the line
+    if remaining:
+        if directive.kind == "file":
+            new = "# tclint: noqa: " + ", ".join(remaining)
+        else:
+            new = "# tclint: disable[" + ", ".join(remaining) + "]"
+        return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+    s = start
+    while s > 0 and line_text[s - 1] in " \t":
+        s -= 1
+    if not line_text[:s].strip():
+        return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -71,35 +71,60 @@ class CellMap:
                        message=self.map_text(diag.message, diag.path))
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun", "%%debug")
+
+
+def _neutralise(line: str, start: int) -> str:
+    """Replace IPython syntax from `start` on by `...` (or `0`) padded to the same length, so every
+    column on the line stays where the user sees it; both are valid statements and expressions."""
+    width = len(line) - start
+    if width >= 3:
+        return line[:start] + "..." + " " * (width - 3)
+    if width >= 1:
+        return line[:start] + "0" + " " * (width - 1)
+    return line
+
+
 def _blank_magics(source: str) -> str:
+    """Blank out IPython syntax line by line, keeping every line's length and count."""
     lines = source.split("\n")
     if lines and lines[0].lstrip().startswith("%%"):
-        # a cell magic: %%time still holds Python, %%bash etc. do not
         magic = lines[0].strip().split()[0]
-        if magic in ("%%time", "%%timeit", "%%capture", "%%prun"):
-            lines[0] = "#" + lines[0]
+        if magic in _PYTHON_CELL_MAGICS:
+            lines[0] = _neutralise(lines[0], len(lines[0]) - len(lines[0].lstrip()))
         else:
-            return "\n".join("#" + line if line else line for line in lines)
+            # %%bash, %%html, ...: not Python at all (and a `# noqa` there is not a comment)
+            return "\n".join(" " * len(line) for line in lines)
     out = []
     for line in lines:
-        if _MAGIC.search(line) and not line.lstrip().startswith("#"):
-            indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}pass  # {line.strip()}" if indent else "# " + line.strip())
-        else:
+        stripped = line.lstrip()
+        if stripped.startswith("#") or not _MAGIC.search(line):
             out.append(line)
+            continue
+        indent = len(line) - len(stripped)
+        m = re.match(r"\s*\w[\w.]*\s*=\s*(?=[%!])", line)  # `x = !ls`, `t = %timeit -o f()`
+        start = m.end() if m else indent
+        out.append(_neutralise(line, start))
     return "\n".join(out)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
     try:
         nb = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return None, None, f"not a valid notebook (JSON): {exc}"
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         return None, None, "not a valid notebook: no `cells` list"
-    language = (((nb.get("metadata") or {}).get("kernelspec") or {}).get("language") or "python").lower()
-    if language != "python":
+    metadata = nb.get("metadata")
+    kernelspec = metadata.get("kernelspec") if isinstance(metadata, dict) else None
+    language = kernelspec.get("language") if isinstance(kernelspec, dict) else None
+    if isinstance(language, str) and language.lower() not in ("python", "python3", ""):
         return "", CellMap([]), None
     parts: list[str] = []
     starts: list[tuple[int, int, int]] = []
@@ -109,8 +134,11 @@ def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
             continue
         source = cell.get("source", "")
         if isinstance(source, list):
-            source = "".join(str(s) for s in source)
-        source = _blank_magics(str(source)).rstrip("\n")
+            source = "".join(s for s in source if isinstance(s, str))
+        elif not isinstance(source, str):
+            source = ""
+        # one line ending, so that cell line counts agree with the tokenizer's (\r, \r\n, \n)
+        source = _blank_magics(_LINE_END.sub("\n", source)).rstrip("\n")
         count = source.count("\n") + 1
         starts.append((line, number, count))
         parts.append(source)
@@ -127,20 +155,26 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
     from tclint.rules.fixes import add_noqa
     from tclint.rules.model import Position, Span
 
-    nb = json.loads(data.decode("utf-8"))
-    cells = nb.get("cells", [])
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return data, 0
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return data, 0
     by_cell: dict[int, list[Diagnostic]] = {}
     for d in diags:
         if d.cell is not None and d.noqa_line is not None:
             by_cell.setdefault(d.cell, []).append(d)
     total = 0
     for number, cell_diags in by_cell.items():
-        if not (1 <= number <= len(cells)) or cells[number - 1].get("cell_type") != "code":
+        if not (1 <= number <= len(cells)) or not isinstance(cells[number - 1], dict) or cells[number - 1].get("cell_type") != "code":
             continue
         cell = cells[number - 1]
         source = cell.get("source", "")
         was_list = isinstance(source, list)
-        text = "".join(source) if was_list else str(source)
+        text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
+        text = _LINE_END.sub("\n", text)
         local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None) for d in cell_diags]
         new, n = add_noqa(text, local)
         if n:

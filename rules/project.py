@@ -46,12 +46,22 @@ class Region:
     func_key: str
     site: CompileSite | None  # the compile site at the start of the chain (None: configured root)
     root_label: str  # "torch.compile(model) at train.py:41" / "assume-compiled" / ...
-    chain: list[Link] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)  # this region's own steps (the rest is the parent's)
     multiplier: str | None = None  # "each of 12 blocks"
     loop_caller: tuple[str, str, int] | None = None  # (caller name, path, line) when called in a loop
     fullgraph: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     depth: int = 0
+    parent: Region | None = None  # the caller's region: chains share their prefix (O(n) memory)
+
+    @property
+    def chain(self) -> list[Link]:
+        parts: list[list[Link]] = []
+        node: Region | None = self
+        while node is not None:
+            parts.append(node.links)
+            node = node.parent
+        return [link for links in reversed(parts) for link in links]
 
 
 @dataclass(slots=True)
@@ -342,7 +352,7 @@ class Project:
                         func_key=key,
                         site=site,
                         root_label=self._site_label(ff, site),
-                        chain=[Link(ff.path, site.loc, f"compiled via `{site.text}`")],
+                        links=[Link(ff.path, site.loc, f"compiled via `{site.text}`")],
                         multiplier=multiplier,
                         fullgraph=bool(site.options.get("fullgraph")),
                         options=dict(site.options),
@@ -487,9 +497,9 @@ class Project:
         for key, region in roots:
             if key in self.disabled or key not in self.functions:
                 continue
-            if region.site is not None and len(region.chain) == 1:
+            if region.site is not None and region.parent is None and len(region.links) == 1:
                 rff, rfn = self.functions[key]
-                region.chain.append(Link(rff.path, rfn.name_loc, _display(rfn)))
+                region.links.append(Link(rff.path, rfn.name_loc, _display(rfn)))
             existing = self.regions.get(key)
             if existing is None or (existing.depth > 0 and region.depth == 0):
                 self.regions[key] = region
@@ -526,7 +536,8 @@ class Project:
             func_key=callee,
             site=region.site,
             root_label=region.root_label,
-            chain=[*region.chain, Link(cff.path, cfn.name_loc, label)],
+            links=[Link(cff.path, cfn.name_loc, label)],
+            parent=region,
             multiplier=multiplier or region.multiplier,
             # a break anywhere below a call made inside a loop drops that loop's frame too
             loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else region.loop_caller,

@@ -42,16 +42,14 @@ def short(ctx, node: ast.AST, limit: int = 60) -> str:
 
 
 def remove_statement_fix(ctx, node: ast.AST, message: str, applicability):
-    """Alternatives to delete a call that is a whole statement on its own lines: the lines
-    themselves, or ``pass`` in its place when the block would otherwise be empty.  The engine
-    offers the first alternative that leaves the file parseable (checked only for findings that
-    are reported).  None when the call shares its line with other code."""
+    """Delete a call that is a whole statement on its own lines, or put `pass` in its place when
+    it is the only statement of its block.  None when the call shares its lines with other code."""
     from tclint.rules.model import Edit, Fix, Span
 
     loc = ctx.loc(node)
     first = ctx.index.line(loc.line)
     if first[: loc.col].strip() or ctx.index.line(loc.end_line)[loc.end_col :].strip():
         return None
-    delete = Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
-    replace = Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
-    return (delete, replace)
+    if ctx.statement_alone:
+        return Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
+    return Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)

@@ -7,6 +7,7 @@ so the engine can turn it into one TC011 diagnostic instead of a traceback.
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -53,7 +54,7 @@ class LineIndex:
     to UTF-16 for LSP).  Conversions are lazy and cached per line: most files have few findings.
     """
 
-    __slots__ = ("text", "starts", "_lines")
+    __slots__ = ("text", "starts", "_lines", "_offsets")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -61,6 +62,7 @@ class LineIndex:
         starts.extend(m.end() for m in _LINE_END.finditer(text))
         self.starts = starts
         self._lines: dict[int, str] = {}
+        self._offsets: dict[int, list[int]] = {}
 
     @property
     def line_count(self) -> int:
@@ -91,8 +93,17 @@ class LineIndex:
             return 0
         if line.isascii():
             return min(byte_col, len(line))
-        encoded = line.encode("utf-8", "surrogatepass")
-        return len(encoded[:byte_col].decode("utf-8", "replace"))
+        # non-ASCII: a table of byte offsets per character, built once per line (many findings on
+        # one long line must not re-encode it each time)
+        offsets = self._offsets.get(lineno)
+        if offsets is None:
+            offsets = [0]
+            total = 0
+            for ch in line:
+                total += len(ch.encode("utf-8", "surrogatepass"))
+                offsets.append(total)
+            self._offsets[lineno] = offsets
+        return max(bisect.bisect_right(offsets, byte_col) - 1, 0)
 
     def offset(self, lineno: int, col: int) -> int:
         """Absolute offset of a (1-based line, code-point column) pair, clamped into the text."""
