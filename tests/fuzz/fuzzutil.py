@@ -62,10 +62,10 @@ def report(terminalreporter: Any) -> None:
             json.dump(dict(sorted(COUNTS.items())), fh, indent=2)
 
 
-def budget(examples: int) -> settings:
+def budget(examples: int, **overrides: Any) -> settings:
     """Hypothesis settings for one property: ``examples`` inputs in CI, fixed seed; more and random
     in the long mode.  No example database: CI must not depend on what a previous run found."""
-    return settings(
+    options: dict[str, Any] = dict(
         max_examples=max(1, int(examples * SCALE)),
         derandomize=not LONG,
         database=None,
@@ -73,6 +73,8 @@ def budget(examples: int) -> settings:
         print_blob=True,
         suppress_health_check=list(HealthCheck),
     )
+    options.update(overrides)
+    return settings(**options)
 
 
 # ---------------------------------------------------------------------------------------------
