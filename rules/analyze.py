@@ -1383,9 +1383,9 @@ class Analyzer:
         target = expr.func if isinstance(expr, ast.Call) else expr
         q = self.qualify(target)
         if q is not None:
-            return not q.startswith("torch.") and not _is_external(q)
+            return not q.startswith("torch.") and not _is_library(q)
         ty = self.type_of(expr)
-        if ty.kind in (T.INSTANCE,) and ty.ref and not ty.ref.startswith("torch.") and not _is_external(ty.ref):
+        if ty.kind in (T.INSTANCE,) and ty.ref and not ty.ref.startswith("torch.") and not _is_library(ty.ref):
             return True
         return False
 
@@ -2203,17 +2203,30 @@ def _tensorish_root(node: ast.expr) -> ast.expr | None:
     return node
 
 
-_EXTERNAL_ROOTS = frozenset(
+# Modules that are never part of the linted project: calls into them get no call edge.
+_NEVER_PROJECT_ROOTS = frozenset(
     {"numpy", "np", "math", "os", "sys", "re", "json", "time", "random", "logging", "warnings",
      "functools", "itertools", "collections", "typing", "dataclasses", "copy", "pickle",
      "builtins", "abc", "contextlib", "enum", "inspect", "pathlib", "einops", "scipy", "sklearn",
-     "pdb", "traceback", "transformers", "tqdm", "operator", "string", "io", "shutil", "subprocess",
+     "pdb", "traceback", "tqdm", "operator", "string", "io", "shutil", "subprocess",
      "threading", "multiprocessing", "datetime", "uuid", "struct", "ctypes", "types", "weakref",
-     "triton", "torchvision", "torchaudio", "pandas", "PIL", "cv2", "safetensors", "huggingface_hub",
+     "pandas", "PIL", "cv2", "yaml", "argparse", "typing_extensions", "importlib", "textwrap"}
+)  # fmt: skip
+# Third-party ML libraries: usually not the project, but they may be (linting transformers
+# itself), so calls into them keep their edges and the project pass decides; they are never
+# treated as the user's own context managers.
+_LIBRARY_ROOTS = _NEVER_PROJECT_ROOTS | frozenset(
+    {"transformers", "triton", "torchvision", "torchaudio", "safetensors", "huggingface_hub",
      "accelerate", "deepspeed", "apex", "xformers", "flash_attn", "timm", "lightning",
-     "pytorch_lightning", "hydra", "omegaconf", "wandb", "tensorboard", "yaml", "argparse"}
+     "pytorch_lightning", "hydra", "omegaconf", "wandb", "tensorboard", "diffusers", "peft"}
 )  # fmt: skip
 
 
 def _is_external(q: str) -> bool:
-    return q.split(".", 1)[0] in _EXTERNAL_ROOTS
+    """Never project code: no call edge."""
+    return q.split(".", 1)[0] in _NEVER_PROJECT_ROOTS
+
+
+def _is_library(q: str) -> bool:
+    """Probably someone else's code (but it could be the project being linted)."""
+    return q.split(".", 1)[0] in _LIBRARY_ROOTS

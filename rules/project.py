@@ -107,6 +107,7 @@ class Project:
         self.dynamo_config: dict[str, tuple[Any, str, Loc]] = {}
         self._resolve_cache: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._mro_cache: dict[str, list[str]] = {}
+        self._wrappers: dict[str, list[str]] = {}
         self.memo: dict[str, Any] = {}  # per-project results shared by rules (calls into roots, ...)
 
     # ------------------------------------------------------------------ resolution
@@ -510,6 +511,8 @@ class Project:
             key = queue.popleft()
             region = self.regions[key]
             ff, fn = self.functions[key]
+            for wrapper in self.decorator_wrappers(ff, fn):
+                self._enqueue_wrapper(queue, wrapper, region, ff, fn)
             for edge in fn.calls:
                 for callee, multiplier in self.edge_targets(ff, fn, edge):
                     if callee in self.allowed_in_graph:
@@ -526,6 +529,38 @@ class Project:
                                 self._enqueue(queue, sub, region, cff, cfn, sub_edge, None)
                         continue
                     self._enqueue(queue, callee, region, ff, fn, edge, multiplier)
+
+    def decorator_wrappers(self, ff: FileFacts, fn: FunctionFacts) -> list[str]:
+        """The wrapper functions a project decorator puts around ``fn``: they run inside the
+        compiled frame (`@can_return_tuple`, `@deprecate_kwarg(...)`, ...).  For a decorator (or
+        a decorator factory) that is a project function, its innermost nested functions."""
+        out: list[str] = []
+        for dec in fn.decorators:
+            r = self.resolve(dec, ff)
+            if r is None or r[0] != "function":
+                continue
+            cached = self._wrappers.get(r[1])
+            if cached is None:
+                dff, dfn = self.functions[r[1]]
+                prefix = dfn.qualname + ".<locals>."
+                nested = [q for q in dff.functions if q.startswith(prefix)]
+                cached = [f"{dff.path}::{q}" for q in nested if not any(o.startswith(q + ".<locals>.") for o in nested)]
+                self._wrappers[r[1]] = cached
+            out.extend(cached)
+        return out
+
+    def _enqueue_wrapper(self, queue: deque[str], wrapper: str, region: Region, ff: FileFacts, fn: FunctionFacts) -> None:
+        if wrapper in self.regions or wrapper not in self.functions:
+            return
+        wff, wfn = self.functions[wrapper]
+        label = f"{_display(wfn)} (decorator wrapper around {_display(fn)})"
+        self.regions[wrapper] = Region(
+            func_key=wrapper, site=region.site, root_label=region.root_label,
+            links=[Link(wff.path, wfn.name_loc, label)], multiplier=region.multiplier,
+            loop_caller=region.loop_caller, fullgraph=region.fullgraph, options=region.options,
+            depth=region.depth + 1, parent=region,
+        )
+        queue.append(wrapper)
 
     def _enqueue(self, queue: deque[str], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None) -> None:
         if callee in self.regions or callee not in self.functions:

@@ -377,3 +377,51 @@ def test_region_chain_is_attached_to_diagnostics(tmp_path):
     assert "Model.forward" in diag.extra["region"] and "Block.forward" in diag.extra["region"] and "helper()" in diag.extra["region"]
     assert [r.path for r in diag.related] == ["train.py", "model.py", "model.py", "model.py"]
     assert "each of 3 blocks" in diag.message
+
+
+def test_decorator_wrappers_run_inside_the_compiled_frame(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/deco.py": """
+import functools
+
+def can_return_tuple(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+    return wrapper
+
+def deprecate_kwarg(old, new):
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            kwargs.pop(old, None)
+            return func(*args, **kwargs)
+        return wrapped
+    return decorator
+""",
+        "pkg/model.py": """
+import torch.nn as nn
+from pkg.deco import can_return_tuple, deprecate_kwarg
+
+class Model(nn.Module):
+    @deprecate_kwarg("past", "cache")
+    @can_return_tuple
+    def forward(self, x):
+        return x
+""",
+    }
+    got = regions(tmp_path, files, {"assume-compiled": ["pkg.model:Model.forward"]})
+    assert got == {"pkg/model.py:Model.forward", "pkg/deco.py:can_return_tuple.<locals>.wrapper",
+                   "pkg/deco.py:deprecate_kwarg.<locals>.decorator.<locals>.wrapped"}
+
+
+def test_linting_a_library_package_follows_its_own_imports(tmp_path):
+    """Packages named like well-known libraries (transformers, timm, ...) are projects too."""
+    files = {
+        "transformers/__init__.py": "",
+        "transformers/masking.py": "def create_causal_mask(x):\n    return x\n",
+        "transformers/model.py": "import torch.nn as nn\nfrom transformers.masking import create_causal_mask\n\nclass M(nn.Module):\n    def forward(self, x):\n        return create_causal_mask(x)\n",
+    }
+    got = regions(tmp_path, files, {"assume-compiled": ["transformers.model:M.forward"]})
+    assert got == {"transformers/model.py:M.forward", "transformers/masking.py:create_causal_mask"}
