@@ -97,6 +97,7 @@ class TclintServer(LanguageServer):
         self.stats: dict[str, Any] = {"lints": 0, "last_lint_ms": 0.0, "modes": {}}
         self._root_generation: dict[str, int] = {}
         self._startup_problems: list[str] = []
+        self._gc_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ errors and messages
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -273,10 +274,25 @@ class TclintServer(LanguageServer):
             return None  # replaced by a newer version's analysis
         pub.elapsed = time.perf_counter() - started
         self.deliver(pub)
+        self.collect_when_idle()
         if root_path and generation != self._root_generation.get(root_path):
             self._root_generation[root_path] = generation
             self.schedule_cross_file(root_path, CROSS_FILE_DELAY, skip=path)
         return pub
+
+    def collect_when_idle(self, delay: float = 1.5) -> None:
+        """A full garbage collection once the user pauses (see ``__main__._tune_gc``)."""
+        if self._gc_timer is not None:
+            self._gc_timer.cancel()
+
+        def collect() -> None:
+            self._gc_timer = None
+            if self.lint is not None and not self.timers and not self.lint.pending():
+                import gc
+
+                self.lint.submit(gc.collect, BACKGROUND)
+
+        self._gc_timer = asyncio.get_running_loop().call_later(delay, collect)
 
     def convert_context(self, editor: EditorSettings, uri: str | None = None) -> dict[str, Any]:
         return {
