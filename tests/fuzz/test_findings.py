@@ -1,7 +1,8 @@
-"""One minimal reproducer per finding in /work/notes/fuzz_findings.md, as a strict xfail while the
-finding is open: a fix makes the test pass, strict xfail turns that into a failure, and the xfail
-(with its predicate in known.py) is removed.  Performance findings carry a time bound far above
-what a linear algorithm needs (so they do not flake), far below what the current one takes."""
+"""One minimal reproducer per finding in /work/notes/fuzz_findings.md: a regression test once the
+finding is fixed, a strict xfail while it is open (a fix makes it XPASS, strict turns that into a
+failure, and the xfail -- with its predicate in known.py -- is removed).  Performance findings carry
+a time bound far above what a linear algorithm needs (so they do not flake) and far below what the
+quadratic one took; an open one costs its bound, not minutes."""
 
 from __future__ import annotations
 
@@ -23,27 +24,23 @@ def _lint_nb(data: bytes):
     return result
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #1")
 @pytest.mark.parametrize("metadata", [[0], {"kernelspec": "python3"}, {"kernelspec": {"language": True}},
                                       {"kernelspec": {"language": ["python"]}}])
 def test_finding_1_notebook_metadata_shapes(metadata):
     _lint_nb(_nb([{"cell_type": "code", "source": "import torch\n"}], metadata))
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #2")
 def test_finding_2_lone_cr_in_cell():
     _lint_nb(_nb([{"cell_type": "code", "source": "x = 1\r# tclint: disable[TC104]\r"},
                   {"cell_type": "code", "source": ""}]))
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #3")
 @pytest.mark.parametrize("source", ["%time x  # tclint: disable[TC104]\n", "%%bash\necho  # noqa: TC101\n",
                                     "if x:\n    %time x  # noqa: TC104\n"])
 def test_finding_3_magic_line_columns(source):
     _lint_nb(_nb([{"cell_type": "code", "source": source}]))
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #4")
 def test_finding_4_long_elif_chain():
     """CPython compiles ~2,000 elifs; 1,000 must be analysed, not reported as too deep."""
     src = "def dispatch(op):\n    if op == 0:\n        return 0\n"
@@ -71,14 +68,12 @@ def lint_within(data: bytes, seconds: float) -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #5")
 def test_finding_5_many_fixes_linear():
     """1,000 findings with fixes (currently ~30 s; linear is well under 1 s)."""
     src = "import torch\n@torch.compile\ndef f(x):\n" + "    print(x)\n" * 1000 + "    return x\n"
     lint_within(src.encode(), 5)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #6")
 def test_finding_6_many_unused_noqa_linear():
     """4,000 unused suppressions (currently ~15 s)."""
     src = "import torch\n@torch.compile\ndef f(x):\n" + "    x = x + 1  # noqa: TC101\n" * 4000 + "    return x\n"
@@ -94,14 +89,12 @@ def test_finding_7_long_call_chain():
     lint_within(src.encode(), 5)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #8")
 def test_finding_8_many_columns_on_a_long_line():
     """12,000 findings on one non-ASCII line (currently ~20 s; the same line in ASCII: ~1.5 s)."""
     src = "import torch\n@torch.compile\ndef f(x):\n    \u00e9 = 1; " + "x.item(); " * 12000 + "return x\n"
     lint_within(src.encode(), 6)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #10")
 def test_finding_10_first_run_stores_facts(tmp_path):
     """After one run, editing one file of two re-analyses only that file."""
     from tclint.rules.cache import Cache
@@ -116,7 +109,6 @@ def test_finding_10_first_run_stores_facts(tmp_path):
     assert (second.hits, second.misses) == (1, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #11")
 @pytest.mark.parametrize("code", [
     "def helper(x):  # tclint: disable[TC104]\n    return x + 1\n",
     "@torch.compile\ndef f(x):\n    # tclint: disable[TC101, TC104]\n    y = x.item()\n    # tclint: enable\n    return y\n",
@@ -136,7 +128,6 @@ def test_finding_11_unused_range_fix_keeps_code(code):
     assert [d.code for d in after.diagnostics] == []
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #12")
 def test_finding_12_add_noqa_notebook_with_odd_source():
     from tclint.rules.notebook import add_noqa_to_notebook
 

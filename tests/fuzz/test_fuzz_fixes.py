@@ -36,7 +36,7 @@ def test_fixes_keep_code_valid(data, unsafe):
     tried("library: --fix (safe / unsafe) keeps valid code valid")
     result = lint_bytes(data)
     text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
-    fixes = [d.fix for d in result.diagnostics if fix_allowed(d.fix, unsafe) and not known.finding_11_fix(d)]
+    fixes = [d.fix for d in result.diagnostics if fix_allowed(d.fix, unsafe) and not known.fix_open(d)]
     new, n = apply_fixes(text, fixes)
     assert n <= len(fixes)
     compile(new, "fixed.py", "exec", dont_inherit=True)
@@ -72,7 +72,7 @@ def _in_multiline_string(text: str, line: int) -> bool:
 @given(st.one_of(notebooks, compiled_notebooks()))
 def test_add_noqa_to_notebooks(nb):
     data = json.dumps(nb).encode("utf-8")
-    assume(not known.notebook_open(data) and not known.finding_12(data))
+    assume(not known.notebook_open(data))
     tried("library: add_noqa on notebooks keeps valid JSON and silences")
     result = lint_bytes(data, name="nb.ipynb", table={})
     if result.sources[os.path.join(FUZZ_DIR, "nb.ipynb")].text is None or not result.diagnostics:

@@ -23,7 +23,7 @@ from hypothesis import assume, given
 NB = "fuzz.ipynb"
 
 def _lint_notebook(data: bytes, prop: str):
-    assume(not known.notebook_open(data))  # open findings #1-#3: see test_findings.py
+    assume(not known.notebook_open(data))  # open findings, if any: see known.py
     tried(prop)
     result = lint_bytes(data, name=NB)
     assert range_problems(result, {NB: data}) == []

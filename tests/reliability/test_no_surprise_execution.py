@@ -180,9 +180,8 @@ def test_language_server_launched_as_editors_do(project):
         assert written(markers) == []
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #13")
 def test_module_entry_point(project):
-    """`python -m tclint.rules` (used in tests and scripts) has the same problem as the server."""
+    """`python -m tclint.rules` (used in tests and scripts) with the project as working folder."""
     root, markers = project
     run([sys.executable, "-m", "tclint.rules", "."], cwd=root)
     assert written(markers) == []
