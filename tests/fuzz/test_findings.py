@@ -137,3 +137,11 @@ def test_finding_12_add_noqa_notebook_with_odd_source():
     assert [d.code for d in result.diagnostics] == ["TC104"]
     new, n = add_noqa_to_notebook(data, result.diagnostics)
     assert n == 1 and lint_bytes(new, name="nb.ipynb", table={}).diagnostics == []
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #19")
+def test_finding_19_huge_integer_in_notebook_json():
+    """json.loads raises ValueError (not JSONDecodeError) for integers over 4,300 digits."""
+    data = b'{"cells": [{"cell_type": "code", "source": "print(1)\\n", "execution_count": 1' + b"0" * 5000 + b"}]}"
+    result = lint_bytes(data, name="nb.ipynb")
+    assert [d.code for d in result.diagnostics] in (["TC011"], [])

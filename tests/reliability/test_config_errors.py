@@ -221,3 +221,10 @@ def test_cache_dir_must_not_be_the_project(project, capsys, value):
         check_error(capsys, ["m.py"], "tclint.toml", "cache-dir")
     finally:
         assert not (project / ".gitignore").exists() and not (project / "runs").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #19")
+def test_huge_integer_in_config(project, capsys):
+    """tomllib raises ValueError (not TOMLDecodeError) for integers over 4,300 digits."""
+    (project / "tclint.toml").write_text("max-file-size = 1" + "0" * 5000 + "\n")
+    check_error(capsys, ["m.py"], "tclint.toml", None)
