@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from tclint.rules.facts import FileFacts, FunctionFacts
 from tclint.rules.model import Span
@@ -40,23 +41,26 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
     for key, region in project.regions.items():
         if region.site is not None:
             by_site.setdefault(id(region.site), []).append(key)
-    for site in facts.compile_sites:
+
+    def compiles(site: Any) -> str:
         targets = project.site_targets.get(site.id, [])
         reached = sorted(by_site.get(id(site), []), key=lambda k: (project.regions[k].depth, k))
         if not targets:
-            text = f"**{site.text}** — tclint cannot tell what this compiles (the target is not a function or module it can resolve)."
-        else:
-            names = ", ".join(_display(k, project, path) for k in targets[:MAX_LISTED])
-            text = f"**{site.text}** compiles {names}"
-            others = [k for k in reached if k not in targets]
-            if others:
-                listed = "\n".join(f"- {_display(k, project, path)}" for k in others[:MAX_LISTED])
-                more = f"\n- … and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
-                text += f", and through the calls it makes ({len(others)} more functions, traced into the same graph unless they break):\n{listed}{more}"
-            if site.options:
-                opts = ", ".join(f"{k}={v!r}" for k, v in site.options.items())
-                text += f"\n\nOptions: {opts}"
-        out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, text, module_level=site.func is None and site.how != "decorator"))
+            return f"**{site.text}** — tclint cannot tell what this compiles (the target is not a function or module it can resolve)."
+        names = ", ".join(_display(k, project, path) for k in targets[:MAX_LISTED])
+        text = f"**{site.text}** compiles {names}"
+        others = [k for k in reached if k not in targets]
+        if others:
+            listed = "\n".join(f"- {_display(k, project, path)}" for k in others[:MAX_LISTED])
+            more = f"\n- … and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
+            text += f", and through the calls it makes ({len(others)} more functions, traced into the same graph unless they break):\n{listed}{more}"
+        if site.options:
+            opts = ", ".join(f"{k}={v!r}" for k, v in site.options.items())
+            text += f"\n\nOptions: {opts}"
+        return text
+
+    for site in facts.compile_sites:
+        out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, compiles(site), module_level=site.func is None and site.how != "decorator"))
     for qual, fn in facts.functions.items():
         if fn.name == "<lambda>":
             continue
@@ -64,6 +68,8 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
         if region is None:
             continue
         text = f"**Compiled** — {project.chain_text(region)}"
+        if region.depth == 0 and region.site is not None and project.site_targets.get(region.site.id):
+            text += "\n\n" + compiles(region.site)  # an entry point: what compiling it brings in
         if region.multiplier:
             text += f" (runs in {region.multiplier})"
         if region.fullgraph:

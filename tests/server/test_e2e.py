@@ -227,3 +227,19 @@ def test_cli_entry_points():
     assert out.returncode == 0 and out.stdout.startswith("tclint-server ")
     out = subprocess.run([sys.executable, "-m", "tclint.server", "--tcp", "nonsense"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "HOST:PORT" in out.stderr
+
+
+async def test_disabled_and_lint_on_save_only(start, project):
+    """`enable: false` publishes nothing; `lintOnChange: false` lints on open and save only."""
+    model = project / "pkg" / "model.py"
+    client = await start("neovim-0.7", project, init_options={"enable": False})
+    uri = open_doc(client, model)
+    assert await diagnostics(client, uri, lambda d: True) == []
+    other = await start("neovim-0.7", project, init_options={"lintOnChange": False})
+    uri = open_doc(other, model)
+    await diagnostics(other, uri, lambda d: len(d) == 2)
+    change_doc(other, uri, 2, [replace_range(11, 0, 12, 0, "")])  # delete the print line
+    await asyncio.sleep(1.0)
+    assert len(other.diagnostics[uri]) == 2  # not re-linted while typing
+    other.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert codes(await diagnostics(other, uri, lambda d: len(d) == 1)) == [("TC101", 12)]
