@@ -54,12 +54,7 @@ class Cache:
         return os.path.join(self.facts_dir, key[:2], key + ".pkl")
 
     def get_facts(self, key: str) -> FileFacts | None:
-        try:
-            with open(self._path(key), "rb") as fh:
-                facts = pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-            self.misses += 1
-            return None
+        facts = _load(self._path(key), key)
         if not isinstance(facts, FileFacts):
             self.misses += 1
             return None
@@ -80,13 +75,12 @@ class Cache:
         return h.hexdigest()
 
     def get_run(self, key: str) -> list[Any] | None:
-        path = os.path.join(self.directory, "runs", self.fingerprint, key + ".pkl")
-        try:
-            with open(path, "rb") as fh:
-                value = pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        from tclint.rules.model import Diagnostic
+
+        value = _load(os.path.join(self.directory, "runs", self.fingerprint, key + ".pkl"), key)
+        if not isinstance(value, list) or not all(isinstance(d, Diagnostic) for d in value):
             return None
-        return value if isinstance(value, list) else None
+        return value
 
     def put_run(self, key: str, diagnostics: list[Any]) -> None:
         self._pending_runs[key] = diagnostics
@@ -108,10 +102,7 @@ class Cache:
             target = self._path(key)
             try:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(facts, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, target)
+                _store(target, key, facts)
             except OSError:
                 continue
         self._pending.clear()
@@ -123,10 +114,7 @@ class Cache:
         try:
             os.makedirs(runs_dir, exist_ok=True)
             for key, value in self._pending_runs.items():
-                fd, tmp = tempfile.mkstemp(dir=runs_dir, suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, os.path.join(runs_dir, key + ".pkl"))
+                _store(os.path.join(runs_dir, key + ".pkl"), key, value)
             # keep the most recent results only: one per tree state is all a re-run needs
             entries = sorted(
                 (e for e in os.scandir(runs_dir) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True
@@ -142,3 +130,44 @@ class Cache:
         if not os.path.exists(gitignore):
             with open(gitignore, "w") as fh:
                 fh.write("# Automatically created by tclint.\n*\n")
+
+
+_MAGIC = b"TCLINT-CACHE-1\n"
+
+
+def _store(target: str, key: str, value: Any) -> None:
+    """Entry = magic, key, blake2b of the payload, payload; written atomically (temp + rename)."""
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    digest = hashlib.blake2b(payload, digest_size=16).digest()
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_MAGIC + key.encode() + b"\n" + digest + payload)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _load(path: str, key: str) -> Any:
+    """The payload of a cache entry, or None for anything damaged, foreign or unreadable: a bad
+    entry is a cache miss, never a crash and never someone else's results."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    header = _MAGIC + key.encode() + b"\n"
+    if not data.startswith(header) or len(data) < len(header) + 16:
+        return None
+    digest = data[len(header) : len(header) + 16]
+    payload = data[len(header) + 16 :]
+    if hashlib.blake2b(payload, digest_size=16).digest() != digest:
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - any unpickling failure is a miss
+        return None

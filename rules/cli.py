@@ -111,6 +111,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             if not glob:
                 raise UsageError(f"--per-file-ignores expects GLOB:CODES, got {item!r}")
             table[glob] = _csv(codes)
+            for code in table[glob]:
+                problem = validate_selector(code)
+                if problem:
+                    raise UsageError(f"--per-file-ignores: {problem}")
         o["per_file_ignores"] = table
     if args.preview is not None:
         o["preview"] = args.preview
@@ -121,7 +125,12 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.assume_compiled_forward:
         o["assume_compiled_forward"] = True
     if args.target_torch_version:
-        o["target_torch_version"] = args.target_torch_version
+        from tclint.rules.config import ConfigError, _version
+
+        try:
+            o["target_torch_version"] = _version(args.target_torch_version, "--target-torch-version", None)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
     if args.exclude:
         o["exclude"] = _flatten(args.exclude)
     if args.extend_exclude:
@@ -380,8 +389,11 @@ def render(fmt: str, diags: list, sources: dict[str, str | None], unsafe: bool, 
 
 def _emit(text: str, output_file: str | None, prefix: str = "") -> None:
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(output_file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
         return
     stream = sys.stdout
     try:
@@ -502,13 +514,17 @@ def run_regions(argv: list[str]) -> int:
 def run_clean(argv: list[str]) -> int:
     import shutil
 
-    from tclint.rules.config import ConfigResolver, project_root
+    from tclint.rules.config import ConfigError, ConfigResolver, project_root
 
     p = _Parser(prog="tclint clean", description="Remove the cache folder.")
     p.add_argument("paths", nargs="*", default=["."])
     args = p.parse_args(argv)
     root = project_root(args.paths) or os.getcwd()
-    settings = ConfigResolver().for_dir(root)
+    try:
+        settings = ConfigResolver().for_dir(root)
+    except ConfigError as exc:
+        print(f"tclint: configuration error: {exc}", file=sys.stderr)
+        return 2
     target = os.path.join(root, settings.cache_dir)
     if os.path.isdir(target):
         shutil.rmtree(target, ignore_errors=True)

@@ -221,6 +221,15 @@ def _str(value: Any, key: str, path: str | None) -> str:
     return value
 
 
+def _cache_dir(value: Any, key: str, path: str | None) -> str:
+    text = _str(value, key, path)
+    norm = os.path.normpath(text) if text else ""
+    if not text.strip() or norm in (".", "..") or norm.startswith(".." + os.sep) or os.path.isabs(norm) and path and \
+            os.path.dirname(os.path.abspath(path)).startswith(norm.rstrip(os.sep) + os.sep):
+        raise ConfigError(f"`{key}` must name a folder of its own inside the project (e.g. \".tclint_cache\"), got {text!r}", path, key)
+    return text
+
+
 def _int(value: Any, key: str, path: str | None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"`{key}` must be a positive integer, got {_describe(value)}", path, key)
@@ -253,7 +262,7 @@ KEYS: dict[str, tuple[str, Callable[[Any, str, str | None], Any]]] = {
     "min-confidence": ("min_confidence", _choice("high", "medium", "low")),
     "unsafe-fixes": ("unsafe_fixes", _bool),
     "output-format": ("output_format", _choice("concise", "full", "json", "json-lines", "sarif", "github")),
-    "cache-dir": ("cache_dir", _str),
+    "cache-dir": ("cache_dir", _cache_dir),
     "max-file-size": ("max_file_size", _int),
     "dynamo": ("dynamo", _typed_table(DYNAMO_KEYS, "dynamo")),
     "probe": ("probe", _typed_table(PROBE_KEYS, "probe")),
@@ -275,10 +284,16 @@ def parse_table(table: dict[str, Any], path: str | None, base: Settings | None =
         setattr(settings, attr, parser(value, key, path))
     if settings.dynamo.get("cache_size_limit") and "recompile_limit" not in settings.dynamo:
         settings.dynamo["recompile_limit"] = settings.dynamo["cache_size_limit"]
-    overlap = set(settings.select) & set(settings.ignore)
-    if overlap and path is not None:
-        raise ConfigError(f"`select` and `ignore` both name {', '.join(sorted(overlap))}", path, "select")
+    check_overlap(settings, path)
     return settings
+
+
+def check_overlap(settings: Settings, path: str | None) -> None:
+    """The same code both selected and ignored is a contradiction, not a preference."""
+    overlap = (set(settings.select) | set(settings.extend_select)) & set(settings.ignore)
+    if overlap:
+        where = "`select`/`extend-select` and `ignore`"
+        raise ConfigError(f"{where} both name {', '.join(sorted(overlap))}", path, "select")
 
 
 def load_file(path: str | os.PathLike[str]) -> Settings | None:
@@ -286,13 +301,19 @@ def load_file(path: str | os.PathLike[str]) -> Settings | None:
     path = os.fspath(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read()
     except OSError as exc:
         raise ConfigError(f"cannot read configuration: {exc.strerror or exc}", path) from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise ConfigError("invalid TOML: the file starts with a UTF-8 byte-order mark (BOM); save it without one", path)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", path) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid TOML: not UTF-8 ({exc.reason})", path) from None
+    except (ValueError, RecursionError) as exc:  # e.g. integers past Python's int/str digit limit
+        raise ConfigError(f"invalid TOML: {exc}", path) from None
     if os.path.basename(path) == "pyproject.toml":
         tool = data.get("tool", {})
         if not isinstance(tool, dict) or "tclint" not in tool:
@@ -324,6 +345,10 @@ class ConfigResolver:
         if not self.overrides:
             return settings
         merged = Settings(**{f.name: getattr(settings, f.name) for f in fields(Settings)})
+        return self._merge(merged)
+
+    def _merge(self, merged: Settings) -> Settings:
+        """Command-line options over a file's settings; checked like the file itself."""
         for attr, value in self.overrides.items():
             if attr.startswith("extend:"):
                 real = attr[len("extend:") :]
@@ -332,6 +357,7 @@ class ConfigResolver:
                 merged.dynamo = {**merged.dynamo, attr[len("dynamo:") :]: value}
             else:
                 setattr(merged, attr, value)
+        check_overlap(merged, None)
         return merged
 
     def default(self) -> Settings:

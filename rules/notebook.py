@@ -116,7 +116,7 @@ def _str(value: object) -> str:
 def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
     try:
         nb = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
         return None, None, f"not a valid notebook (JSON): {exc}"
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
@@ -157,7 +157,7 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
 
     try:
         nb = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         return data, 0
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
