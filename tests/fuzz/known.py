@@ -6,16 +6,26 @@ each finding also has its own strict-xfail test in test_findings.py.  When a fin
 xfail test XPASSes (strict: the suite fails), and both that xfail and its predicate here go.
 
 History: findings #1-#3 (notebook shapes, lone CR, magic columns), #11 (unused range fixes) and #12
-(notebook --add-noqa) had predicates here; all fixed in 651d4c8.  None is open now.
+(notebook --add-noqa) had predicates here; all fixed in 651d4c8.  Open: #20.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
+_RANGE_AFTER_CODE = re.compile(r"^[^#\n]*\S[^#\n]*#\s*tclint:\s*(disable|enable)", re.I | re.M)
+
+
+def finding_20(text: str) -> bool:
+    """A `tclint: disable/enable` comment after code: a `# noqa` added to that line is ignored."""
+    return bool(_RANGE_AFTER_CODE.search(text))
+
+
 NOTEBOOK_FINDINGS: tuple[Callable[[bytes], bool], ...] = ()
 FIX_FINDINGS: tuple[Callable[[Any], bool], ...] = ()
+ADD_NOQA_FINDINGS: tuple[Callable[[str], bool], ...] = (finding_20,)
 
 
 def notebook_open(data: bytes) -> bool:
@@ -26,3 +36,8 @@ def notebook_open(data: bytes) -> bool:
 def fix_open(diag: Any) -> bool:
     """The fix of ``diag`` is one an open finding gets wrong."""
     return any(f(diag) for f in FIX_FINDINGS)
+
+
+def add_noqa_open(text: str) -> bool:
+    """``--add-noqa`` on ``text`` hits an open finding."""
+    return any(f(text) for f in ADD_NOQA_FINDINGS)

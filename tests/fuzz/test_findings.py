@@ -145,3 +145,17 @@ def test_finding_19_huge_integer_in_notebook_json():
     data = b'{"cells": [{"cell_type": "code", "source": "print(1)\\n", "execution_count": 1' + b"0" * 5000 + b"}]}"
     result = lint_bytes(data, name="nb.ipynb")
     assert [d.code for d in result.diagnostics] in (["TC011"], [])
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding #20")
+def test_finding_20_noqa_after_a_range_directive():
+    """--add-noqa on a line that already ends in `# tclint: disable[...]`: the noqa it appends must
+    silence the finding."""
+    from tclint.rules.fixes import add_noqa
+
+    src = "import torch\n\n@torch.compile\ndef scale(x):\n    s = x.sum().item()  # tclint: disable[TC104]\n    return s\n"
+    result = lint_bytes(src.encode(), table={})
+    assert "TC101" in [d.code for d in result.diagnostics]
+    new, n = add_noqa(src, result.diagnostics)
+    assert n == 1
+    assert "TC101" not in [d.code for d in lint_bytes(new.encode(), table={}).diagnostics]

@@ -48,9 +48,10 @@ def test_fixes_keep_code_valid(data, unsafe):
 @given(gently_mutated_files(SEEDS))
 def test_add_noqa_silences_and_is_idempotent(data):
     assume(compiles(data))
-    tried("library: add_noqa keeps code valid, silences, is idempotent")
     result = lint_bytes(data, table={})
     text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+    assume(not known.add_noqa_open(text))
+    tried("library: add_noqa keeps code valid, silences, is idempotent")
     new, _ = add_noqa(text, result.diagnostics)
     compile(new, "noqa.py", "exec", dont_inherit=True)
     again = lint_bytes(new.encode("utf-8"), table={})
