@@ -53,6 +53,10 @@ CLOCK_CALLS = frozenset(
     {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
      "datetime.datetime.now", "uuid.uuid4", "random.random", "random.randint", "os.getpid"}
 )  # fmt: skip
+HOOK_METHODS = frozenset(
+    {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+     "register_full_backward_pre_hook", "register_backward_hook"}
+)  # fmt: skip
 COMPILE_OPTION_KEYS = ("fullgraph", "dynamic", "backend", "mode", "options", "disable", "recompile_limit")
 
 
@@ -87,7 +91,7 @@ class Scope:
     __slots__ = (
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
-        "qualname", "in_test", "comp_depth", "user_ctx", "tests",
+        "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -112,6 +116,7 @@ class Scope:
         self.comp_depth = 0
         self.user_ctx: list[int] = []
         self.tests: list[str] = []  # enclosing if-conditions (source text; "not (...)" in else)
+        self.unless: list[str] = []  # project predicates under which this code is not traced
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self
@@ -377,7 +382,7 @@ class Analyzer:
                 confidence=confidence,
                 loop_line=scope.loops[-1] if scope.loops else None,
                 cold=scope.cold[-1] if scope.cold else None,
-                requires=requires,
+                requires=requires + tuple(("unless_predicate", ref) for ref in scope.unless),
                 fix=fix,
                 help=help,
                 data=({**(data or {}), "user_ctx": scope.user_ctx[-1]} if scope.user_ctx else (data or {})),
@@ -708,7 +713,9 @@ class Analyzer:
         return None
 
     def _project_call_type(self, q: str, node: ast.Call) -> Ty:
-        last = q.rsplit(".", 1)[-1]
+        head, _, last = q.rpartition(".")
+        if head and head.rsplit(".", 1)[-1][:1].isupper() and (last.startswith(("from_", "_from_")) or last in ("build", "create")):
+            return Ty(T.INSTANCE, T.HIGH, None, head)  # Model.from_config(cfg): an instance of Model
         if last[:1].isupper():
             # Constructing a class: a project module, an external model class, a dataclass...
             return Ty(T.INSTANCE, T.HIGH, None, q)
@@ -823,6 +830,17 @@ class Analyzer:
 
         if method in ("add", "update", "append", "extend"):
             self._config_call(node)
+        if method in ("append", "extend", "insert") and isinstance(func, ast.Attribute) and node.args:
+            sp = self_path(func.value, scope.self_name)
+            cls = self.ctx.cls
+            if sp is not None and "." not in sp and cls is not None:
+                spec = cls.attrs.get(sp)
+                if spec is not None and spec.kind in ("list", "seq"):
+                    arg = node.args[-1]
+                    items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
+                    refs = [t.ref for t in (self.type_of(i) for i in items) if t.kind in (T.MODULE, T.INSTANCE) and t.ref]
+                    if refs:
+                        spec.refs = tuple(dict.fromkeys([*spec.refs, *refs]))
         if method == "register_buffer" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id == scope.self_name and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
@@ -882,6 +900,13 @@ class Analyzer:
             if local is not None:
                 self._edge("local", local, "__call__", node)
                 return
+            if scope.func is not None and func.id not in scope.params and func.id not in scope.env:
+                outer = scope.parent
+                while outer is not None and outer.kind == "function":
+                    if func.id in outer.params:
+                        scope.func.calls_outer_param = True  # a decorator's wrapper calling `func(...)`
+                        break
+                    outer = outer.parent
             ty = self._name_type(func.id)
             self._edge_for_value(ty, "__call__", node)
             for arg in node.args:
@@ -904,6 +929,10 @@ class Analyzer:
             if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
                 self._edge("super", "", method or "__call__", node)
                 return
+            if method in HOOK_METHODS:
+                # the hook runs inside the compiled code that calls the module
+                for arg in node.args:
+                    self._maybe_ref_edge(arg, node)
             recv = self.type_of(func.value)
             if recv.kind in (T.MODULE, T.INSTANCE, T.ELEM, T.MODLIST, T.COMPILED, T.DEFERRED):
                 self._edge_for_value(recv, method or "__call__", node)
@@ -945,6 +974,7 @@ class Analyzer:
             cold=scope.cold[-1] if scope.cold else None,
             args=self._arg_kinds(node),
             elem_count=elem_count,
+            unless=scope.unless[-1] if scope.unless else None,
         )
         if scope.func is not None:
             scope.func.calls.append(edge)
@@ -1412,6 +1442,10 @@ class Analyzer:
             if q in NOT_TRACED_PREDICATES:
                 # torch.jit.is_scripting() is False under Dynamo: its true branch is not traced.
                 return "compiling" if negate else "eager"
+            if (q is not None and not node.args and not q.startswith("torch.") and not _is_external(q)
+                    and (name or "").startswith(("is_", "_is_"))):
+                # a project predicate such as transformers' is_tracing(): decided across files
+                return ("maybe-eager:" if negate else "maybe-compiling:") + q
         if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
             return "compiling" if negate else "eager"
         if isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING":
@@ -1440,8 +1474,16 @@ class Analyzer:
         outcomes: list[tuple[dict[str, Ty], bool]] = []
         dead = 0  # a previous test is true under compile: the rest is eager-only
         negations: list[str] = []
+        maybe_else: list[str] = []  # project predicates that may make the rest eager-only
         for link in chain:
             which = self._compiling_condition(link.test)
+            maybe_ref = None
+            if which is not None and which.startswith("maybe-"):
+                # `if is_tracing(): ... else: <maybe dead>`: the else side (or, negated, the body)
+                # is dropped if the project pass finds the callee is an is_compiling() predicate
+                kind, _, maybe_ref = which.partition(":")
+                which = None
+                maybe_dead_body = kind == "maybe-eager"
             scope.env = dict(before)
             scope.eager_only += dead
             try:
@@ -1461,6 +1503,8 @@ class Analyzer:
                     scope.eager_only += 1
                 if cold:
                     scope.cold.append(cold)
+                if maybe_ref is not None and maybe_dead_body:
+                    scope.unless.append(maybe_ref)
                 try:
                     body_exit = self.block(link.body)
                 finally:
@@ -1469,19 +1513,25 @@ class Analyzer:
                         scope.eager_only -= 1
                     if cold:
                         scope.cold.pop()
+                    if maybe_ref is not None and maybe_dead_body:
+                        scope.unless.pop()
             finally:
                 scope.eager_only -= dead
             outcomes.append((scope.env, body_exit))
             negations.append(f"not ({test_text})")
             if which == "compiling":
                 dead = 1
+            if maybe_ref is not None and not maybe_dead_body:
+                maybe_else.append(maybe_ref)
         scope.env = dict(before)
         scope.eager_only += dead
         scope.tests.extend(negations)
+        scope.unless.extend(maybe_else)
         try:
             else_exit = self.block(final_else) if final_else else False
         finally:
             del scope.tests[len(scope.tests) - len(negations):]
+            del scope.unless[len(scope.unless) - len(maybe_else):]
             scope.eager_only -= dead
         outcomes.append((scope.env, else_exit))
         live = [env for env, exits in outcomes if not exits]
@@ -1677,7 +1727,12 @@ class Analyzer:
                     spec = _spec_from_type(ty, value, self)
                     if spec is not None:
                         existing = cls.attrs.get(sp)
-                        if existing is None or existing.kind in ("other",) or (scope.func and scope.func.name == "__init__" and existing.kind in ("int", "float", "bool", "str")):
+                        if existing is not None and existing.kind in ("instance", "torch") and spec.kind in ("instance", "torch"):
+                            # `if cfg.x: self.enc = A(cfg) else: self.enc = B(cfg)`: either class
+                            existing.refs = tuple(dict.fromkeys([*existing.refs, *spec.refs]))
+                            if spec.kind == "instance":
+                                existing.kind = "instance"
+                        elif existing is None or existing.kind in ("other",) or (scope.func and scope.func.name == "__init__" and existing.kind in ("int", "float", "bool", "str")):
                             cls.attrs[sp] = spec
                         if spec.kind == "compiled":
                             pass
@@ -1730,11 +1785,23 @@ class Analyzer:
             self._bind_target(target.value, T.T_OTHER)
 
     def _check_wrapper_return(self, node: ast.Return) -> None:
-        """Notice project helpers that wrap torch.compile or is_compiling (``maybe_compile(fn)``)."""
+        """Notice project helpers that wrap torch.compile or is_compiling (``maybe_compile(fn)``,
+        ``def is_tracing(): return is_torchdynamo_compiling() or torch.jit.is_tracing()``)."""
         scope = self.scope
         func = scope.func
         value = node.value
-        if func is None or not isinstance(value, ast.Call):
+        if func is None or value is None:
+            return
+        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        for part in parts:
+            if isinstance(part, ast.Call) and not part.args:
+                pq = self.qualify(part.func)
+                name = pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
+                if pq in COMPILING_PREDICATES or COMPILING_NAME.search(name or ""):
+                    func.compiling_predicate = True
+                elif pq is not None and not pq.startswith("torch.") and not _is_external(pq):
+                    func.predicate_refs = (*func.predicate_refs, pq)
+        if not isinstance(value, ast.Call):
             return
         q = self.qualify(value.func)
         if q in COMPILE_FUNCS and value.args and isinstance(value.args[0], ast.Name):

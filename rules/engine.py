@@ -283,6 +283,9 @@ def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple
             if ty.kind != T.TENSOR:
                 return False, conf
             conf = ty.conf  # the callee's own return type decides
+        elif kind == "unless_predicate":
+            if project.is_compiling_predicate(ref, ff):
+                return False, conf
         elif kind == "not_disabled":
             r = project.resolve(ref, ff)
             if r is not None and r[1] in project.disabled:

@@ -16,7 +16,7 @@ from typing import Any
 from tclint.rules.model import Fix
 from tclint.rules.types import Ty
 
-FACTS_SCHEMA = 2
+FACTS_SCHEMA = 3
 
 
 def _fast_pickle(cls: type) -> type:
@@ -66,6 +66,7 @@ class CallEdge:
     args: tuple[tuple[str, str], ...] = ()  # per-argument (keyword or "#i", ArgKind description)
     elem_count: int | None = None
     arg0: tuple[str, str | None, str | None] | None = None  # first argument as a compile target
+    unless: str | None = None  # not taken under compile if this project function is an is_compiling() predicate
 
 
 @_fast_pickle
@@ -140,6 +141,8 @@ class FunctionFacts:
     decorators: tuple[str, ...] = ()  # qualified decorator names (for hover / wrappers)
     compile_wrapper_param: int | None = None  # body returns torch.compile(<param i>)
     compiling_predicate: bool = False  # body returns torch.compiler.is_compiling()
+    predicate_refs: tuple[str, ...] = ()  # project functions its `return a() or b()` may delegate to
+    calls_outer_param: bool = False  # calls a parameter of an enclosing function (a decorator's wrapper)
     self_name: str | None = None
     attr_writes: list[tuple[str, str, Loc]] = field(default_factory=list)  # (path, how, loc)
     global_writes: list[tuple[str, str, Loc]] = field(default_factory=list)

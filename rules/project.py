@@ -165,6 +165,21 @@ class Project:
             return None
         return None
 
+    def is_compiling_predicate(self, ref: str, near: FileFacts | None, depth: int = 0) -> bool:
+        """Is this project function true exactly under torch.compile (`is_tracing()` returning
+        `is_torchdynamo_compiling() or ...`)?"""
+        key = ("pred", ref, near.root if near is not None else "")
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = False  # recursion guard
+        r = self.resolve(ref, near)
+        result = False
+        if r is not None and r[0] == "function" and depth < 6:
+            ff, fn = self.functions[r[1]]
+            result = fn.compiling_predicate or any(self.is_compiling_predicate(x, ff, depth + 1) for x in fn.predicate_refs)
+        self.memo[key] = result
+        return result
+
     def class_bases(self, cls_key: str) -> list[str]:
         ff, cls = self.classes[cls_key]
         out = []
@@ -514,6 +529,8 @@ class Project:
             for wrapper in self.decorator_wrappers(ff, fn):
                 self._enqueue_wrapper(queue, wrapper, region, ff, fn)
             for edge in fn.calls:
+                if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
+                    continue  # under a branch that is not traced under compile
                 for callee, multiplier in self.edge_targets(ff, fn, edge):
                     if callee in self.allowed_in_graph:
                         continue
@@ -544,7 +561,10 @@ class Project:
                 dff, dfn = self.functions[r[1]]
                 prefix = dfn.qualname + ".<locals>."
                 nested = [q for q in dff.functions if q.startswith(prefix)]
-                cached = [f"{dff.path}::{q}" for q in nested if not any(o.startswith(q + ".<locals>.") for o in nested)]
+                # the per-call wrapper is the innermost nested function that calls the decorated
+                # function (an outer parameter); helpers run at decoration time are not per call
+                cached = [f"{dff.path}::{q}" for q in nested
+                          if dff.functions[q].calls_outer_param and not any(o.startswith(q + ".<locals>.") for o in nested)]
                 self._wrappers[r[1]] = cached
             out.extend(cached)
         return out

@@ -75,6 +75,9 @@ def join(a: Ty, b: Ty) -> Ty:
             return x  # Optional[Tensor]: still a tensor when it is used as one
         if x.kind == TENSOR and y.kind in (UNKNOWN, DEFERRED):
             return x.weaker(MEDIUM)
+        if x.kind == TENSOR and y.kind == SCALAR and y.dtype in ("bool", "int", "float"):
+            # `skip = False` ... `if self.training: skip = torch.rand([]) < p`: a tensor on one path
+            return x.weaker(MEDIUM)
     return T_UNKNOWN
 
 

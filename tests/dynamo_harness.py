@@ -86,6 +86,7 @@ def _parse(payload: str, path: str) -> BreakEvent:
     user_line = None
     if "User code traceback:" in payload:
         tb = payload.split("User code traceback:", 1)[1]
+        tb = tb.lstrip("\n").split("\n\n", 1)[0]  # the block ends at the first blank line
         for m in _FRAME.finditer(tb):
             if os.path.abspath(m.group("file")) == os.path.abspath(path):
                 user_line = int(m.group("line"))

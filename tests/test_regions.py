@@ -425,3 +425,40 @@ def test_linting_a_library_package_follows_its_own_imports(tmp_path):
     }
     got = regions(tmp_path, files, {"assume-compiled": ["transformers.model:M.forward"]})
     assert got == {"transformers/model.py:M.forward", "transformers/masking.py:create_causal_mask"}
+
+
+def test_project_predicates_that_delegate_to_is_compiling(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": """
+import torch
+
+def is_torchdynamo_compiling():
+    return torch.compiler.is_compiling()
+
+def is_jit_tracing():
+    return torch.jit.is_tracing()
+
+def is_tracing():
+    return is_jit_tracing() or is_torchdynamo_compiling()
+""",
+        "pkg/model.py": """
+import torch
+from pkg.utils import is_tracing
+
+def eager_check(x):
+    return x
+
+@torch.compile
+def f(x):
+    if not is_tracing():
+        print("only in eager")
+        eager_check(x)
+    return x * 2
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.diagnostics == []
+    # the predicates themselves are traced (inlined); the eager-only helper is not
+    assert {k.split("::")[1] for k in result.project.regions} == {"f", "is_tracing", "is_jit_tracing", "is_torchdynamo_compiling"}

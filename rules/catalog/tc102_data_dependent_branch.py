@@ -16,16 +16,30 @@ def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, str]:
         return ty.conf, ty.dtype
     if isinstance(test, ast.BoolOp):
         best: tuple[int | None, str] = (None, "")
+        dtype_guard = False
         for value in test.values:
             conf, why = _condition_confidence(ctx, value)
+            if conf is not None and dtype_guard:
+                # `x.dtype == torch.float16 and not torch.isfinite(x).all()`: the tensor part only
+                # runs for that dtype (decided while tracing) -- usually not the one in use
+                conf = max(conf, T.LOW)
             if conf is not None and (best[0] is None or conf < best[0]):
                 best = (conf, why)
+            if isinstance(test.op, ast.And) and _is_dtype_check(value):
+                dtype_guard = True
         return best
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _condition_confidence(ctx, test.operand)
     if ty.kind == T.DEFERRED and ty.ref:
         return ty.conf, "deferred:" + ty.ref
     return None, ""
+
+
+def _is_dtype_check(node: ast.expr) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in ("dtype", "is_floating_point", "is_cuda", "device"):
+            return True
+    return False
 
 
 class DataDependentBranch(Rule):
