@@ -91,7 +91,7 @@ class Scope:
     __slots__ = (
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
-        "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless",
+        "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -117,6 +117,7 @@ class Scope:
         self.user_ctx: list[int] = []
         self.tests: list[str] = []  # enclosing if-conditions (source text; "not (...)" in else)
         self.unless: list[str] = []  # project predicates under which this code is not traced
+        self.pred_names: dict[str, tuple[bool, tuple[str, ...]]] = {}  # locals holding `is_compiling() or ...`
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self
@@ -174,6 +175,11 @@ class RuleContext:
     @property
     def in_test(self) -> bool:
         return self._a.scope.in_test > 0
+
+    def compiling_condition(self, test: ast.expr) -> str | None:
+        """'compiling' / 'eager' / 'maybe-compiling:<fn>' / 'maybe-eager:<fn>' for an is_compiling()
+        test (see Analyzer._compiling_condition), else None."""
+        return self._a._compiling_condition(test)
 
     @property
     def statement_alone(self) -> bool:
@@ -1442,7 +1448,7 @@ class Analyzer:
             if q in NOT_TRACED_PREDICATES:
                 # torch.jit.is_scripting() is False under Dynamo: its true branch is not traced.
                 return "compiling" if negate else "eager"
-            if (q is not None and not node.args and not q.startswith("torch.") and not _is_external(q)
+            if (q is not None and not q.startswith("torch.") and not _is_external(q)
                     and (name or "").startswith(("is_", "_is_"))):
                 # a project predicate such as transformers' is_tracing(): decided across files
                 return ("maybe-eager:" if negate else "maybe-compiling:") + q
@@ -1454,8 +1460,9 @@ class Analyzer:
             # `if is_compiling() and x:` is never true in eager, so it is at least compile-only;
             # `if not is_compiling() and x:` is never true under compile.
             for value in node.values:
-                if self._compiling_condition(value) == "eager":
-                    return "eager"
+                which = self._compiling_condition(value)
+                if which == "eager" or (which or "").startswith("maybe-eager:"):
+                    return which
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and negate:
             for value in node.values:
                 if self._compiling_condition(value) == "compiling":
@@ -1677,6 +1684,10 @@ class Analyzer:
         scope = self.scope
         if isinstance(target, ast.Name):
             name = target.id
+            if scope.kind == "function" and isinstance(value, (ast.BoolOp, ast.Call)):
+                direct, refs = self._predicate_parts(value)
+                if direct or refs:
+                    scope.pred_names[name] = (direct, refs)
             # compile / disable applied by assignment: `f = torch.compile(f)`; `g = disable(g)`
             if scope.kind == "class":
                 cls = scope.cls
@@ -1792,15 +1803,15 @@ class Analyzer:
         value = node.value
         if func is None or value is None:
             return
-        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
-        for part in parts:
-            if isinstance(part, ast.Call) and not part.args:
-                pq = self.qualify(part.func)
-                name = pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
-                if pq in COMPILING_PREDICATES or COMPILING_NAME.search(name or ""):
-                    func.compiling_predicate = True
-                elif pq is not None and not pq.startswith("torch.") and not _is_external(pq):
-                    func.predicate_refs = (*func.predicate_refs, pq)
+        if isinstance(value, ast.Name) and value.id in scope.pred_names:
+            # `_is_tracing = is_torchdynamo_compiling() or ...; return _is_tracing`
+            direct, refs = scope.pred_names[value.id]
+            func.compiling_predicate = func.compiling_predicate or direct
+            func.predicate_refs = (*func.predicate_refs, *refs)
+        else:
+            direct, refs = self._predicate_parts(value)
+            func.compiling_predicate = func.compiling_predicate or direct
+            func.predicate_refs = (*func.predicate_refs, *refs)
         if not isinstance(value, ast.Call):
             return
         q = self.qualify(value.func)
@@ -1814,6 +1825,21 @@ class Analyzer:
                 ]
         elif q in COMPILING_PREDICATES:
             func.compiling_predicate = True
+
+    def _predicate_parts(self, value: ast.expr) -> tuple[bool, tuple[str, ...]]:
+        """(calls a compiling predicate, project functions it may delegate to) for `a() or b()`."""
+        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        direct = False
+        refs: list[str] = []
+        for part in parts:
+            if isinstance(part, ast.Call):
+                pq = self.qualify(part.func)
+                name = pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
+                if pq in COMPILING_PREDICATES or COMPILING_NAME.search(name or ""):
+                    direct = True
+                elif pq is not None and not pq.startswith("torch.") and not _is_external(pq):
+                    refs.append(pq)
+        return direct, tuple(refs)
 
     # ------------------------------------------------------------------ definitions
     def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901

@@ -462,3 +462,29 @@ def f(x):
     assert result.diagnostics == []
     # the predicates themselves are traced (inlined); the eager-only helper is not
     assert {k.split("::")[1] for k in result.project.regions} == {"f", "is_tracing", "is_jit_tracing", "is_torchdynamo_compiling"}
+
+
+def test_predicate_with_arguments_in_a_short_circuit(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": """
+import torch
+
+def is_tracing(tensor=None):
+    _is = torch.compiler.is_compiling() or torch.jit.is_tracing()
+    return _is
+""",
+        "pkg/model.py": """
+import torch
+from pkg.utils import is_tracing
+
+@torch.compile
+def f(x: torch.Tensor):
+    if not is_tracing(x) and (x[:, -1] == 0).all():
+        return x
+    return x * 2
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.diagnostics == []

@@ -7,27 +7,37 @@ from tclint.rules.ruleutil import maybe, short, tensor_confidence, torch_name
 
 
 def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, str]:
-    """How sure we are that Python needs a tensor's *value* to evaluate this condition."""
-    ty = ctx.type_of(test)
-    conf = tensor_confidence(ty)
-    if conf is not None:
-        return conf, "tensor"
-    if ty.kind == T.SCALAR and ty.dtype in T.DATA_DEPENDENT_SCALARS:
-        return ty.conf, ty.dtype
+    """How sure we are that Python needs a tensor's *value* to evaluate this condition, and why
+    ("tensor", "item", "random", "deferred:<function>"; "|unless:<predicate>" when the tensor part
+    only runs if a project predicate is false under compile)."""
     if isinstance(test, ast.BoolOp):
         best: tuple[int | None, str] = (None, "")
         dtype_guard = False
+        unless = ""
         for value in test.values:
+            if isinstance(test.op, ast.And):
+                which = ctx.compiling_condition(value) or ""
+                if which == "eager":
+                    break  # `not is_compiling() and t.any()`: false under compile, the rest never runs
+                if which.startswith("maybe-eager:") and not unless:
+                    unless = "|unless:" + which.split(":", 1)[1]
+                    continue
             conf, why = _condition_confidence(ctx, value)
             if conf is not None and dtype_guard:
                 # `x.dtype == torch.float16 and not torch.isfinite(x).all()`: the tensor part only
                 # runs for that dtype (decided while tracing) -- usually not the one in use
                 conf = max(conf, T.LOW)
             if conf is not None and (best[0] is None or conf < best[0]):
-                best = (conf, why)
+                best = (conf, why + unless)
             if isinstance(test.op, ast.And) and _is_dtype_check(value):
                 dtype_guard = True
         return best
+    ty = ctx.type_of(test)
+    conf = tensor_confidence(ty)
+    if conf is not None:
+        return conf, "tensor"
+    if ty.kind == T.SCALAR and ty.dtype in T.DATA_DEPENDENT_SCALARS:
+        return ty.conf, ty.dtype
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _condition_confidence(ctx, test.operand)
     if ty.kind == T.DEFERRED and ty.ref:
@@ -105,10 +115,13 @@ class DataDependentBranch(Rule):
         conf, why = _condition_confidence(ctx, test)
         if conf is None:
             return
-        requires = ()
+        requires: tuple = ()
         data = {}
+        if "|unless:" in why:
+            why, _, pred = why.partition("|unless:")
+            requires = (("unless_predicate", pred),)
         if why.startswith("deferred:"):
-            requires = (("returns_tensor", why.split(":", 1)[1]),)
+            requires = (*requires, ("returns_tensor", why.split(":", 1)[1]))
         elif why == "item":
             data["needs_capture"] = True
         if why == "item":

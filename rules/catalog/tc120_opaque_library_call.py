@@ -56,6 +56,7 @@ class OpaqueLibraryCall(Rule):
     def visit_Call(self, node, ctx):
         q = ctx.qualify(node.func)
         if q is None:
+            self._context_var(node, ctx)
             return
         root = q.split(".", 1)[0]
         gb = OPAQUE_ROOTS.get(root)
@@ -72,6 +73,22 @@ class OpaqueLibraryCall(Rule):
             help="use a torch equivalent, or call it from eager code",
         )
 
+    def _context_var(self, node, ctx):
+        """`ContextVar.get()` / `.set()` are C methods Dynamo cannot trace (measured: GB0156)."""
+        import ast
+
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("get", "set", "reset"):
+            return
+        ty = ctx.type_of(func.value)
+        if ty.kind == T.INSTANCE and ty.ref == "contextvars.ContextVar":
+            ctx.report(
+                self.code, node,
+                f"`{ctx.segment(node.func)}()` on a contextvars.ContextVar cannot be traced: the graph breaks here",
+                gb_ids=("GB0156",), confidence=T.HIGH,
+                help="read the context variable in the eager caller and pass the value in",
+            )
+
     invalid = (
         Example(
             """
@@ -85,6 +102,23 @@ def squash(x: torch.Tensor):
     return torch.as_tensor(z)
 """,
             run="squash(torch.randn(4))",
+        ),
+    )
+    invalid = invalid + (
+        Example(
+            """
+import contextvars
+import torch
+
+SCALE = contextvars.ContextVar("scale", default=2.0)
+
+@torch.compile
+def scaled(x: torch.Tensor):
+    y = x * 2
+    return y * SCALE.get()  # expect: TC120
+""",
+            run="scaled(torch.randn(4))",
+            title="a context variable",
         ),
     )
     valid = (
