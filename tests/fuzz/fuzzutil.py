@@ -645,7 +645,9 @@ def compiles(data: bytes) -> bool:
 
     try:
         source = importlib.util.decode_source(data)
-        compile(source, "<fuzz>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<fuzz>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError, LookupError):
         return False
     return True

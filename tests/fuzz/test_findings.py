@@ -139,7 +139,6 @@ def test_finding_12_add_noqa_notebook_with_odd_source():
     assert n == 1 and lint_bytes(new, name="nb.ipynb", table={}).diagnostics == []
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #19")
 def test_finding_19_huge_integer_in_notebook_json():
     """json.loads raises ValueError (not JSONDecodeError) for integers over 4,300 digits."""
     data = b'{"cells": [{"cell_type": "code", "source": "print(1)\\n", "execution_count": 1' + b"0" * 5000 + b"}]}"

@@ -50,7 +50,6 @@ def test_truncated_and_empty_entries(warm):
     assert as_dicts(lint_bytes(FILES, cache=Cache(warm)).diagnostics) == _uncached()
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #18")
 @pytest.mark.parametrize("payload", [OVERFLOW, MEMORY], ids=["OverflowError", "MemoryError"])
 @pytest.mark.parametrize("kind", ["facts", "runs"])
 def test_entries_that_raise_unusual_errors(warm, kind, payload):
@@ -62,7 +61,6 @@ def test_entries_that_raise_unusual_errors(warm, kind, payload):
     assert as_dicts(lint_bytes(FILES, cache=Cache(warm)).diagnostics) == _uncached()
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #18")
 @pytest.mark.parametrize("value", [[1, 2], [None], ["TC101"]], ids=repr)
 def test_run_entry_of_the_wrong_shape(warm, value):
     for path in _entries(warm, "runs"):
@@ -71,7 +69,6 @@ def test_run_entry_of_the_wrong_shape(warm, value):
     assert as_dicts(lint_bytes(FILES, cache=Cache(warm)).diagnostics) == _uncached()
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #18")
 def test_swapped_facts_entries(warm):
     """Two entries exchanged (a synced folder, a restored backup): results must not change."""
     facts = _entries(warm, "facts")
@@ -88,7 +85,6 @@ _damage = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(["truncate",
                              st.integers(0, 10**6), st.binary(min_size=1, max_size=64)), min_size=1, max_size=4)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #18")
 @budget(150, phases=["generate"])
 @given(_damage)
 def test_random_damage(damage):
@@ -122,7 +118,6 @@ def test_random_damage(damage):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #18")
 def test_cli_with_a_damaged_cache(tmp_path):
     """The same through the command line: no traceback, the uncached output."""
     for name, data in FILES.items():
