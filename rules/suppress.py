@@ -92,7 +92,7 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
         if m:
             codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
             if m.group("verb").lower() == "disable":
-                d = Directive("range", lineno, codes, start, len(line), end_line=index.line_count)
+                d = Directive("range", lineno, codes, start, start + m.end(), end_line=index.line_count)
                 out.append(d)
                 for key in codes or (None,):
                     open_ranges[key] = d
@@ -101,6 +101,13 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
                     d = open_ranges.pop(key, None)
                     if d is not None:
                         d.end_line = lineno
+            # a `# noqa` may follow on the same line (`--add-noqa` appends one)
+            rest = comment[m.end():]
+            n = NOQA.search(rest)
+            if n:
+                ncodes = tuple(c.upper() for c in CODE.findall(n.group("codes") or "")) or None
+                offset = start + m.end()
+                out.append(Directive("line", lineno, ncodes, offset + n.start(), offset + n.end()))
             continue
         for m in NOQA.finditer(comment):
             codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
