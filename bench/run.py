@@ -241,7 +241,7 @@ def print_table(name: str, result: dict) -> None:
     parse = rows["libcst parse"].cpu
     rh = rows["read+hash"].wall
     print(f"\n## {name}: {result['files']:,} files, {lines:,} lines")
-    print(f"| tool | CPU s | wall s | lines/s (wall) | CPU vs libcst parse | peak RSS MiB |")
+    print("| tool | CPU s | wall s | lines/s (wall) | CPU vs libcst parse | peak RSS MiB |")
     print("|---|---|---|---|---|---|")
     for key, m in rows.items():
         print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {lines / m.wall:,.0f} | {m.cpu / parse:.2f}x | {m.rss_mb:.0f} |")

@@ -1932,7 +1932,7 @@ class Analyzer:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         params: list[Param] = []
         is_forward = facts is not None and facts.name == "forward" and is_method
-        for i, (arg, default) in enumerate(zip(positional, defaults)):
+        for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
             if i == 0 and is_method:
                 scope.self_name = arg.arg
                 if facts is not None:
@@ -1941,7 +1941,7 @@ class Analyzer:
             params.append(self._param(arg, default, "pos", is_forward))
         if args.vararg is not None:
             params.append(Param(args.vararg.arg, T.T_OTHER, None, None, "varargs"))
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             params.append(self._param(arg, default, "kwonly", is_forward))
         if args.kwarg is not None:
             params.append(Param(args.kwarg.arg, T.T_OTHER, None, None, "varkw"))

@@ -59,7 +59,7 @@ def specialisation(p: Param, dynamic_false: bool = False) -> str | None:
         return None
     if ty.kind == T.SCALAR and ty.dtype == "str" or (p.default or "").startswith(("'", '"')):
         return f"{p.name} == '<value>'" if "load" in uses else None
-    if uses & {"range", "index"} and not (ty.kind in (T.TLIST, T.CONTAINER)):
+    if uses & {"range", "index"} and ty.kind not in (T.TLIST, T.CONTAINER):
         return f"{p.name} == <value>"
     if _is_list_annotation(p.annotation) and uses & {"len", "load"} and p.kind != "varargs":
         # a list argument's length is guarded when it is used at all (measured, even in arithmetic);

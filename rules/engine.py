@@ -18,16 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tclint.rules import registry
+from tclint.rules import registry, suppress
 from tclint.rules import types as T
 from tclint.rules.analyze import Analyzer, RuleSet
 from tclint.rules.config import ConfigResolver, Settings, project_root
-from tclint.rules.discovery import discover, display_path, module_for
-from tclint.rules.facts import FACTS_SCHEMA, Candidate, FileFacts, Loc
-from tclint.rules.model import Confidence, Diagnostic, Edit, Fix, Applicability, Severity, Span, gb_url
+from tclint.rules.discovery import discover, module_for
+from tclint.rules.facts import Candidate, FileFacts, Loc
+from tclint.rules.model import Applicability, Confidence, Diagnostic, Edit, Fix, Severity, Span, gb_url
 from tclint.rules.project import Project, Region, span_of
 from tclint.rules.source import LineIndex, decode_source
-from tclint.rules import suppress
 from tclint.rules.version import __version__
 
 CONFIDENCE_NAMES = {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
@@ -250,7 +249,7 @@ def candidate_to_diagnostic(
     if final.data.get("related"):
         from tclint.rules.model import RelatedLocation
 
-        related = (*related, *(RelatedLocation(p, span_of(l), m) for p, l, m in final.data["related"]))
+        related = (*related, *(RelatedLocation(p, span_of(loc), m) for p, loc, m in final.data["related"]))
     return Diagnostic(
         code=rule.code,
         name=rule.name,

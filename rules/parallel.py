@@ -48,7 +48,7 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
         # big files first, so the pool does not wait on one straggler at the end
         pending.sort(key=lambda p: -len(todo[p[0]][0].text or ""))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for (i, _item), facts in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8)):
+            for (i, _item), facts in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True):
                 facts.path = todo[i][0].path
                 results[i] = facts
                 if i in keys:

@@ -140,7 +140,7 @@ def static_recompile_functions(directory: str) -> set[tuple[str, int]]:
 
 def _enclosing(project, path: str, line: int):
     best = None
-    for key, (ff, fn) in project.functions.items():
+    for _key, (ff, fn) in project.functions.items():
         if ff.path == path and fn.loc.line <= line <= fn.loc.end_line:
             if best is None or fn.loc.line > best.loc.line:
                 best = fn

@@ -7,7 +7,7 @@ import textwrap
 from typing import Any
 
 from tclint.rules.config import ConfigResolver, Settings, parse_table
-from tclint.rules.engine import LintResult, Linter
+from tclint.rules.engine import Linter, LintResult
 
 
 def write_tree(root: str, files: dict[str, str]) -> None:

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from tclint.rules.cli import main
 from tclint.rules.report.json_ import from_dict, to_dict
 

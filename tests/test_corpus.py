@@ -10,9 +10,8 @@ figures quoted in README.md.
 
 from __future__ import annotations
 
-import pytest
-
 import corpus_eval
+import pytest
 
 pytestmark = pytest.mark.dynamo
 

@@ -8,7 +8,7 @@ import re
 
 from tclint.rules import registry
 from tclint.rules.cli import _check_parser
-from tclint.rules.config import KEYS, DYNAMO_KEYS, PROBE_KEYS
+from tclint.rules.config import DYNAMO_KEYS, KEYS, PROBE_KEYS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:

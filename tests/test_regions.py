@@ -7,7 +7,6 @@ torch.compile will trace (``tclint regions`` prints the same thing).
 from __future__ import annotations
 
 import pytest
-
 from lintutil import lint_tree, write_tree
 
 

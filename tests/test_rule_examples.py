@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from lintutil import found, lint_code
 from tclint.rules import registry
 from tclint.rules.rule import Example

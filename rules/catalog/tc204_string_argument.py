@@ -45,7 +45,7 @@ class StringArgument(Rule):
     def project_check(self, project):
         from tclint.rules.engine import rule_doc_url
 
-        for key, region, ff, fn in callsites.roots(project):
+        for _key, region, ff, fn in callsites.roots(project):
             for p in callsites.frame_params(fn):
                 guard = callsites.specialisation(p)
                 if guard is None or not guard.startswith(f"{p.name} == '") or p.loc is None:

@@ -1,4 +1,3 @@
-import ast
 
 from tclint.rules.model import Diagnostic, Severity
 from tclint.rules.project import span_of

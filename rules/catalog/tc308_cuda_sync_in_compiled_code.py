@@ -1,4 +1,3 @@
-import ast
 
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
