@@ -6,26 +6,18 @@ each finding also has its own strict-xfail test in test_findings.py.  When a fin
 xfail test XPASSes (strict: the suite fails), and both that xfail and its predicate here go.
 
 History: findings #1-#3 (notebook shapes, lone CR, magic columns), #11 (unused range fixes) and #12
-(notebook --add-noqa) had predicates here; all fixed in 651d4c8.  Open: #20.
+(notebook --add-noqa) had predicates here, fixed in 651d4c8; #20 (noqa after a range directive)
+fixed in a210208.  None is open now.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-_RANGE_AFTER_CODE = re.compile(r"^[^#\n]*\S[^#\n]*#\s*tclint:\s*(disable|enable)", re.I | re.M)
-
-
-def finding_20(text: str) -> bool:
-    """A `tclint: disable/enable` comment after code: a `# noqa` added to that line is ignored."""
-    return bool(_RANGE_AFTER_CODE.search(text))
-
-
 NOTEBOOK_FINDINGS: tuple[Callable[[bytes], bool], ...] = ()
 FIX_FINDINGS: tuple[Callable[[Any], bool], ...] = ()
-ADD_NOQA_FINDINGS: tuple[Callable[[str], bool], ...] = (finding_20,)
+ADD_NOQA_FINDINGS: tuple[Callable[[str], bool], ...] = ()
 
 
 def notebook_open(data: bytes) -> bool:

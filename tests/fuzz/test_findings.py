@@ -146,7 +146,6 @@ def test_finding_19_huge_integer_in_notebook_json():
     assert [d.code for d in result.diagnostics] in (["TC011"], [])
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #20")
 def test_finding_20_noqa_after_a_range_directive():
     """--add-noqa on a line that already ends in `# tclint: disable[...]`: the noqa it appends must
     silence the finding."""
