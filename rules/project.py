@@ -699,12 +699,27 @@ class Project:
         return self.regions.get(f"{path}::{func_qual}")
 
     def chain_related(self, region: Region) -> tuple[RelatedLocation, ...]:
-        return tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in region.chain)
+        return tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in _shown(region.chain) if link is not _ELIDED)
 
     def chain_text(self, region: Region) -> str:
-        names = [_short_label(link.label) for link in region.chain[1:]]
+        chain = _shown(region.chain)
+        names = ["…" if link is _ELIDED else _short_label(link.label) for link in chain[1:]]
         head = region.root_label
         return " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
+
+
+_ELIDED = Link("", Loc(1, 0, 1, 0), "… (calls elided)")
+CHAIN_SHOWN = 12
+
+
+def _shown(chain: list[Link]) -> list[Link]:
+    """A region chain as shown on a finding: the compile site, the first and the last calls.
+    (Generated code can nest calls thousands deep; every finding carrying all of it would be
+    quadratic in size.)"""
+    if len(chain) <= CHAIN_SHOWN:
+        return chain
+    head = CHAIN_SHOWN // 2
+    return [*chain[:head], _ELIDED, *chain[-(CHAIN_SHOWN - head - 1):]]
 
 
 def _multiplier(count: int | None) -> str:

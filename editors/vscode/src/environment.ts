@@ -6,7 +6,11 @@ export const INSTALL_REQUIREMENT = `${DISTRIBUTION}[server]`;
 
 /** Printed as one JSON object: {"python": "3.11.7", "tclint": "0.1.0" | null, "server": bool, "error": str | null}. */
 export const CHECK_SCRIPT = [
-  "import json, sys",
+  // `python -c` puts the current folder (the workspace) first on sys.path: drop it before any
+  // import, so a workspace `json.py` or `tclint/` folder is never imported (no surprise execution)
+  "import sys",
+  "if sys.path and sys.path[0] in ('', __import__('os').getcwd()): del sys.path[0]",
+  "import json",
   "out = {'python': '%d.%d.%d' % sys.version_info[:3], 'executable': sys.executable, 'tclint': None, 'server': False, 'error': None}",
   "try:",
   "    from tclint.rules.version import __version__",
