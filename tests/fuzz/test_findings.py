@@ -80,7 +80,6 @@ def test_finding_6_many_unused_noqa_linear():
     lint_within(src.encode(), 5)
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding #7")
 def test_finding_7_long_call_chain():
     """A chain of 2,000 calls into a compiled region (currently ~25 s and quadratic memory)."""
     n = 2000

@@ -167,7 +167,6 @@ def test_language_server_lint_path(project, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="fuzz finding #13")
 def test_language_server_launched_as_editors_do(project):
     """VS Code and Emacs start `<python> -m tclint.server` with the workspace as working folder;
     `-m` puts that folder first on sys.path, so the workspace's `argparse.py`/`logging.py`/`json.py`
