@@ -401,7 +401,7 @@ def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
 
 
 def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagnostic]:
-    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview)
+    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
     ignored_here = per_file_ignored(path, settings)
     min_conf = MIN_CONFIDENCE.get(settings.min_confidence, T.MEDIUM)
     out = []
@@ -444,7 +444,7 @@ def apply_suppressions(
     if not directives:
         return diags
     kept = suppress.apply(diags, directives)
-    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview)
+    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
     if "TC012" not in enabled:
         return kept
     known = set(registry.by_code())

@@ -66,17 +66,24 @@ def _specificity(selector: str) -> int:
     return 0 if selector in ("ALL", "TC") else len(selector)
 
 
-def enabled_codes(select: list[str], extend_select: list[str], ignore: list[str], preview: bool) -> frozenset[str]:
+def enabled_codes(
+    select: list[str], extend_select: list[str], ignore: list[str], preview: bool, target: str | None = None
+) -> frozenset[str]:
     """Codes on for these settings.  As in ruff, the most specific selector wins between select
-    and ignore; preview rules are only on with ``preview`` (or when selected by exact code)."""
-    return _enabled_codes(tuple(select), tuple(extend_select), tuple(ignore), preview)
+    and ignore; preview rules are only on with ``preview`` (or when selected by exact code); rules
+    whose ``torch_versions`` exclude the target torch release are off."""
+    return _enabled_codes(tuple(select), tuple(extend_select), tuple(ignore), preview, target)
 
 
 @cache
-def _enabled_codes(select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], preview: bool) -> frozenset[str]:
+def _enabled_codes(
+    select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], preview: bool, target: str | None
+) -> frozenset[str]:
     out = set()
     for rule in all_rules():
         code = rule.code
+        if target is not None and not rule.applies_to(target):
+            continue
         best_on = max((_specificity(s) for s in [*select, *extend_select] if matches(s, code)), default=-1)
         best_off = max((_specificity(s) for s in ignore if matches(s, code)), default=-1)
         if best_on < 0 or best_off >= best_on:

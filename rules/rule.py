@@ -70,7 +70,10 @@ class Rule:
     lifecycle: ClassVar[str] = "stable"  # "stable" | "preview"
     default_severity: ClassVar[Severity] = Severity.WARNING
     region_only: ClassVar[bool] = True  # only reported inside compiled regions
-    torch_versions: ClassVar[str] = ">=2.6"
+    # the torch releases whose behaviour the rule describes (measured on 2.13; Dynamo's handling of
+    # these constructs is long-standing, GB ids exist from 2.8); `target-torch-version` outside this
+    # range turns the rule off
+    torch_versions: ClassVar[str] = ">=2.1"
     fix_applicability: ClassVar[Applicability | None] = None
     valid: ClassVar[tuple[Example, ...]] = ()
     invalid: ClassVar[tuple[Example, ...]] = ()
@@ -114,5 +117,39 @@ class Rule:
         return sections
 
     @classmethod
+    def applies_to(cls, version: str) -> bool:
+        """Whether `target-torch-version` falls in ``torch_versions`` (">=2.1,<3" style)."""
+        return version_in(version, cls.torch_versions)
+
+    @classmethod
     def preview(cls) -> bool:
         return cls.lifecycle == "preview"
+
+
+def _vtuple(text: str) -> tuple[int, ...]:
+    out = []
+    for part in text.strip().split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    while len(out) < 3:
+        out.append(0)
+    return tuple(out[:3])
+
+
+def version_in(version: str, spec: str) -> bool:
+    """A minimal PEP 440-style check for clauses like ">=2.6", "<3", "==2.13" joined by commas
+    (anything after a space is a comment)."""
+    target = _vtuple(version)
+    for clause in spec.split(" ", 1)[0].split(","):
+        clause = clause.strip()
+        if not clause:
+            continue
+        for op in (">=", "<=", "==", "!=", ">", "<"):
+            if clause.startswith(op):
+                bound = _vtuple(clause[len(op):])
+                ok = {">=": target >= bound, "<=": target <= bound, "==": target == bound,
+                      "!=": target != bound, ">": target > bound, "<": target < bound}[op]
+                if not ok:
+                    return False
+                break
+    return True

@@ -175,3 +175,14 @@ def test_bad_files_never_stop_a_run(tmp_path):
     assert by_file == {"syntax.py": ["TC000"], "latin1.py": ["TC011"], "binary.py": ["TC000"], "bom_crlf.py": ["TC104"]}
     crlf = next(d for d in data if d["code"] == "TC104")
     assert (crlf["location"]["row"], crlf["location"]["column"]) == (5, 5)
+
+
+def test_target_torch_version_turns_rules_off(tmp_path):
+    from tclint.rules.rule import version_in
+
+    assert version_in("2.13", ">=2.1") and not version_in("2.0", ">=2.1") and version_in("2.8.1", ">=2.6,<3")
+    (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
+    assert run(["m.py"], str(tmp_path)).returncode == 1
+    assert run(["m.py", "--target-torch-version", "2.0"], str(tmp_path)).returncode == 0
+    bad = run(["m.py", "--target-torch-version", "banana"], str(tmp_path))
+    assert bad.returncode == 2 and "target-torch-version" in bad.stderr

@@ -1,0 +1,75 @@
+"""The cache never changes results: a warm run equals a cold run on the same tree, also after
+edits, renames, deletions and configuration changes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from lintutil import write_tree
+from tclint.rules.cache import Cache
+from tclint.rules.config import ConfigResolver
+from tclint.rules.engine import Linter
+from tclint.rules.report.json_ import to_dict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(tree: str, cache_dir: str | None, overrides=None) -> list[dict]:
+    cwd = os.getcwd()
+    os.chdir(tree)
+    try:
+        cache = Cache(cache_dir) if cache_dir else None
+        result = Linter(ConfigResolver(None, overrides), cache, jobs=1).lint_paths(["."])
+        if cache is not None:
+            cache.flush()
+        return [to_dict(d) for d in result.diagnostics]
+    finally:
+        os.chdir(cwd)
+
+
+def test_warm_equals_cold_through_edits_renames_and_config(tmp_path):
+    tree = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    cache = str(tmp_path / "cache")
+    cold = run(str(tree), None)
+    assert cold, "the examples have findings"
+    assert run(str(tree), cache) == cold  # fills the cache
+    assert run(str(tree), cache) == cold  # whole-run hit
+    # an edit in one file changes findings in another (regions cross files)
+    layers = tree / "tinylm" / "layers.py"
+    layers.write_text(layers.read_text().replace("if entropy(probs) < 0.05:", "if False:"))
+    assert run(str(tree), cache) == run(str(tree), None)
+    # a rename changes module names and paths
+    os.rename(tree / "serve.py", tree / "serving.py")
+    assert run(str(tree), cache) == run(str(tree), None)
+    # a deletion removes a compile site: regions shrink
+    os.remove(tree / "train.py")
+    warm = run(str(tree), cache)
+    assert warm == run(str(tree), None)
+    assert not any(d["code"] == "TC310" for d in warm)
+    # configuration files and command-line settings
+    (tree / "tclint.toml").write_text("ignore = ['TC101']\n[dynamo]\ncapture_scalar_outputs = true\n")
+    assert run(str(tree), cache) == run(str(tree), None)
+    assert run(str(tree), cache, {"select": ["TC1"]}) == run(str(tree), None, {"select": ["TC1"]})
+    (tree / "tclint.toml").unlink()
+    assert run(str(tree), cache) == run(str(tree), None)
+
+
+def test_project_wide_facts_are_reused_after_an_edit(tmp_path):
+    write_tree(str(tmp_path), {
+        "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return g(x)\n\ndef g(x):\n    return x\n",
+        "other.py": "def h(x):\n    return x\n",
+    })
+    cache_dir = str(tmp_path / "c")
+    run(str(tmp_path), cache_dir)
+    (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return g(x)\n\ndef g(x):\n    return x\n")
+    cache = Cache(cache_dir)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = Linter(ConfigResolver(), cache, jobs=1).lint_paths(["."])
+    finally:
+        os.chdir(cwd)
+    assert [d.code for d in result.diagnostics] == ["TC104"]
+    assert cache.hits >= 1 and cache.misses == 1  # other.py came from the cache, m.py was re-analysed
