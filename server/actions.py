@@ -34,7 +34,7 @@ def register(ls: TclintServer) -> None:
     def code_action(ls: TclintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         pub = ls.published.get(params.text_document.uri)
         doc = ls.docs.get(params.text_document.uri)
-        if pub is None or doc is None or pub.lines is None:
+        if pub is None or pub.lines is None or (doc is None and not pub.notebook):
             return []
         return code_actions(ls, pub, params)
 
@@ -79,7 +79,7 @@ def _as_object(ls: TclintServer, ours: dict[str, Any], theirs: types.Diagnostic 
     return theirs if theirs is not None else structure(ls.protocol._converter, ours)
 
 
-def _workspace_edit(ls: TclintServer, uri: str, version: int, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
+def _workspace_edit(ls: TclintServer, uri: str, version: int | None, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
     text_edits = [
         types.TextEdit(
             range=types.Range(
@@ -91,7 +91,7 @@ def _workspace_edit(ls: TclintServer, uri: str, version: int, edits: list[dict[s
         for e in edits
     ]
     ws_caps = getattr(ls.capabilities, "workspace", None)
-    if getattr(getattr(ws_caps, "workspace_edit", None), "document_changes", False):
+    if version is not None and getattr(getattr(ws_caps, "workspace_edit", None), "document_changes", False):
         return types.WorkspaceEdit(
             document_changes=[
                 types.TextDocumentEdit(
@@ -107,6 +107,7 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
     only = params.context.only if params.context is not None else None
     uri = params.text_document.uri
     actions: list[types.CodeAction] = []
+    version: int | None = None if pub.notebook else pub.version  # cells: unversioned edits
     if _wanted(only, types.CodeActionKind.QuickFix):
         pairs = matched(pub, params)
         for d, theirs in pairs:
@@ -117,7 +118,7 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
                         title=f"{fix['title']} ({d['code']})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[_as_object(ls, d, theirs)],
-                        edit=_workspace_edit(ls, uri, pub.version, fix["edits"]),
+                        edit=_workspace_edit(ls, uri, version, fix["edits"]),
                         is_preferred=fix.get("applicability") == "safe",
                     )
                 )
@@ -129,7 +130,7 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
                         title=f"Disable {d['code']} for this line",
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[_as_object(ls, d, theirs)],
-                        edit=_workspace_edit(ls, uri, pub.version, [noqa]),
+                        edit=_workspace_edit(ls, uri, version, [noqa]),
                     )
                 )
     if _wanted(only, FIX_ALL) and (only or actions or any(_has_safe_fix(d) for d in pub.lsp)):
@@ -139,7 +140,7 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
                 types.CodeAction(
                     title="tclint: apply all safe fixes",
                     kind=FIX_ALL,
-                    edit=_workspace_edit(ls, uri, pub.version, [fix_all]),
+                    edit=_workspace_edit(ls, uri, version, [fix_all]),
                 )
             )
     if _wanted(only, PROBE_INPUTS) and not only:

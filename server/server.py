@@ -61,6 +61,7 @@ class Published:
     lines: Lines | None = None
     elapsed: float = 0.0
     targets: list[tuple[int, int, str]] = field(default_factory=list)  # (first, last line, probe target)
+    notebook: str | None = None  # the notebook's URI, for a notebook cell
     _lsp: list[dict[str, Any]] | None = None
 
     @property
@@ -73,7 +74,12 @@ class Published:
 
 class TclintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("tclint", __version__, protocol_cls=TclintProtocol, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        from tclint.server.notebooks import SYNC
+
+        super().__init__(
+            "tclint", __version__, protocol_cls=TclintProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental, notebook_document_sync=SYNC,
+        )  # fmt: skip
         self.docs = Documents()
         self.ws = Workspace(on_config_error=self._config_error_from_thread)
         self.lint: LintThread | None = None
@@ -394,6 +400,11 @@ class TclintServer(LanguageServer):
             return out
 
         pubs = await self.run_job(job, NORMAL, key=("cross", root_path))
+        from tclint.server import notebooks
+        from tclint.server.convert import path_to_uri
+
+        for nb_path in await self.run_job(lambda: self.ws.open_notebooks(root_path), NORMAL):
+            notebooks.schedule(self, path_to_uri(nb_path), 0)
         changed = False
         for pub in pubs:
             old = self.published.get(pub.uri)
@@ -487,7 +498,7 @@ def _log_task_error(task: asyncio.Task[Any]) -> None:
 
 def create_server() -> TclintServer:
     """A fresh server with every feature registered."""
-    from tclint.server import actions, commands, fixcheck, hover, lens, pull
+    from tclint.server import actions, commands, fixcheck, hover, lens, notebooks, pull
 
     fixcheck.install()
     ls = TclintServer()
@@ -636,6 +647,7 @@ def create_server() -> TclintServer:
         ls.wake_indexer()
 
     actions.register(ls)
+    notebooks.register(ls)
     hover.register(ls)
     lens.register(ls)
     commands.register(ls)

@@ -71,6 +71,7 @@ class DocState:
     root: Root
     text: str = ""
     version: int = -1
+    notebook: bool = False  # a notebook: re-linted as a whole by the server (cells), not here
     last_good_text: str | None = None
     last_good: list[Diagnostic] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -411,11 +412,46 @@ class Workspace:
         state.diagnostics = diags
         return LintOutput(path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started)
 
+    def lint_notebook(self, path: str, data: bytes, version: int) -> LintOutput:
+        """Analyse an open notebook (its JSON, as built from the cells) and compute its diagnostics,
+        mapped to (cell, cell-relative position) as the CLI maps them."""
+        started = time.perf_counter()
+        state = self.open_doc(path)
+        state.notebook = True
+        root = state.root
+        if not root.discovered or (state.version == -1 and root.pending):
+            root.discover()
+            root.index_step(FIRST_INDEX_BUDGET)
+        settings = root.settings_for(path)
+        state.version = version
+        if is_excluded(path, settings):
+            root.open.pop(path, None)
+            state.diagnostics = []
+            return LintOutput(path, "", version, [], settings, excluded=True)
+        src = read_source(path, data, settings.max_file_size)
+        module, is_package, import_root = module_for(path)
+        facts = analyze_source(src, module, is_package, import_root, settings.compiling_predicates)
+        state.text = src.text or ""
+        if facts.error is not None:
+            diags = file_diagnostics(facts, Project([], settings), settings)
+        else:
+            root.open[path] = facts
+            root.invalidate()
+            diags, settings = root.diagnostics(path, src, facts)
+        if src.cells is not None:
+            diags = [src.cells.map_diagnostic(d) for d in diags]
+        state.diagnostics = diags
+        return LintOutput(path, state.text, version, diags, settings, parse_error=facts.error is not None,
+                          elapsed=time.perf_counter() - started)
+
+    def open_notebooks(self, root_path: str) -> list[str]:
+        return [p for p, s in self.docs.items() if s.notebook and s.root.path == root_path]
+
     def relint_open(self, root: Root, skip: str | None = None) -> list[LintOutput]:
         """Diagnostics of the other open documents of ``root`` (after its project changed)."""
         out = []
         for path, state in self.docs.items():
-            if state.root is not root or path == skip or path not in root.open:
+            if state.root is not root or path == skip or path not in root.open or state.notebook:
                 continue
             diags, settings = root.diagnostics(path, SourceText(path, state.text), None, state.analyzer.snapshot)
             state.last_good = diags

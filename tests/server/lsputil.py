@@ -96,6 +96,7 @@ async def start_client(
     folders: list[Path] | None = None,
     env: dict[str, str] | None = None,
     server_command: list[str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
 ) -> LanguageClient:
     config = ClientServerConfig(
         server_command=server_command or [sys.executable, "-m", "tclint.server"],
@@ -108,10 +109,10 @@ async def start_client(
             client.set_configuration(value, scope_uri=scope or None)
     root = Path(root)
     folders = folders or [root]
-    await asyncio.wait_for(
+    client.init_result = await asyncio.wait_for(  # type: ignore[attr-defined]
         client.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(PROFILES.get(profile, profile)),
+                capabilities=capabilities or client_capabilities(PROFILES.get(profile, profile)),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
                 initialization_options=init_options,
