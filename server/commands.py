@@ -252,6 +252,8 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
         payload = report.to_json(merged)
         payload["summary"] = summary
         payload["target"] = report.target
+        if _unsaved(ls, path):
+            payload["note"] = "the file has unsaved changes: the probe ran the version on disk"
         return payload
     finally:
         manager.running.discard(cancel)
@@ -260,6 +262,17 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
                 ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end_message))
             except Exception:
                 pass
+
+
+def _unsaved(ls: TclintServer, path: str) -> bool:
+    doc = ls.docs.by_path(path)
+    if doc is None:
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            return fh.read() != doc.text
+    except OSError:
+        return True
 
 
 async def _record(ls: TclintServer, path: str, target: str | None, report: Any, summary: str) -> list[Any]:

@@ -278,6 +278,15 @@ class TclintServer(LanguageServer):
             pub, root_path, generation = await self.run_job(job, URGENT, key=("lint", uri))
         except asyncio.CancelledError:
             return None  # replaced by a newer version's analysis
+        except Exception:
+            # a bug of ours or of a rule the engine did not contain: say so in the log, keep
+            # what was shown, and answer whoever waits for this version
+            log.exception("linting %s (version %s) failed", uri, version)
+            prev = self.published.get(uri)
+            body = prev.body if prev is not None and prev.text == text else "[]"
+            model = prev.model if prev is not None and prev.text == text else []
+            self.deliver(Published(uri, version, path, text, model, body, _result_id(version, body), lines=Lines.of(text)))
+            return self.published.get(uri)
         pub.elapsed = time.perf_counter() - started
         self.deliver(pub)
         self.collect_when_idle()
