@@ -115,6 +115,24 @@ def _range_json(rng: types.Range) -> dict[str, Any]:
     }
 
 
+_NOQA_CACHE: dict[tuple[str, int, str, str], str | None] = {}
+
+
+def noqa_json(code: str, line_no: int | None, lines: Lines, encoding: str) -> str | None:
+    """``noqa_edit`` as JSON text, memoized by line text (most lines do not change between edits)."""
+    if line_no is None or line_no < 1 or line_no > lines.count:
+        return None
+    key = (code, line_no, lines.line(line_no - 1), encoding)
+    if key in _NOQA_CACHE:
+        return _NOQA_CACHE[key]
+    edit = noqa_edit(code, line_no, lines, encoding)
+    text = json.dumps(edit, ensure_ascii=False, separators=(",", ":")) if edit is not None else None
+    if len(_NOQA_CACHE) > 8192:
+        _NOQA_CACHE.clear()
+    _NOQA_CACHE[key] = text
+    return text
+
+
 def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> dict[str, Any] | None:
     """The edit adding ``# noqa: CODE`` to 1-based line ``line_no`` (extending an existing list)."""
     from tclint.rules.suppress import _comment_start  # the suppression parser's own comment finder
@@ -205,9 +223,9 @@ class Converter:
             edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
             data.append(f'"fix":{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
         if diag.origin is Origin.STATIC:
-            noqa = noqa_edit(diag.code, diag.noqa_line, lines, enc)
+            noqa = noqa_json(diag.code, diag.noqa_line, lines, enc)
             if noqa is not None:
-                data.append('"noqa":' + json.dumps(noqa, ensure_ascii=False, separators=(",", ":")))
+                data.append('"noqa":' + noqa)
         if extra.get("region"):
             data.append('"region":' + _js(str(extra["region"])))
         severity = int(self.editor.lsp_severity(diag.code, diag.severity, self.file_settings))

@@ -18,7 +18,9 @@ A test fails if that hook point disappears.
 from __future__ import annotations
 
 import ast
+import bisect
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +30,9 @@ from tclint.rules.model import Edit, Fix, Span
 
 _original = engine.choose_fix
 _state = threading.local()
-# (statement text with the fix applied) -> parses?  Unchanged statements hit this on every keystroke.
-_VERDICTS: dict[str, bool] = {}
+# (statement text, the fix relative to it) -> parses with the fix applied?  Unchanged statements hit
+# this on every keystroke.
+_VERDICTS: dict[tuple[str, Fix], bool] = {}
 _VERDICTS_MAX = 4096
 
 
@@ -40,6 +43,7 @@ class Statements:
         self.text = text
         self.lines = lines
         self.ranges = sorted(ranges)
+        self.starts = [start for start, _end in self.ranges]
 
 
 def register(text: str, lines: Sequence[str], ranges: Sequence[tuple[int, int]]) -> None:
@@ -52,29 +56,33 @@ def clear() -> None:
 
 
 def _statement_of(stmts: Statements, first: int, last: int) -> tuple[int, int] | None:
-    for start, end in stmts.ranges:
+    i = bisect.bisect_right(stmts.starts, first) - 1
+    if i >= 0:
+        start, end = stmts.ranges[i]
         if start <= first and last <= end:
             return start, end
-        if start > last:
-            break
     return None
 
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the user's code are not ours to show
+            ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return False
     return True
 
 
-def _parses_cached(text: str) -> bool:
-    verdict = _VERDICTS.get(text)
+def _verdict(segment: str, fix: Fix) -> bool:
+    key = (segment, fix)
+    verdict = _VERDICTS.get(key)
     if verdict is None:
-        verdict = _parses(text)
+        new_segment, applied = apply_fixes(segment + ("" if segment.endswith(("\n", "\r")) else "\n"), [fix])
+        verdict = bool(applied) and _parses(new_segment)
         if len(_VERDICTS) >= _VERDICTS_MAX:
             _VERDICTS.clear()  # bounded: memory stays flat however long the session
-        _VERDICTS[text] = verdict
+        _VERDICTS[key] = verdict
     return verdict
 
 
@@ -108,8 +116,7 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
             ),
             alt.applicability,
         )
-        new_segment, applied = apply_fixes(segment + ("" if segment.endswith(("\n", "\r")) else "\n"), [moved])
-        if applied and _parses_cached(new_segment):
+        if _verdict(segment, moved):
             return alt
     return None
 

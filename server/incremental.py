@@ -26,13 +26,14 @@ import bisect
 import copy
 import dataclasses
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.facts import Candidate, FileFacts, Loc
-from tclint.rules.model import Position
+from tclint.rules.model import Edit, Fix, Position, Span
 from tclint.rules.source import LineIndex
 
 # FileFacts fields the merge knows how to combine.  Any other field (one added to the facts later,
@@ -140,7 +141,7 @@ class IncrementalAnalyzer:
         if facts.error is not None:
             return Outcome(facts, None, "error", len(lines), why)
         try:
-            tree = ast.parse(text, filename=self.path)
+            tree = _parse(text, self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # pragma: no cover - parsed above
             return Outcome(facts, None, "full", len(lines), why)
         chunks = [_chunk_of(stmt) for stmt in tree.body]
@@ -215,7 +216,7 @@ class IncrementalAnalyzer:
             stubbed[start] = i
         synthetic = "".join(out)
         try:
-            tree = ast.parse(synthetic, filename=self.path)
+            tree = _parse(synthetic, self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             # the edit does not parse: let a plain analysis say where (and agree with the CLI)
             return self._full(text, lines, None)
@@ -346,6 +347,12 @@ class IncrementalAnalyzer:
         return facts
 
 
+def _parse(text: str, path: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarnings of the user's code are not ours to show
+        return ast.parse(text, filename=path)
+
+
 class _Fallback(Exception):
     """The incremental path cannot vouch for its result: analyse the whole file."""
 
@@ -468,6 +475,17 @@ class _Transformer:
             return obj
         if t is Position:
             return obj if self.line_fn is None else Position(self.line_fn(obj.line), obj.column)
+        if t is Span:
+            if self.line_fn is None:
+                return obj
+            f = self.line_fn
+            return Span(Position(f(obj.start.line), obj.start.column), Position(f(obj.end.line), obj.end.column))
+        if t is Edit:
+            span = self(obj.span)
+            return obj if span is obj.span else Edit(span, obj.content)
+        if t is Fix and self.str_fn is None:
+            edits = self(obj.edits)
+            return obj if edits is obj.edits else Fix(obj.message, edits, obj.applicability)
         if t is list:
             for i, x in enumerate(obj):
                 tx = type(x)
@@ -492,10 +510,22 @@ class _Transformer:
                     obj[k] = nv
             return obj
         if isinstance(obj, tuple):
-            new = [self(x) for x in obj]
-            if any(a is not b for a, b in zip(new, obj, strict=True)):
-                return t._make(new) if hasattr(t, "_make") else t(new)
-            return obj
+            changed: list[Any] | None = None
+            for i, x in enumerate(obj):
+                tx = type(x)
+                if tx is Loc:
+                    self._loc(x)  # in place: the tuple itself does not change
+                    continue
+                if tx in _NO_CHANGE or (tx is str and self.str_fn is None):
+                    continue
+                y = self(x)
+                if y is not x:
+                    if changed is None:
+                        changed = list(obj)
+                    changed[i] = y
+            if changed is None:
+                return obj
+            return t._make(changed) if hasattr(t, "_make") else t(changed)
         if t is set or t is frozenset:
             new_set = [self(x) for x in obj]
             if any(a is not b for a, b in zip(new_set, obj, strict=True)):

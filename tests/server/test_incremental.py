@@ -108,7 +108,7 @@ def assert_same(full, inc, where: str) -> None:
     raise AssertionError(f"{where}: facts differ")  # pragma: no cover
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("TCLINT_INCREMENTAL_EXAMPLES", "150")), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(NAMES), ops=edits())
 def test_incremental_equals_full(name: str, ops: list[tuple[int, int, int, str]]) -> None:
     text = CORPUS[name]
