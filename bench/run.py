@@ -209,30 +209,64 @@ def tclint_cmd(target: str, extra: list[str]) -> list[str]:
     return py_with_rss(["tclint.rules", target, "--exit-zero", "-q", "--output-format", "json", *extra])
 
 
-def bench_corpus(name: str, root: str, tf_python: str | None, assume: list[str]) -> dict:
+def subset(root: str, name: str, max_lines: int) -> str:
+    """A deterministic sample of a corpus (whole files in sorted order, up to ``max_lines``), for
+    the slow peer: TorchFix needs ~20x a parse, so a 1.2 M-line tree would take most of an hour."""
+    dest = os.path.join(WORK, "corpora", f"{name}-sample-{max_lines}")
+    if os.path.isdir(dest):
+        return dest
+    total = 0
+    for dirpath, dirnames, names in sorted(os.walk(root)):
+        dirnames.sort()
+        for f in sorted(names):
+            if not f.endswith(".py") or total >= max_lines:
+                continue
+            src = os.path.join(dirpath, f)
+            with open(src, "rb") as fh:
+                total += fh.read().count(b"\n")
+            rel = os.path.relpath(src, root)
+            os.makedirs(os.path.join(dest, os.path.dirname(rel)), exist_ok=True)
+            shutil.copyfile(src, os.path.join(dest, rel))
+    return dest
+
+
+def measure(rows: dict[str, Measure], key: str, cmd: list[str]) -> None:
+    rows[key] = m = child(cmd)
+    print(f"  {key}: cpu {m.cpu:.2f} s, wall {m.wall:.2f} s, rss {m.rss_mb:.0f} MiB", flush=True)
+
+
+def bench_corpus(name: str, root: str, tf_python: str | None, assume: list[str], tf_lines: int) -> dict:
     files, lines = count_lines(root)
+    print(f"# {name}: {files:,} files, {lines:,} lines", flush=True)
     cache = os.path.join(WORK, "cache", name)
     shutil.rmtree(cache, ignore_errors=True)
-    common = ["--cache-dir", cache, "--isolated", *[a for x in assume for a in ("--assume-compiled", x)]]
+    roots = [a for x in assume for a in ("--assume-compiled", x)]
+    common = ["--cache-dir", cache, "--isolated", *roots]
     rows: dict[str, Measure] = {}
-    rows["read+hash"] = child(py_with_rss([script("read_hash.py", READ_HASH), root]))
-    rows["ast.parse"] = child(py_with_rss([script("parse_ast.py", PARSE_AST), root]))
-    rows["libcst parse"] = child(py_with_rss([script("parse_libcst.py", PARSE_LIBCST), root]))
-    rows["tclint cold -j1"] = child(tclint_cmd(root, [*common, "--no-cache", "-j", "1"]))
-    rows["tclint cold -j2"] = child(tclint_cmd(root, [*common, "--no-cache", "-j", "2"]))
-    rows["tclint cold (fills cache)"] = child(tclint_cmd(root, [*common, "-j", "1"]))
-    rows["tclint warm (unchanged)"] = child(tclint_cmd(root, [*common]))
+    measure(rows, "read+hash", py_with_rss([script("read_hash.py", READ_HASH), root]))
+    measure(rows, "ast.parse", py_with_rss([script("parse_ast.py", PARSE_AST), root]))
+    measure(rows, "libcst parse", py_with_rss([script("parse_libcst.py", PARSE_LIBCST), root]))
+    measure(rows, "tclint cold -j1", tclint_cmd(root, [*common, "--no-cache", "-j", "1"]))
+    measure(rows, "tclint cold -j2", tclint_cmd(root, [*common, "--no-cache", "-j", "2"]))
+    measure(rows, "tclint cold (fills cache)", tclint_cmd(root, [*common, "-j", "1"]))
+    measure(rows, "tclint warm (unchanged)", tclint_cmd(root, [*common]))
     victim = next(os.path.join(d, f) for d, _, fs in sorted(os.walk(root)) for f in sorted(fs) if f.endswith(".py"))
     with open(victim, "a") as fh:
         fh.write("\n# touched by bench/run.py\n")
-    rows["tclint warm (1 file touched)"] = child(tclint_cmd(root, [*common]))
+    measure(rows, "tclint warm (1 file touched)", tclint_cmd(root, [*common]))
     ruff = shutil.which("ruff") or os.path.join(os.path.dirname(PY), "ruff")
     if os.path.exists(ruff):
-        rows["ruff check --select ALL"] = child([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", root])
+        measure(rows, "ruff check --select ALL", [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", root])
+    s_lines = 0
     if tf_python is not None:
-        rows["TorchFix --select ALL -j1"] = child(py_with_rss(["torchfix", "--select", "ALL", "-j", "1", root], tf_python))
-        rows["TorchFix --select ALL (2 workers)"] = child(py_with_rss(["torchfix", "--select", "ALL", root], tf_python))
-    return {"files": files, "lines": lines, "rows": rows}
+        sample = subset(root, name, tf_lines) if lines > tf_lines else root
+        s_files, s_lines = count_lines(sample)
+        print(f"  TorchFix sample: {s_files:,} files, {s_lines:,} lines", flush=True)
+        measure(rows, "sample: libcst parse", py_with_rss([script("parse_libcst.py", PARSE_LIBCST), sample]))
+        measure(rows, "sample: tclint cold -j2", tclint_cmd(sample, ["--isolated", "--no-cache", "-j", "2", *roots]))
+        measure(rows, "sample: TorchFix --select ALL -j1", py_with_rss(["torchfix", "--select", "ALL", "-j", "1", sample], tf_python))
+        measure(rows, "sample: TorchFix --select ALL (2 workers)", py_with_rss(["torchfix", "--select", "ALL", sample], tf_python))
+    return {"files": files, "lines": lines, "rows": rows, "sample_lines": s_lines}
 
 
 def print_table(name: str, result: dict) -> None:
@@ -243,18 +277,22 @@ def print_table(name: str, result: dict) -> None:
     print(f"\n## {name}: {result['files']:,} files, {lines:,} lines")
     print("| tool | CPU s | wall s | lines/s (wall) | CPU vs libcst parse | peak RSS MiB |")
     print("|---|---|---|---|---|---|")
+    s_lines = result.get("sample_lines") or lines
+    s_parse = rows["sample: libcst parse"].cpu if "sample: libcst parse" in rows else parse
     for key, m in rows.items():
-        print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {lines / m.wall:,.0f} | {m.cpu / parse:.2f}x | {m.rss_mb:.0f} |")
+        n, ref = (s_lines, s_parse) if key.startswith("sample:") else (lines, parse)
+        print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {n / m.wall:,.0f} | {m.cpu / ref:.2f}x | {m.rss_mb:.0f} |")
     cold = rows["tclint cold -j1"]
     print()
     print(f"- cold, 1 process: {cold.cpu / parse:.2f}x the CPU of a bare libcst parse (target <= 2.5x); "
           f"peak RSS {cold.rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x libcst's parse peak (target <= 1.3x)")
     cold2 = rows["tclint cold -j2"]
     print(f"- cold, 2 processes: {lines / cold2.wall:,.0f} lines/s wall (target >= 10,000)")
-    for tf in ("TorchFix --select ALL (2 workers)", "TorchFix --select ALL -j1"):
-        if tf in rows:
-            print(f"- {tf}: tclint -j2 is {rows[tf].wall / cold2.wall:.1f}x faster (wall); "
-                  f"TorchFix costs {rows[tf].cpu / parse:.1f}x a libcst parse (CPU)")
+    if "sample: tclint cold -j2" in rows:
+        ours = rows["sample: tclint cold -j2"]
+        for tf in ("sample: TorchFix --select ALL (2 workers)", "sample: TorchFix --select ALL -j1"):
+            print(f"- {tf[8:]}: on the same {s_lines:,}-line sample tclint -j2 is {rows[tf].wall / ours.wall:.1f}x faster (wall); "
+                  f"TorchFix costs {rows[tf].cpu / s_parse:.1f}x a libcst parse (CPU), tclint {ours.cpu / s_parse:.1f}x")
     warm = rows["tclint warm (unchanged)"]
     print(f"- warm, unchanged tree: {warm.wall:.2f} s = {warm.wall / rh:.2f}x reading + hashing every file (target <= 1.5x)")
     touched = rows["tclint warm (1 file touched)"]
@@ -266,13 +304,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", choices=("torch", "transformers", "examples"))
     parser.add_argument("--quick", action="store_true", help="examples/ and a 300-file torch sample")
     parser.add_argument("--no-torchfix", action="store_true")
+    parser.add_argument("--torchfix-lines", type=int, default=150_000,
+                        help="TorchFix runs on a sample of this many lines of each corpus (default 150,000)")
     parser.add_argument("--json", help="also write the measurements to this file")
     args = parser.parse_args(argv)
     os.makedirs(WORK, exist_ok=True)
     corpora = args.corpus or (["examples", "torch-sample"] if args.quick else ["torch", "transformers", "examples"])
     tf_python = None if args.no_torchfix else torchfix_python()
     print(f"# tclint benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}", flush=True)
     out = {}
     for name in corpora:
         if name == "torch":
@@ -283,9 +323,9 @@ def main(argv: list[str] | None = None) -> int:
             root, assume = os.path.join(corpus_transformers(), "models"), ["*:*.forward"]
         else:
             root, assume = corpus_examples(), []
-        result = bench_corpus(name, root, tf_python, assume)
+        result = bench_corpus(name, root, tf_python, assume, args.torchfix_lines)
         print_table(name, result)
-        out[name] = {"files": result["files"], "lines": result["lines"],
+        out[name] = {"files": result["files"], "lines": result["lines"], "sample_lines": result["sample_lines"],
                      "rows": {k: vars(v) for k, v in result["rows"].items()}}
     if args.json:
         with open(args.json, "w") as fh:
