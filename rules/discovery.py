@@ -106,8 +106,11 @@ def _gitignore_regex(pattern: str) -> re.Pattern[str]:
         i += 1
     body = "".join(out)
     prefix = "" if anchored else "(?:.*/)?"
-    # a pattern matching a folder also matches everything inside it
-    return re.compile(f"^{prefix}{body}(?:/.*)?$")
+    # Matches the path itself only. What lies inside an ignored folder is ignored because the walk
+    # never enters the folder (and ``_git_ignored`` checks each parent folder), as git does; that
+    # keeps a folder the user names on the command line lintable even when a .gitignore above it
+    # lists it (ruff behaves the same).
+    return re.compile(f"^{prefix}{body}$")
 
 
 def _exclude_match(path: str, patterns: list[str], root: str | None) -> bool:
@@ -140,13 +143,13 @@ def _exclude_match(path: str, patterns: list[str], root: str | None) -> bool:
 
 def is_excluded(path: str, settings: Settings) -> bool:
     """Whether ``path`` or a folder above it (up to the configuration's folder, or the working
-    folder) matches ``exclude`` / ``extend-exclude``."""
+    folder, or the repository) matches ``exclude`` / ``extend-exclude``."""
     absolute = os.path.abspath(path)
     patterns = [*settings.exclude, *settings.extend_exclude]
     stop = settings.root
     if stop is None or not absolute.startswith(stop + os.sep):
         cwd = os.getcwd()
-        stop = cwd if absolute.startswith(cwd + os.sep) else os.path.dirname(absolute)
+        stop = cwd if absolute.startswith(cwd + os.sep) else _repository_root(absolute) or os.path.dirname(absolute)
     current = absolute
     while True:
         if _exclude_match(current, patterns, settings.root):
@@ -154,6 +157,19 @@ def is_excluded(path: str, settings: Settings) -> bool:
         parent = os.path.dirname(current)
         if parent == current or current == stop or parent == stop:
             return False
+        current = parent
+
+
+def _repository_root(path: str) -> str | None:
+    """The nearest folder above ``path`` holding ``.git``: where folder patterns stop applying when
+    neither a configuration file nor the working folder says where the project starts."""
+    current = os.path.dirname(path)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
         current = parent
 
 
@@ -212,11 +228,25 @@ def _git_ignored(path: str) -> bool:
         if parent == current:
             break
         current = parent
-    for gi in reversed(chain):
-        verdict = gi.match(os.path.relpath(path, gi.base).replace(os.sep, "/"), False)
-        if verdict is not None:
-            return verdict
-    return False
+    chain.reverse()  # outermost first: an inner .gitignore overrides an outer one
+    # git ignores a file when it, or any folder it lies in, is ignored; a negation cannot re-include
+    # a file whose folder is ignored, so the folders are decided first, outermost first.
+    ancestors: list[str] = []
+    current = directory
+    while chain and len(current) >= len(chain[0].base):
+        ancestors.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for folder in reversed(ancestors):
+        if folder != chain[0].base and _ignored(folder, True, [gi for gi in chain if _inside(folder, gi.base)]):
+            return True
+    return _ignored(path, False, chain)
+
+
+def _inside(path: str, base: str) -> bool:
+    return path != base and (path + os.sep).startswith(base.rstrip(os.sep) + os.sep)
 
 
 def _walk(top: str, resolver: ConfigResolver) -> Iterator[str]:
