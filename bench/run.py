@@ -73,7 +73,13 @@ try:
 except SystemExit:
     pass
 finally:
-    print("BENCH_RSS_KB=%d" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    # VmHWM is this process image's own peak; ru_maxrss can carry over a larger peak from before
+    # exec (Linux keeps it in the signal struct), which made rows report a predecessor's peak.
+    try:
+        kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print("BENCH_RSS_KB=%d" % kb, file=sys.stderr)
 """
 
 PARSE_LIBCST = r"""
@@ -232,7 +238,8 @@ def subset(root: str, name: str, max_lines: int) -> str:
 
 def measure(rows: dict[str, Measure], key: str, cmd: list[str]) -> None:
     rows[key] = m = child(cmd)
-    print(f"  {key}: cpu {m.cpu:.2f} s, wall {m.wall:.2f} s, rss {m.rss_mb:.0f} MiB", flush=True)
+    rss = f"{m.rss_mb:.0f} MiB" if m.rss_mb else "not measured"
+    print(f"  {key}: cpu {m.cpu:.2f} s, wall {m.wall:.2f} s, rss {rss}", flush=True)
 
 
 def bench_corpus(name: str, root: str, tf_python: str | None, assume: list[str], tf_lines: int) -> dict:
@@ -281,7 +288,8 @@ def print_table(name: str, result: dict) -> None:
     s_parse = rows["sample: libcst parse"].cpu if "sample: libcst parse" in rows else parse
     for key, m in rows.items():
         n, ref = (s_lines, s_parse) if key.startswith("sample:") else (lines, parse)
-        print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {n / m.wall:,.0f} | {m.cpu / ref:.2f}x | {m.rss_mb:.0f} |")
+        rss = f"{m.rss_mb:.0f}" if m.rss_mb else "–"
+        print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {n / m.wall:,.0f} | {m.cpu / ref:.2f}x | {rss} |")
     cold = rows["tclint cold -j1"]
     print()
     print(f"- cold, 1 process: {cold.cpu / parse:.2f}x the CPU of a bare libcst parse (target <= 2.5x); "

@@ -146,6 +146,18 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return o
 
 
+def overrides_from_args(args: Sequence[str]) -> dict[str, Any]:
+    """The configuration overrides that ``tclint check ARGS`` would apply, for tools that take
+    extra CLI options from their user (the language server's ``tclint.args``): the same option
+    table and validation as the command line, so both understand an option identically.  Paths
+    are accepted and ignored.  Raises ``UsageError`` with the CLI's message."""
+    try:
+        namespace = _check_parser().parse_args(list(args))
+    except SystemExit:  # --help / --version print and exit: not an override
+        raise UsageError("--help and --version are not configuration options") from None
+    return _overrides(namespace)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -335,6 +335,7 @@ class ConfigResolver:
         self._dir_cache: dict[str, Settings] = {}
         self._file_cache: dict[str, Settings | None] = {}
         self._explicit_settings: Settings | None = None
+        self._default: Settings | None = None
         if explicit is not None:
             loaded = load_file(explicit) if os.path.basename(explicit) != "pyproject.toml" else load_file(explicit)
             if loaded is None:
@@ -361,7 +362,11 @@ class ConfigResolver:
         return merged
 
     def default(self) -> Settings:
-        return self._apply_overrides(Settings())
+        """The built-in settings with the overrides: one object per resolver, so that everything
+        keyed by settings (the cache's settings fingerprint) is computed once, not per file."""
+        if self._default is None:
+            self._default = self._apply_overrides(Settings())
+        return self._default
 
     def for_dir(self, directory: str) -> Settings:
         if self._explicit_settings is not None:

@@ -434,11 +434,31 @@ def per_file_ignored(path: str, settings: Settings) -> list[str]:
     return out
 
 
+def _may_hold_tclint_directive(text: str) -> bool:
+    """Whether some noqa comment names a TC code, or a ``tclint:`` directive exists, in any letter
+    case.  Substring searches only (a case-insensitive regex over every file cost more than the
+    rest of a warm run; ``str.lower`` and ``find`` are single C passes)."""
+    lowered = text.lower()
+    if "tclint:" in lowered:
+        return True
+    start = lowered.find("noqa")
+    while start != -1:
+        end = lowered.find("\n", start)
+        if "tc" in lowered[start : end if end != -1 else len(lowered)]:
+            return True
+        start = lowered.find("noqa", start + 4)
+    return False
+
+
 def apply_suppressions(
     diags: list[Diagnostic], src: SourceText, settings: Settings
 ) -> list[Diagnostic]:
     """Drop suppressed findings; add TC012 for suppressions that suppressed nothing."""
     if src.text is None:
+        return diags
+    if not diags and not _may_hold_tclint_directive(src.text):
+        # Nothing to suppress, and no directive that could be an unused tclint suppression (a
+        # blanket noqa comment or other tools' codes never are): most files of a large tree.
         return diags
     directives = suppress.parse(src.text)
     if not directives:
@@ -448,7 +468,7 @@ def apply_suppressions(
     if "TC012" not in enabled:
         return kept
     known = set(registry.by_code())
-    index = LineIndex(src.text)
+    index: LineIndex | None = None
     unused_diags: list[Diagnostic] = []
     for directive, unused_codes, unknown in suppress.unused(directives, known, enabled):
         parts = []
@@ -457,6 +477,7 @@ def apply_suppressions(
         if unknown:
             parts.append("unknown: " + ", ".join(unknown))
         what = {"line": "`noqa` directive", "file": "file-level `tclint: noqa`", "range": "`tclint: disable` range"}[directive.kind]
+        index = index or LineIndex(src.text)
         line_text = index.line(directive.line)
         remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
         fix = _unused_fix(directive, line_text, remaining)
@@ -472,7 +493,7 @@ def apply_suppressions(
             url=rule_doc_url("TC012"),
         )
         unused_diags.append(diag)
-    # a TC012 can itself be suppressed (`# noqa: TC012`, a file-level noqa): one pass for all
+    # a TC012 can itself be suppressed (a noqa comment naming TC012, a file-level noqa): one pass for all
     kept.extend(suppress.apply(unused_diags, directives))
     return kept
 

@@ -70,7 +70,7 @@ _NOQA_IN_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]
 def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
     """Add (or extend) ``# noqa: CODES`` on each line that has findings.  Lines inside
     multi-line strings cannot take a comment and are skipped."""
-    from tclint.rules.suppress import _comment_start
+    from tclint.rules.suppress import comment_start
 
     by_line: dict[int, set[str]] = {}
     for d in diags:
@@ -91,7 +91,7 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
         ending = raw[len(body):]
         codes = by_line.get(lineno)
         if codes and lineno not in string_lines:
-            comment_at = _comment_start(body)
+            comment_at = comment_start(body)
             match = _NOQA_IN_LINE.search(body, comment_at) if comment_at >= 0 else None
             if match is not None:
                 if match.group("codes") is None:

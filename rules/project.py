@@ -83,6 +83,7 @@ class Project:
     """All files' facts, indexed for cross-file resolution."""
 
     def __init__(self, files: Iterable[FileFacts], settings: Any) -> None:
+        self._chain_cache: dict[int, tuple[Region, tuple[RelatedLocation, ...], str]] = {}
         self.files: dict[str, FileFacts] = {}
         self.by_module: dict[str, list[FileFacts]] = {}
         self.functions: dict[str, tuple[FileFacts, FunctionFacts]] = {}
@@ -699,13 +700,25 @@ class Project:
         return self.regions.get(f"{path}::{func_qual}")
 
     def chain_related(self, region: Region) -> tuple[RelatedLocation, ...]:
-        return tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in _shown(region.chain) if link is not _ELIDED)
+        return self._chain_views(region)[0]
 
     def chain_text(self, region: Region) -> str:
+        return self._chain_views(region)[1]
+
+    def _chain_views(self, region: Region) -> tuple[tuple[RelatedLocation, ...], str]:
+        """Both renderings of a region's chain, built once per region: every finding in a function
+        shows them, and a large model has a thousand findings in a few dozen regions."""
+        cache = self._chain_cache
+        hit = cache.get(id(region))
+        if hit is not None and hit[0] is region:
+            return hit[1], hit[2]
         chain = _shown(region.chain)
+        related = tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in chain if link is not _ELIDED)
         names = ["…" if link is _ELIDED else _short_label(link.label) for link in chain[1:]]
         head = region.root_label
-        return " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
+        text = " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
+        cache[id(region)] = (region, related, text)
+        return related, text
 
 
 _ELIDED = Link("", Loc(1, 0, 1, 0), "… (calls elided)")

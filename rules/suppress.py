@@ -32,7 +32,7 @@ class Directive:
     used_any: bool = False
 
 
-def _comment_start(line: str) -> int:
+def comment_start(line: str) -> int:
     """Column of the '#' starting a comment on this line, ignoring '#' inside string literals."""
     quote: str | None = None
     i = 0
@@ -78,7 +78,7 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
     open_ranges: dict[str | None, Directive] = {}
     for lineno in lines:
         line = index.line(lineno)
-        start = _comment_start(line)
+        start = comment_start(line)
         if start < 0:
             continue
         comment = line[start:]

@@ -135,14 +135,14 @@ def noqa_json(code: str, line_no: int | None, lines: Lines, encoding: str) -> st
 
 def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> dict[str, Any] | None:
     """The edit adding ``# noqa: CODE`` to 1-based line ``line_no`` (extending an existing list)."""
-    from tclint.rules.suppress import _comment_start  # the suppression parser's own comment finder
+    from tclint.rules.suppress import comment_start  # the suppression parser's own comment finder
 
     if line_no is None or code in no_noqa_codes() or line_no < 1 or line_no > lines.count:
         return None
     text = lines.line(line_no - 1)
     if text.rstrip().endswith("\\"):
         return None  # a comment after a line continuation is a syntax error
-    start = _comment_start(text)
+    start = comment_start(text)
     if start >= 0:
         match = _NOQA_IN_LINE.search(text, start)
         if match is not None:

@@ -233,12 +233,9 @@ def args_overrides(args: tuple[str, ...] | list[str]) -> dict[str, Any]:
     from tclint.rules import cli
 
     try:
-        ns = cli._check_parser().parse_args(list(args))  # noqa: SLF001 - the CLI's option table
-        overrides = cli._overrides(ns)  # noqa: SLF001
+        overrides = cli.overrides_from_args(args)
     except cli.UsageError as exc:
         raise ValueError(str(exc)) from None
-    except SystemExit:  # argparse --help / --version
-        raise ValueError("unsupported option") from None
     overrides.pop("output_format", None)
     return overrides
 

@@ -42,6 +42,20 @@ def test_golden_output(fmt):
         assert got == fh.read()
 
 
+def test_sarif_fingerprints_do_not_depend_on_the_checkout(tmp_path):
+    """Code scanning matches alerts across runs by partialFingerprints; CI runners check out to
+    different folders, so the same file must fingerprint the same from any clone."""
+    prints = []
+    for clone in ("a", "b/deeper"):
+        folder = tmp_path / clone
+        folder.mkdir(parents=True)
+        (folder / "model.py").write_bytes(open(os.path.join(GOLDEN, "model.py"), "rb").read())
+        data = json.loads(run(["model.py", "--no-cache", "--output-format", "sarif"], str(folder)).stdout)
+        prints.append([r["partialFingerprints"]["tclint/v1"] for r in data["runs"][0]["results"]])
+    assert prints[0] and prints[0] == prints[1]
+    assert len(set(prints[0])) == len(prints[0])  # and still tell results apart
+
+
 def test_json_round_trips():
     proc = run(["model.py", "--no-cache", "--output-format", "json"], GOLDEN)
     data = json.loads(proc.stdout)
@@ -186,3 +200,12 @@ def test_target_torch_version_turns_rules_off(tmp_path):
     assert run(["m.py", "--target-torch-version", "2.0"], str(tmp_path)).returncode == 0
     bad = run(["m.py", "--target-torch-version", "banana"], str(tmp_path))
     assert bad.returncode == 2 and "target-torch-version" in bad.stderr
+
+
+def test_unused_noqa_in_a_file_without_findings(tmp_path):
+    """Files with no findings skip suppression parsing unless a directive could be there; every
+    spelling the parser accepts must still reach it."""
+    (tmp_path / "a.py").write_text("x = 1  # noqa: TC101\ny = 2  # NOQA:TC104\nz = 3  # noqa: E501\n")
+    proc = run(["a.py", "--no-cache", "--output-format", "json"], str(tmp_path))
+    found = sorted((d["code"], d["location"]["row"]) for d in json.loads(proc.stdout))
+    assert found == [("TC012", 1), ("TC012", 2)], proc.stdout

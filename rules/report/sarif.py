@@ -138,8 +138,19 @@ def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
 
 
 def _fingerprint(d: Diagnostic) -> str:
-    key = f"{d.code}|{os.path.abspath(d.path)}|{d.cell}|{d.message}"
+    """Stable across checkouts: code scanning matches results between runs on different runners and
+    clones, so the key holds the path relative to the working folder, never the absolute path."""
+    key = f"{d.code}|{_portable_path(d.path)}|{d.cell}|{d.message}"
     return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def _portable_path(path: str) -> str:
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive on Windows
+        return absolute.replace(os.sep, "/")
+    return relative.replace(os.sep, "/")
 
 
 def render(diags: list[Diagnostic]) -> str:
