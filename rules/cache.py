@@ -16,6 +16,7 @@ import tempfile
 from typing import Any
 
 from tclint.rules.facts import FACTS_SCHEMA, FileFacts
+from tclint.rules.reading import StatTable
 from tclint.rules.version import __version__
 
 
@@ -42,6 +43,7 @@ class Cache:
         self.facts_dir = os.path.join(directory, "facts", self.fingerprint)
         self._pending: dict[str, FileFacts] = {}
         self._pending_runs: dict[str, list[Any]] = {}
+        self._stats: StatTable | None = None
         self.hits = 0
         self.misses = 0
 
@@ -63,6 +65,12 @@ class Cache:
 
     def put_facts(self, key: str, facts: FileFacts) -> None:
         self._pending[key] = facts
+
+    def stat_table(self) -> StatTable:
+        """Which files are unchanged since they were last hashed (see ``reading.StatTable``)."""
+        if self._stats is None:
+            self._stats = StatTable(os.path.join(self.directory, "stats.pkl"))
+        return self._stats
 
     # -- whole-run results ------------------------------------------------------------------------
     def run_key(self, files: list[tuple[str, str]], report: list[str], settings: list[str]) -> str:
@@ -96,6 +104,8 @@ class Cache:
             return
         self._flush_facts()
         self._flush_runs()
+        if self._stats is not None:
+            self._stats.save()
 
     def _flush_facts(self) -> None:
         for key, facts in self._pending.items():

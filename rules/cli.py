@@ -14,7 +14,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tclint.rules.version import TARGET_TORCH, __version__
@@ -234,6 +234,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     from tclint.rules.cache import Cache
     from tclint.rules.config import ConfigError, ConfigResolver, project_root
     from tclint.rules.engine import Linter
+    from tclint.rules.reading import Texts
 
     parser = _check_parser()
     args = parser.parse_args(argv)
@@ -281,7 +282,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
 
     fmt = args.output_format or base_settings.output_format
     diags = result.diagnostics
-    sources = {p: s.text for p, s in result.sources.items()}
+    sources: Mapping[str, str | None] = Texts(result.sources)
     out = io.StringIO()
     fixed = 0
     any_fix = False
@@ -343,7 +344,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
             again = linter.lint_paths(paths, force_exclude=args.force_exclude) if not stdin_mode else None
             remaining = again.diagnostics if again is not None else [d for d in diags if not fix_allowed(d.fix, unsafe)]
             if again is not None:
-                sources = {p: s.text for p, s in again.sources.items()}
+                sources = Texts(again.sources)
         elif not args.diff:
             remaining = diags
         diags = remaining
@@ -371,7 +372,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     return 1 if diags else 0
 
 
-def render(fmt: str, diags: list, sources: dict[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
+def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
     if fmt == "concise":
         from tclint.rules.report.text import concise, summary
 

@@ -113,39 +113,58 @@ def _gitignore_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{prefix}{body}$")
 
 
-def _exclude_match(path: str, patterns: list[str], root: str | None) -> bool:
-    """ruff-style exclusion: a pattern without '/' matches any path component's name; one with
-    '/' matches the path relative to the configuration's folder (or a prefix folder of it)."""
-    if not patterns:
-        return False
-    name = os.path.basename(path)
-    rel = None
-    if root:
-        try:
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-        except ValueError:
-            rel = None
+def _relative(path: str, base: str) -> str:
+    """``os.path.relpath`` for the common case of an absolute, normalised ``path`` below ``base``
+    (a string slice: discovery asks this for every entry of the tree)."""
+    n = len(base)
+    if path.startswith(base) and path[n : n + 1] == os.sep:
+        rel = path[n + 1 :]
+    else:
+        rel = os.path.relpath(path, base)
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
+
+
+@lru_cache(maxsize=256)
+def _compiled_excludes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    """(one regex for the patterns matched against a name, the patterns matched against a path)."""
+    names: list[str] = []
+    paths: list[str] = []
     for pattern in patterns:
         pat = pattern.rstrip("/")
         if not pat:
             continue
         if "/" not in pat:
-            if fnmatch.fnmatchcase(name, pat):
-                return True
-            continue
-        if rel is None or rel.startswith("../"):
-            continue
-        pat = pat.lstrip("./") if pat.startswith("./") else pat
-        if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat + "/*"):
-            return True
-    return False
+            names.append(fnmatch.translate(pat))
+        else:
+            paths.append(pat.lstrip("./") if pat.startswith("./") else pat)
+    name_regex = re.compile("|".join(f"(?:{n})" for n in names)) if names else None
+    return name_regex, tuple(paths)
+
+
+def _exclude_match(path: str, patterns: tuple[str, ...], root: str | None) -> bool:
+    """ruff-style exclusion: a pattern without '/' matches any path component's name; one with
+    '/' matches the path relative to the configuration's folder (or a prefix folder of it)."""
+    if not patterns:
+        return False
+    name_regex, path_patterns = _compiled_excludes(patterns)
+    if name_regex is not None and name_regex.match(os.path.basename(path)):
+        return True
+    if not path_patterns or not root:
+        return False
+    try:
+        rel = _relative(path, root)
+    except ValueError:
+        return False
+    if rel.startswith("../"):
+        return False
+    return any(fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat + "/*") for pat in path_patterns)
 
 
 def is_excluded(path: str, settings: Settings) -> bool:
     """Whether ``path`` or a folder above it (up to the configuration's folder, or the working
     folder, or the repository) matches ``exclude`` / ``extend-exclude``."""
     absolute = os.path.abspath(path)
-    patterns = [*settings.exclude, *settings.extend_exclude]
+    patterns = (*settings.exclude, *settings.extend_exclude)
     stop = settings.root
     if stop is None or not absolute.startswith(stop + os.sep):
         cwd = os.getcwd()
@@ -182,8 +201,8 @@ class Discovered:
 def display_path(path: str) -> str:
     absolute = os.path.abspath(path)
     cwd = os.getcwd()
-    if absolute.startswith(cwd + os.sep):
-        return os.path.relpath(absolute, cwd)
+    if absolute.startswith(cwd) and absolute[len(cwd) : len(cwd) + 1] == os.sep:
+        return absolute[len(cwd) + 1 :]
     return absolute
 
 
@@ -286,8 +305,7 @@ def _gitignores_above(top: str) -> list[GitIgnore]:
 def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     verdict = None
     for gi in ignores:
-        rel = os.path.relpath(path, gi.base).replace(os.sep, "/")
-        m = gi.match(rel, is_dir)
+        m = gi.match(_relative(path, gi.base), is_dir)
         if m is not None:
             verdict = m
     return bool(verdict)
@@ -314,7 +332,7 @@ def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore]
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         return
-    patterns = [*settings.exclude, *settings.extend_exclude]
+    patterns = (*settings.exclude, *settings.extend_exclude)
     for entry in entries:
         try:
             is_dir = entry.is_dir(follow_symlinks=False)

@@ -10,38 +10,32 @@ processes for large trees.
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tclint.rules import registry, suppress
 from tclint.rules import types as T
-from tclint.rules.analyze import Analyzer, RuleSet
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
 from tclint.rules.facts import Candidate, FileFacts, Loc
 from tclint.rules.model import Applicability, Confidence, Diagnostic, Edit, Fix, Severity, Span, gb_url
-from tclint.rules.project import Project, Region, span_of
-from tclint.rules.source import LineIndex, decode_source
+from tclint.rules.reading import SourceText, read_source
+from tclint.rules.source import LineIndex
 from tclint.rules.version import __version__
+
+if TYPE_CHECKING:
+    from tclint.rules.analyze import RuleSet
+    from tclint.rules.project import Project, Region
+
+# analyze and project are imported where they are used: a warm run answered from the whole-run
+# cache never needs them, and they are most of this package's import time.
 
 CONFIDENCE_NAMES = {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
 MIN_CONFIDENCE = {"high": T.HIGH, "medium": T.MEDIUM, "low": T.LOW}
-
-
-@dataclass
-class SourceText:
-    """The text of a file as linted, and for notebooks the mapping back to cells."""
-
-    path: str
-    text: str | None
-    error: str | None = None
-    cells: Any = None  # notebook.CellMap for .ipynb files
-    digest: str = ""
 
 
 @dataclass
@@ -63,31 +57,10 @@ _RULESET: RuleSet | None = None
 def ruleset() -> RuleSet:
     global _RULESET
     if _RULESET is None:
+        from tclint.rules.analyze import RuleSet
+
         _RULESET = RuleSet(rule() for rule in registry.all_rules())
     return _RULESET
-
-
-def read_source(path: str, data: bytes | None = None, max_size: int | None = None) -> SourceText:
-    """Read and decode one file (notebooks: their code cells)."""
-    if data is None:
-        try:
-            if max_size is not None and os.path.getsize(path) > max_size:
-                size = os.path.getsize(path)
-                return SourceText(path, None, f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})")
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            return SourceText(path, None, f"cannot read file: {exc.strerror or exc}")
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    if max_size is not None and len(data) > max_size:
-        return SourceText(path, None, f"file is too large to lint ({len(data):,} bytes; max-file-size is {max_size:,})", digest=digest)
-    if path.endswith(".ipynb"):
-        from tclint.rules.notebook import load_notebook
-
-        text, cells, error = load_notebook(data)
-        return SourceText(path, text, error, cells, digest)
-    decoded = decode_source(data)
-    return SourceText(path, decoded.text, decoded.error, None, digest)
 
 
 def analyze_source(
@@ -119,6 +92,8 @@ def analyze_source(
         facts.error_code = "TC000"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
+    from tclint.rules.analyze import Analyzer
+
     analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates)
     try:
         return analyzer.run(tree)
@@ -196,6 +171,8 @@ def candidate_to_diagnostic(
     cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None,
     text: str | None = None,
 ) -> Diagnostic | None:
+    from tclint.rules.project import span_of
+
     env = FinalizeEnv(settings, _dynamo_settings(settings), region, project, ff)
     final = rule.finalize(cand, env)
     if final is None:
@@ -294,6 +271,8 @@ def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple
 
 def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: str | None = None) -> list[Diagnostic]:
     """Every diagnostic for one file before selection and suppression."""
+    from tclint.rules.project import span_of
+
     out: list[Diagnostic] = []
     if ff.error is not None:
         rule = registry.get(ff.error_code or "TC000")
@@ -592,10 +571,11 @@ class Linter:
         facts: list[FileFacts] = []
         report_set = set(report)
         todo: list[tuple[SourceText, Settings]] = []
+        stats = self.cache.stat_table() if self.cache is not None else None
         for path in index:
             settings = self.resolver.for_file(path)
             data = overrides.get(os.path.abspath(path))
-            src = read_source(path, data, settings.max_file_size)
+            src = read_source(path, data, settings.max_file_size, stats)
             if path in report_set:
                 sources[path] = src
             todo.append((src, settings))
@@ -613,6 +593,8 @@ class Linter:
                 return LintResult(cached, report, sources, None, {})
         facts = self._facts_parallel(todo)
         root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
+        from tclint.rules.project import Project
+
         project = Project(facts, root_settings)
         project.build()
         cross = project_diagnostics(project)
@@ -668,7 +650,7 @@ def default_jobs(todo: list[tuple[SourceText, Settings]]) -> int:
     (measured ~1.2x slower for 11k lines), and pre-commit already partitions the files."""
     if os.environ.get("PRE_COMMIT") == "1":
         return 1
-    total = sum(len(src.text or "") for src, _ in todo)
+    total = sum(src.size for src, _ in todo)
     if total < 4_000_000:  # about 100k lines
         return 1
     return min(os.cpu_count() or 1, 8)

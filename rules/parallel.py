@@ -40,13 +40,13 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
                 hit.path = src.path
                 results[i] = hit
                 continue
-        if src.text is None or src.cells is not None or os.path.abspath(src.path) in getattr(linter, "_overridden", set()):
+        if src.read_error is not None or src.cells is not None or os.path.abspath(src.path) in getattr(linter, "_overridden", set()):
             results[i] = linter.facts_for(src, settings)
             continue
         pending.append((i, (src.path, settings.max_file_size, tuple(settings.compiling_predicates))))
     if pending:
         # big files first, so the pool does not wait on one straggler at the end
-        pending.sort(key=lambda p: -len(todo[p[0]][0].text or ""))
+        pending.sort(key=lambda p: -todo[p[0]][0].size)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for (i, _item), facts in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True):
                 facts.path = todo[i][0].path

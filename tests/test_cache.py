@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
+import pytest
 from lintutil import write_tree
+from tclint.rules import reading
 from tclint.rules.cache import Cache
 from tclint.rules.config import ConfigResolver
 from tclint.rules.engine import Linter
@@ -15,7 +18,7 @@ from tclint.rules.report.json_ import to_dict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(tree: str, cache_dir: str | None, overrides=None) -> list[dict]:
+def lint(tree: str, cache_dir: str | None, overrides=None):
     cwd = os.getcwd()
     os.chdir(tree)
     try:
@@ -23,25 +26,54 @@ def run(tree: str, cache_dir: str | None, overrides=None) -> list[dict]:
         result = Linter(ConfigResolver(None, overrides), cache, jobs=1).lint_paths(["."])
         if cache is not None:
             cache.flush()
-        return [to_dict(d) for d in result.diagnostics]
+        return result
     finally:
         os.chdir(cwd)
 
 
-def test_warm_equals_cold_through_edits_renames_and_config(tmp_path):
+def run(tree: str, cache_dir: str | None, overrides=None) -> list[dict]:
+    return [to_dict(d) for d in lint(tree, cache_dir, overrides).diagnostics]
+
+
+@pytest.fixture(params=["hash-every-file", "trust-stat"])
+def stat_trust(request, monkeypatch):
+    """Files written by a test are seconds old, so the stat table would never trust them (they are
+    "racily clean"); the second variant trusts any file modified before it was hashed, so that the
+    same runs also go through the path that skips reading unchanged files."""
+    if request.param == "trust-stat":
+        monkeypatch.setattr(reading, "RACY_MARGIN_NS", 0)
+    return request.param == "trust-stat"
+
+
+def settle() -> None:
+    time.sleep(0.02)  # past the file system's timestamp tick: what was written is now older than a hash
+
+
+def test_warm_equals_cold_through_edits_renames_and_config(tmp_path, stat_trust):
     tree = tmp_path / "proj"
     shutil.copytree(os.path.join(ROOT, "examples"), tree)
     cache = str(tmp_path / "cache")
+    settle()
     cold = run(str(tree), None)
     assert cold, "the examples have findings"
     assert run(str(tree), cache) == cold  # fills the cache
-    assert run(str(tree), cache) == cold  # whole-run hit
+    warm = lint(str(tree), cache)
+    assert [to_dict(d) for d in warm.diagnostics] == cold  # whole-run hit
+    assert all(src.from_stat == stat_trust for src in warm.sources.values())
     # an edit in one file changes findings in another (regions cross files)
     layers = tree / "tinylm" / "layers.py"
     layers.write_text(layers.read_text().replace("if entropy(probs) < 0.05:", "if False:"))
     assert run(str(tree), cache) == run(str(tree), None)
+    # an edit that keeps the size and puts the old modification time back (ctime still moves)
+    before = os.stat(layers)
+    layers.write_text(layers.read_text().replace("if False:", "if x < 0:"))
+    os.utime(layers, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(layers).st_size == before.st_size
+    settle()
+    assert run(str(tree), cache) == run(str(tree), None)
     # a rename changes module names and paths
     os.rename(tree / "serve.py", tree / "serving.py")
+    settle()
     assert run(str(tree), cache) == run(str(tree), None)
     # a deletion removes a compile site: regions shrink
     os.remove(tree / "train.py")
@@ -73,3 +105,18 @@ def test_project_wide_facts_are_reused_after_an_edit(tmp_path):
         os.chdir(cwd)
     assert [d.code for d in result.diagnostics] == ["TC104"]
     assert cache.hits >= 1 and cache.misses == 1  # other.py came from the cache, m.py was re-analysed
+
+
+def test_stat_table_trusts_only_files_older_than_their_hash(tmp_path):
+    """A file hashed within the racy margin of its last change is hashed again next time; a
+    damaged table is an empty one."""
+    write_tree(str(tmp_path / "proj"), {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    cache = str(tmp_path / "cache")
+    tree = str(tmp_path / "proj")
+    first = run(tree, cache)
+    assert [d["code"] for d in first] == ["TC101"]
+    again = lint(tree, cache)
+    assert not any(src.from_stat for src in again.sources.values())  # just written: racy
+    with open(os.path.join(cache, "stats.pkl"), "wb") as fh:
+        fh.write(b"\x80\x05not a pickle")
+    assert run(tree, cache) == first

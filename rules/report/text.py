@@ -4,6 +4,7 @@ line, a caret range, the compiled-region chain and the suggested fix)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from tclint.rules.model import Applicability, Diagnostic
 from tclint.rules.source import LineIndex
@@ -49,7 +50,7 @@ def _snippet(d: Diagnostic, text: str | None) -> list[str]:
     return out
 
 
-def full(diags: list[Diagnostic], sources: dict[str, str | None], unsafe_fixes: bool = False) -> str:
+def full(diags: list[Diagnostic], sources: Mapping[str, str | None], unsafe_fixes: bool = False) -> str:
     blocks = []
     for d in diags:
         lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{d.message}"]

@@ -1,0 +1,211 @@
+"""Reading files for a lint run: bytes, content digest, and text decoded only when needed.
+
+A warm run on an unchanged tree answers from the whole-run cache, so the only work it cannot skip
+is knowing that every file is unchanged.  Two things keep that cheap:
+
+* ``SourceText`` decodes lazily: hashing needs the bytes, not the text, and a cached result needs
+  neither until a reporter shows a source line.
+* ``StatTable`` remembers, per file, the ``os.stat`` identity (size, mtime, ctime, inode, device)
+  under which its bytes had a given digest, as git's index does.  A file whose stat is unchanged
+  keeps its digest without being read.  Entries are trusted only when the file was last modified
+  well before it was hashed ("racily clean" entries are re-read), and ctime, which no user tool
+  can set back, catches mtime-preserving rewrites.  The digest stays the cache key everywhere:
+  the table only saves re-hashing bytes whose digest is already known.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tclint.rules.source import decode_source
+
+# A file modified less than this long before it was hashed may be modified again within the same
+# timestamp tick without changing its stat (coarse file systems: FAT 2 s, some network mounts 1 s).
+RACY_MARGIN_NS = 3_000_000_000
+_MAX_ENTRIES = 500_000
+
+
+class SourceText:
+    """The text of a file as linted, and for notebooks the mapping back to cells.
+
+    ``text`` and ``error`` are decoded on first access from the bytes read (or, for a file whose
+    digest came from the stat table, from the file itself)."""
+
+    __slots__ = ("path", "cells", "digest", "size", "read_error", "from_stat", "_text", "_error", "_data", "_pending")
+
+    def __init__(
+        self, path: str, text: str | None = None, error: str | None = None, cells: Any = None, digest: str = "",
+    ) -> None:
+        self.path = path
+        self.cells = cells
+        self.digest = digest
+        self.size = len(text) if text is not None else 0
+        self.read_error: str | None = error if text is None else None  # known without decoding
+        self.from_stat = False  # the digest came from the stat table: the file was not read
+        self._text = text
+        self._error = error
+        self._data: bytes | None = None
+        self._pending = False
+
+    @classmethod
+    def deferred(cls, path: str, data: bytes | None, digest: str, size: int) -> SourceText:
+        """A readable file whose decoding waits for the first ``text``; ``data`` None: read it then."""
+        src = cls(path, None, None, None, digest)
+        src.read_error = None
+        src.size = size
+        src._data = data
+        src._pending = True
+        return src
+
+    def _resolve(self) -> None:
+        self._pending = False
+        data, self._data = self._data, None
+        if data is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                self._error = self.read_error = f"cannot read file: {exc.strerror or exc}"
+                return
+        decoded = decode_source(data)
+        self._text, self._error = decoded.text, decoded.error
+
+    @property
+    def text(self) -> str | None:
+        if self._pending:
+            self._resolve()
+        return self._text
+
+    @property
+    def error(self) -> str | None:
+        if self._pending:
+            self._resolve()
+        return self._error
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._pending:
+            self._resolve()
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"SourceText({self.path!r}, digest={self.digest!r})"
+
+
+def read_source(
+    path: str, data: bytes | None = None, max_size: int | None = None, stats: StatTable | None = None,
+) -> SourceText:
+    """Read one file (notebooks: their code cells, decoded at once); ``data`` given: an editor's
+    unsaved buffer, never looked up in or recorded into ``stats``."""
+    st = None
+    if data is None:
+        try:
+            st = os.stat(path)
+            if max_size is not None and st.st_size > max_size:
+                return SourceText(path, None, _too_large(st.st_size, max_size))
+            if stats is not None and not path.endswith(".ipynb"):
+                known = stats.digest(path, st)
+                if known is not None:
+                    src = SourceText.deferred(path, None, known, st.st_size)
+                    src.from_stat = True
+                    return src
+            hashed_at = time.time_ns()
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return SourceText(path, None, f"cannot read file: {exc.strerror or exc}")
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if max_size is not None and len(data) > max_size:
+        return SourceText(path, None, _too_large(len(data), max_size), digest=digest)
+    if path.endswith(".ipynb"):
+        from tclint.rules.notebook import load_notebook
+
+        text, cells, error = load_notebook(data)
+        return SourceText(path, text, error, cells, digest)
+    if stats is not None and st is not None:
+        stats.record(path, st, digest, hashed_at)
+    return SourceText.deferred(path, data, digest, len(data))
+
+
+def _too_large(size: int, max_size: int) -> str:
+    return f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})"
+
+
+class StatTable:
+    """File stat -> content digest, persisted beside the cache (one pickle, written atomically)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._entries: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
+        self._dirty = False
+        try:
+            with open(path, "rb") as fh:
+                loaded = pickle.load(fh)
+            if isinstance(loaded, dict):
+                self._entries = loaded
+        except Exception:  # noqa: BLE001 - a missing or damaged table is an empty one
+            self._entries = {}
+
+    @staticmethod
+    def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+    def digest(self, path: str, st: os.stat_result) -> str | None:
+        entry = self._entries.get(os.path.abspath(path))
+        if entry is None or entry[0] != self._identity(st):
+            return None
+        return entry[1]
+
+    def record(self, path: str, st: os.stat_result, digest: str, hashed_at_ns: int) -> None:
+        key = os.path.abspath(path)
+        racy = max(st.st_mtime_ns, st.st_ctime_ns) >= hashed_at_ns - RACY_MARGIN_NS
+        if racy:
+            # not trusted yet: drop any older entry so the next run hashes again
+            if self._entries.pop(key, None) is not None:
+                self._dirty = True
+            return
+        entry = (self._identity(st), digest)
+        if self._entries.get(key) != entry:
+            self._entries[key] = entry
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        if len(self._entries) > _MAX_ENTRIES:
+            self._entries = dict(list(self._entries.items())[-_MAX_ENTRIES:])
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(self._entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except OSError:
+            return
+        self._dirty = False
+
+
+class Texts(Mapping[str, "str | None"]):
+    """path -> text of the files of a run, decoded only for the paths a reporter or fixer asks
+    for (the full format shows lines of files with findings; a warm run decodes nothing else)."""
+
+    def __init__(self, sources: Mapping[str, SourceText]) -> None:
+        self._sources = sources
+
+    def __getitem__(self, path: str) -> str | None:
+        return self._sources[path].text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
