@@ -13,11 +13,13 @@ import hashlib
 import os
 import pickle
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tclint.rules.facts import FACTS_SCHEMA, FileFacts
 from tclint.rules.reading import StatTable
-from tclint.rules.version import __version__
+from tclint.rules.version import FACTS_SCHEMA, __version__
+
+if TYPE_CHECKING:
+    from tclint.rules.facts import FileFacts
 
 
 def _tool_fingerprint() -> str:
@@ -43,6 +45,7 @@ class Cache:
         self.facts_dir = os.path.join(directory, "facts", self.fingerprint)
         self._pending: dict[str, FileFacts] = {}
         self._pending_runs: dict[str, list[Any]] = {}
+        self._pending_outputs: dict[str, tuple[str, int]] = {}
         self._stats: StatTable | None = None
         self.hits = 0
         self.misses = 0
@@ -56,6 +59,8 @@ class Cache:
         return os.path.join(self.facts_dir, key[:2], key + ".pkl")
 
     def get_facts(self, key: str) -> FileFacts | None:
+        from tclint.rules.facts import FileFacts
+
         facts = _load(self._path(key), key)
         if not isinstance(facts, FileFacts):
             self.misses += 1
@@ -93,6 +98,18 @@ class Cache:
     def put_run(self, key: str, diagnostics: list[Any]) -> None:
         self._pending_runs[key] = diagnostics
 
+    # -- rendered reports ---------------------------------------------------------------------------
+    def get_output(self, key: str) -> tuple[str, int] | None:
+        """A report as printed before for the same run and the same way of printing it, with its
+        number of findings (see ``cli.output_key``)."""
+        value = _load(os.path.join(self.directory, "outputs", self.fingerprint, key + ".pkl"), key)
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int)):
+            return None
+        return value
+
+    def put_output(self, key: str, text: str, count: int) -> None:
+        self._pending_outputs[key] = (text, count)
+
     def flush(self) -> None:
         """Write what this run computed: per-file facts and the whole-run result."""
         try:
@@ -101,9 +118,11 @@ class Cache:
         except OSError:
             self._pending.clear()
             self._pending_runs.clear()
+            self._pending_outputs.clear()
             return
         self._flush_facts()
-        self._flush_runs()
+        self._flush_results(self._pending_runs, "runs")
+        self._flush_results(self._pending_outputs, "outputs")
         if self._stats is not None:
             self._stats.save()
 
@@ -117,23 +136,23 @@ class Cache:
                 continue
         self._pending.clear()
 
-    def _flush_runs(self, keep: int = 16) -> None:
-        if not self._pending_runs:
+    def _flush_results(self, pending: dict[str, Any], kind: str, keep: int = 16) -> None:
+        if not pending:
             return
-        runs_dir = os.path.join(self.directory, "runs", self.fingerprint)
+        folder = os.path.join(self.directory, kind, self.fingerprint)
         try:
-            os.makedirs(runs_dir, exist_ok=True)
-            for key, value in self._pending_runs.items():
-                _store(os.path.join(runs_dir, key + ".pkl"), key, value)
+            os.makedirs(folder, exist_ok=True)
+            for key, value in pending.items():
+                _store(os.path.join(folder, key + ".pkl"), key, value)
             # keep the most recent results only: one per tree state is all a re-run needs
             entries = sorted(
-                (e for e in os.scandir(runs_dir) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True
+                (e for e in os.scandir(folder) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True
             )
             for stale in entries[keep:]:
                 os.unlink(stale.path)
         except OSError:
             pass
-        self._pending_runs.clear()
+        pending.clear()
 
     def _ensure_gitignore(self) -> None:
         gitignore = os.path.join(self.directory, ".gitignore")

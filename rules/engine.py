@@ -13,7 +13,7 @@ import ast
 import os
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,8 @@ class LintResult:
     sources: dict[str, SourceText] = field(default_factory=dict)
     project: Project | None = None
     settings: dict[str, Settings] = field(default_factory=dict)
+    run_key: str | None = None  # the whole-run cache key (None: not cached)
+    output: tuple[str, int] | None = None  # a report printed before, from ``Linter.output_lookup``
 
     @property
     def has_findings(self) -> bool:
@@ -524,6 +526,10 @@ class Linter:
         self.cache = cache
         self.jobs = jobs
         self.index_project = index_project
+        # Set by the CLI when it prints a plain report: given the run key, the report printed before
+        # for the same run and the same options.  A hit skips loading and rendering the findings,
+        # which on a large tree with thousands of findings cost more than reading the tree.
+        self.output_lookup: Callable[[str], tuple[str, int] | None] | None = None
 
     def facts_for(self, src: SourceText, settings: Settings) -> FileFacts:
         module, is_package, root = module_for(src.path)
@@ -572,25 +578,31 @@ class Linter:
         report_set = set(report)
         todo: list[tuple[SourceText, Settings]] = []
         stats = self.cache.stat_table() if self.cache is not None else None
+        absolutes: list[str] = []
         for path in index:
-            settings = self.resolver.for_file(path)
-            data = overrides.get(os.path.abspath(path))
-            src = read_source(path, data, settings.max_file_size, stats)
+            absolute = os.path.abspath(path)
+            settings = self.resolver.for_dir(os.path.dirname(absolute))
+            src = read_source(path, overrides.get(absolute), settings.max_file_size, stats, absolute)
             if path in report_set:
                 sources[path] = src
             todo.append((src, settings))
+            absolutes.append(absolute)
         run_key = None
         if self.cache is not None and not need_project:
             # An unchanged tree (same bytes, same settings) re-lints for the cost of reading and
             # hashing it: the whole result is cached, files with findings included.
             run_key = self.cache.run_key(
-                [(os.path.abspath(src.path), src.digest) for src, _ in todo],
+                [(absolute, src.digest) for absolute, (src, _) in zip(absolutes, todo, strict=True)],
                 sorted(report),
                 sorted({_settings_fingerprint(s) for _, s in todo}),
             )
+            if self.output_lookup is not None:
+                output = self.output_lookup(run_key)
+                if output is not None:
+                    return LintResult([], report, sources, None, {}, run_key, output)
             cached = self.cache.get_run(run_key)
             if cached is not None:
-                return LintResult(cached, report, sources, None, {})
+                return LintResult(cached, report, sources, None, {}, run_key)
         facts = self._facts_parallel(todo)
         root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
         from tclint.rules.project import Project
@@ -617,7 +629,7 @@ class Linter:
         diagnostics.sort(key=lambda d: d.sort_key())
         if run_key is not None:
             self.cache.put_run(run_key, diagnostics)
-        return LintResult(diagnostics, report, sources, project, per_file_settings)
+        return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
 
     def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
         jobs = self.jobs

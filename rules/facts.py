@@ -15,8 +15,7 @@ from typing import Any
 
 from tclint.rules.model import Fix
 from tclint.rules.types import Ty
-
-FACTS_SCHEMA = 3
+from tclint.rules.version import FACTS_SCHEMA as FACTS_SCHEMA
 
 
 def _fast_pickle(cls: type) -> type:

@@ -103,17 +103,21 @@ class SourceText:
 
 def read_source(
     path: str, data: bytes | None = None, max_size: int | None = None, stats: StatTable | None = None,
+    absolute: str | None = None,
 ) -> SourceText:
     """Read one file (notebooks: their code cells, decoded at once); ``data`` given: an editor's
-    unsaved buffer, never looked up in or recorded into ``stats``."""
+    unsaved buffer, never looked up in or recorded into ``stats`` (keyed by ``absolute``, the
+    absolute path, computed here when the caller has not)."""
     st = None
+    if stats is not None and absolute is None:
+        absolute = os.path.abspath(path)
     if data is None:
         try:
             st = os.stat(path)
             if max_size is not None and st.st_size > max_size:
                 return SourceText(path, None, _too_large(st.st_size, max_size))
             if stats is not None and not path.endswith(".ipynb"):
-                known = stats.digest(path, st)
+                known = stats.digest(absolute, st)
                 if known is not None:
                     src = SourceText.deferred(path, None, known, st.st_size)
                     src.from_stat = True
@@ -132,7 +136,7 @@ def read_source(
         text, cells, error = load_notebook(data)
         return SourceText(path, text, error, cells, digest)
     if stats is not None and st is not None:
-        stats.record(path, st, digest, hashed_at)
+        stats.record(absolute, st, digest, hashed_at)
     return SourceText.deferred(path, data, digest, len(data))
 
 
@@ -159,14 +163,14 @@ class StatTable:
     def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
         return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
-    def digest(self, path: str, st: os.stat_result) -> str | None:
-        entry = self._entries.get(os.path.abspath(path))
+    def digest(self, absolute: str, st: os.stat_result) -> str | None:
+        entry = self._entries.get(absolute)
         if entry is None or entry[0] != self._identity(st):
             return None
         return entry[1]
 
-    def record(self, path: str, st: os.stat_result, digest: str, hashed_at_ns: int) -> None:
-        key = os.path.abspath(path)
+    def record(self, absolute: str, st: os.stat_result, digest: str, hashed_at_ns: int) -> None:
+        key = absolute
         racy = max(st.st_mtime_ns, st.st_ctime_ns) >= hashed_at_ns - RACY_MARGIN_NS
         if racy:
             # not trusted yet: drop any older entry so the next run hashes again

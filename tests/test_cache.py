@@ -120,3 +120,36 @@ def test_stat_table_trusts_only_files_older_than_their_hash(tmp_path):
     with open(os.path.join(cache, "stats.pkl"), "wb") as fh:
         fh.write(b"\x80\x05not a pickle")
     assert run(tree, cache) == first
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full", "json", "sarif", "github"])
+def test_a_cached_report_prints_what_a_fresh_one_would(tmp_path, fmt):
+    """A warm run prints the report saved for the same run and options; any change in the format,
+    the options, the files or the working folder prints a fresh one."""
+    import subprocess
+    import sys
+
+    tree = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    cache = str(tmp_path / "cache")
+
+    def cli(*args: str, cwd=tree, cached=True):
+        extra = ["--cache-dir", cache] if cached else ["--no-cache"]
+        proc = subprocess.run([sys.executable, "-m", "tclint.rules", *args, *extra], cwd=cwd, capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stdout
+
+    fresh = cli(".", "--output-format", fmt, cached=False)
+    assert fresh[0] == 1 and fresh[1]
+    assert cli(".", "--output-format", fmt) == fresh  # fills the caches
+    assert os.listdir(os.path.join(cache, "outputs"))
+    assert cli(".", "--output-format", fmt) == fresh  # printed from the saved report
+    assert cli(".", "--output-format", fmt, "--exit-zero") == (0, fresh[1])
+    assert cli(".", "--output-format", fmt, "--unsafe-fixes") == cli(".", "--output-format", fmt, "--unsafe-fixes", cached=False)
+    assert cli(".", "--output-format", fmt, "-q") == cli(".", "--output-format", fmt, "-q", cached=False)
+    assert cli("proj", "--output-format", fmt, cwd=tmp_path) == cli("proj", "--output-format", fmt, cwd=tmp_path, cached=False)
+    for elsewhere in ("a", "b/c"):  # the same absolute paths from other folders (SARIF fingerprints differ)
+        (tmp_path / elsewhere).mkdir(parents=True)
+        args = (str(tree), "--output-format", fmt)
+        assert cli(*args, cwd=tmp_path / elsewhere) == cli(*args, cwd=tmp_path / elsewhere, cached=False)
+    (tree / "serve.py").write_text((tree / "serve.py").read_text() + "\nprint('edited')\n")
+    assert cli(".", "--output-format", fmt) == cli(".", "--output-format", fmt, cached=False)

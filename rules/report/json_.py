@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from tclint.rules.model import Diagnostic, Span
+from tclint.rules.report import indented_json
 
 
 def _loc(line: int, col: int) -> dict[str, int]:
@@ -92,7 +93,7 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
 
 
 def render(diags: list[Diagnostic]) -> str:
-    return json.dumps([to_dict(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+    return indented_json.dumps([to_dict(d) for d in diags]) + "\n"
 
 
 def render_lines(diags: list[Diagnostic]) -> str:

@@ -8,13 +8,13 @@ logical location, so the cell is never lost (ruff's SARIF drops it).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from tclint.rules import registry
 from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.report import indented_json
 from tclint.rules.version import __version__
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -154,4 +154,4 @@ def _portable_path(path: str) -> str:
 
 
 def render(diags: list[Diagnostic]) -> str:
-    return json.dumps(to_sarif(diags), indent=2, ensure_ascii=False) + "\n"
+    return indented_json.dumps(to_sarif(diags)) + "\n"
