@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test test-fast lint docs bench bench-server clean
+.PHONY: demo test test-fast lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,7 @@ docs: $(VENV)/.installed
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/server_latency.py
 	$(BIN)/python bench/probe_latency.py
 
 clean:

@@ -1,6 +1,6 @@
 """tclint's speed and memory against its peers, measured side by side in one run.
 
-    make bench                      # all corpora (~10-20 minutes on 2 cores)
+    make bench                      # this (~40 minutes on 2 cores, most of it TorchFix), then the server and probe benchmarks
     python bench/run.py --quick     # examples/ and a 300-file torch sample (~2 minutes)
     python bench/run.py --corpus torch --corpus transformers
 

@@ -260,7 +260,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
         root = project_root(paths) or os.getcwd()
         cache_dir = args.cache_dir or os.path.join(root, base_settings.cache_dir)
         cache = Cache(cache_dir)
-    linter = Linter(resolver, cache, jobs=args.jobs, index_project=not args.no_project_index)
+    linter = Linter(resolver, cache, jobs=args.jobs, index_project=not args.no_project_index, exits_after_run=True)
     unsafe = bool(base_settings.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes)
     fmt = args.output_format or base_settings.output_format
     plain = cache is not None and not (args.add_noqa or args.fix or args.diff or args.silent or args.statistics)

@@ -10,10 +10,12 @@ processes for large trees.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -521,8 +523,12 @@ class Linter:
         cache: Any = None,
         jobs: int | None = None,
         index_project: bool = True,
+        exits_after_run: bool = False,
     ) -> None:
         self.resolver = resolver or ConfigResolver()
+        # True for a command-line run: the process ends with the run, so what it loads can be kept
+        # out of the cyclic garbage collector's way (never in the language server).
+        self.exits_after_run = exits_after_run
         self.cache = cache
         self.jobs = jobs
         self.index_project = index_project
@@ -532,18 +538,49 @@ class Linter:
         self.output_lookup: Callable[[str], tuple[str, int] | None] | None = None
 
     def facts_for(self, src: SourceText, settings: Settings) -> FileFacts:
+        key, cached = self.cached_facts(src, settings)
+        return cached if cached is not None else self.compute_facts(src, settings, key)
+
+    def cached_facts(self, src: SourceText, settings: Settings) -> tuple[str | None, FileFacts | None]:
+        """(the facts cache key, the cached facts or None)."""
+        if self.cache is None or not src.digest:
+            return None, None
         module, is_package, root = module_for(src.path)
-        key = None
-        if self.cache is not None and src.digest:
-            key = self.cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, src.path)
-            cached = self.cache.get_facts(key)
-            if cached is not None:
-                cached.path = src.path
-                return cached
+        key = self.cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, src.path)
+        cached = self.cache.get_facts(key)
+        if cached is not None:
+            cached.path = src.path
+        return key, cached
+
+    def compute_facts(self, src: SourceText, settings: Settings, key: str | None) -> FileFacts:
+        module, is_package, root = module_for(src.path)
         facts = analyze_source(src, module, is_package, root, settings.compiling_predicates)
         if key is not None:
             self.cache.put_facts(key, facts)
         return facts
+
+    @contextmanager
+    def gc_paused(self) -> Iterator[None]:
+        """In a process that exits after the run, the cyclic garbage collector paused while cached
+        facts load and while the project pass runs: every automatic full collection would traverse
+        every object loaded or built so far, none of which is garbage (unpickled facts hold no
+        cycles; the project pass keeps what it builds), and then those objects are frozen out of
+        the collector's sight.  Per-file analysis keeps the collector.
+        Measured: a re-lint after one edit in a 2,600-file tree spent 40 % of its time in such
+        collections."""
+        if not self.exits_after_run or not gc.isenabled():
+            yield
+            return
+        gc.disable()
+        try:
+            yield
+        finally:
+            # What was allocated meanwhile still sits in the youngest generation: the next young
+            # collections would traverse all of it (measured: 1.3 s after loading a 1 M-line
+            # tree's facts).  It is kept for the rest of the run, so it moves out of the
+            # collector's sight instead.
+            gc.freeze()
+            gc.enable()
 
     def collect(self, paths: list[str], force_exclude: bool | None = None) -> tuple[list[str], list[str]]:
         """(files to report on, files to index).  Folders given on the command line are the
@@ -574,7 +611,6 @@ class Linter:
     ) -> LintResult:
         overrides = overrides or {}
         sources: dict[str, SourceText] = {}
-        facts: list[FileFacts] = []
         report_set = set(report)
         todo: list[tuple[SourceText, Settings]] = []
         stats = self.cache.stat_table() if self.cache is not None else None
@@ -604,6 +640,17 @@ class Linter:
             if cached is not None:
                 return LintResult(cached, report, sources, None, {}, run_key)
         facts = self._facts_parallel(todo)
+        with self.gc_paused():
+            diagnostics, project, per_file_settings = self._project_pass(facts, report, sources)
+        if run_key is not None:
+            self.cache.put_run(run_key, diagnostics)
+        return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
+
+    def _project_pass(
+        self, facts: list[FileFacts], report: list[str], sources: dict[str, SourceText]
+    ) -> tuple[list[Diagnostic], Project, dict[str, Settings]]:
+        """Regions across files, then each reported file's diagnostics (selected, suppressed)."""
+        report_set = set(report)
         root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
         from tclint.rules.project import Project
 
@@ -627,16 +674,19 @@ class Linter:
             diagnostics.extend(diags)
         diagnostics = _dedupe(diagnostics)
         diagnostics.sort(key=lambda d: d.sort_key())
-        if run_key is not None:
-            self.cache.put_run(run_key, diagnostics)
-        return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
+        return diagnostics, project, per_file_settings
 
     def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
         jobs = self.jobs
         if jobs is None:
             jobs = default_jobs(todo)
         if jobs <= 1 or len(todo) < 2:
-            return [self.facts_for(src, s) for src, s in todo]
+            with self.gc_paused():
+                found = [self.cached_facts(src, s) for src, s in todo]
+            return [
+                cached if cached is not None else self.compute_facts(src, s, key)
+                for (src, s), (key, cached) in zip(todo, found, strict=True)
+            ]
         from tclint.rules.parallel import analyze_many
 
         return analyze_many(self, todo, jobs)
