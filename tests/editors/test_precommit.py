@@ -104,7 +104,7 @@ def test_pre_commit_sets_single_process_mode(tools_bin, user_repo, tmp_path):
     pre-commit already runs hooks on file batches in parallel, so no nested process pool."""
     probe = (
         "import os, sys; from tclint.rules.engine import default_jobs\n"
-        "class S: text = 'x' * 5_000_000\n"
+        "class S: size = 5_000_000  # bytes of source\n"
         "print('PRE_COMMIT=%s jobs=%d' % (os.environ.get('PRE_COMMIT'), default_jobs([(S, None)])))\n"
     )
     config = {"repos": [{"repo": "local", "hooks": [{
