@@ -22,19 +22,24 @@ if TYPE_CHECKING:
     from tclint.rules.facts import FileFacts
 
 
+def _stamp_code(h: Any, folder: str) -> None:
+    """Feed the name, size and mtime of every module in ``folder`` to the hash ``h``."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+    except OSError:
+        return
+    for name in names:
+        st = os.stat(os.path.join(folder, name))
+        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+
+
 def _tool_fingerprint() -> str:
     """Changes whenever tclint's own code changes, so a development edit invalidates the cache."""
     here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.blake2b(digest_size=8)
     h.update(f"{__version__}|{FACTS_SCHEMA}".encode())
     for folder in (here, os.path.join(here, "catalog")):
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
-        except OSError:
-            continue
-        for name in names:
-            st = os.stat(os.path.join(folder, name))
-            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        _stamp_code(h, folder)
     return h.hexdigest()
 
 
@@ -47,6 +52,7 @@ class Cache:
         self._pending_runs: dict[str, list[Any]] = {}
         self._pending_outputs: dict[str, tuple[str, int]] = {}
         self._stats: StatTable | None = None
+        self._reporters_stamp: str | None = None
         self.hits = 0
         self.misses = 0
 
@@ -99,9 +105,20 @@ class Cache:
         self._pending_runs[key] = diagnostics
 
     # -- rendered reports ---------------------------------------------------------------------------
+    def output_key(self, run_key: str, fmt: str, unsafe: bool, quiet: bool) -> str:
+        """What a printed report depends on besides the run: the format and its options, the
+        working folder (paths are printed relative to it) and the reporters' own code."""
+        if self._reporters_stamp is None:
+            h = hashlib.blake2b(digest_size=8)
+            _stamp_code(h, os.path.join(os.path.dirname(os.path.abspath(__file__)), "report"))
+            self._reporters_stamp = h.hexdigest()
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"{run_key}|{fmt}|{unsafe}|{quiet}|{os.getcwd()}|{self._reporters_stamp}".encode())
+        return h.hexdigest()
+
     def get_output(self, key: str) -> tuple[str, int] | None:
         """A report as printed before for the same run and the same way of printing it, with its
-        number of findings (see ``cli.output_key``)."""
+        number of findings (keyed by ``output_key``)."""
         value = _load(os.path.join(self.directory, "outputs", self.fingerprint, key + ".pkl"), key)
         if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int)):
             return None

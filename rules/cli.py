@@ -265,7 +265,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     fmt = args.output_format or base_settings.output_format
     plain = cache is not None and not (args.add_noqa or args.fix or args.diff or args.silent or args.statistics)
     if plain:
-        linter.output_lookup = lambda run_key: cache.get_output(output_key(run_key, fmt, unsafe, args.quiet))
+        linter.output_lookup = lambda run_key: cache.get_output(cache.output_key(run_key, fmt, unsafe, args.quiet))
     try:
         if stdin_mode:
             data = _stdin_bytes()
@@ -373,7 +373,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     else:
         text = render(fmt, diags, sources, unsafe, fixed, quiet=args.quiet or stdin_mode and args.fix)
         if plain and cache is not None and result.run_key is not None:
-            cache.put_output(output_key(result.run_key, fmt, unsafe, args.quiet), text, len(diags))
+            cache.put_output(cache.output_key(result.run_key, fmt, unsafe, args.quiet), text, len(diags))
             cache.flush()
         _emit(text, args.output_file, prefix=out.getvalue() if stdin_mode and args.fix else "")
     if args.exit_zero:
@@ -381,21 +381,6 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     if args.exit_non_zero_on_fix and any_fix:
         return 1
     return 1 if diags else 0
-
-
-def output_key(run_key: str, fmt: str, unsafe: bool, quiet: bool) -> str:
-    """What a printed report depends on besides the run: the format and its options, the working
-    folder (paths are printed relative to it) and the reporters' own code."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{run_key}|{fmt}|{unsafe}|{quiet}|{os.getcwd()}".encode())
-    reporters = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report")
-    for name in sorted(os.listdir(reporters)):
-        if name.endswith(".py"):
-            st = os.stat(os.path.join(reporters, name))
-            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    return h.hexdigest()
 
 
 def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:

@@ -113,13 +113,19 @@ def _gitignore_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{prefix}{body}$")
 
 
-def _relative(path: str, base: str) -> str:
-    """``os.path.relpath`` for the common case of an absolute, normalised ``path`` below ``base``
-    (a string slice: discovery asks this for every entry of the tree)."""
+def _below(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` when the absolute, normalised ``path`` lies below it, else
+    None (a string slice: discovery asks this for every entry of the tree)."""
     n = len(base)
     if path.startswith(base) and path[n : n + 1] == os.sep:
-        rel = path[n + 1 :]
-    else:
+        return path[n + 1 :]
+    return None
+
+
+def _relative(path: str, base: str) -> str:
+    """``os.path.relpath`` with '/' separators, cheap for the common case of a path below ``base``."""
+    rel = _below(path, base)
+    if rel is None:
         rel = os.path.relpath(path, base)
     return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
@@ -200,10 +206,7 @@ class Discovered:
 
 def display_path(path: str) -> str:
     absolute = os.path.abspath(path)
-    cwd = os.getcwd()
-    if absolute.startswith(cwd) and absolute[len(cwd) : len(cwd) + 1] == os.sep:
-        return absolute[len(cwd) + 1 :]
-    return absolute
+    return _below(absolute, os.getcwd()) or absolute
 
 
 def discover(paths: list[str], resolver: ConfigResolver, force_exclude: bool | None = None) -> Iterator[Discovered]:

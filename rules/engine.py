@@ -641,16 +641,15 @@ class Linter:
                 return LintResult(cached, report, sources, None, {}, run_key)
         facts = self._facts_parallel(todo)
         with self.gc_paused():
-            diagnostics, project, per_file_settings = self._project_pass(facts, report, sources)
+            diagnostics, project, per_file_settings = self._project_pass(facts, report, report_set, sources)
         if run_key is not None:
             self.cache.put_run(run_key, diagnostics)
         return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
 
     def _project_pass(
-        self, facts: list[FileFacts], report: list[str], sources: dict[str, SourceText]
+        self, facts: list[FileFacts], report: list[str], report_set: set[str], sources: dict[str, SourceText]
     ) -> tuple[list[Diagnostic], Project, dict[str, Settings]]:
         """Regions across files, then each reported file's diagnostics (selected, suppressed)."""
-        report_set = set(report)
         root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
         from tclint.rules.project import Project
 
@@ -680,13 +679,6 @@ class Linter:
         jobs = self.jobs
         if jobs is None:
             jobs = default_jobs(todo)
-        if jobs <= 1 or len(todo) < 2:
-            with self.gc_paused():
-                found = [self.cached_facts(src, s) for src, s in todo]
-            return [
-                cached if cached is not None else self.compute_facts(src, s, key)
-                for (src, s), (key, cached) in zip(todo, found, strict=True)
-            ]
         from tclint.rules.parallel import analyze_many
 
         return analyze_many(self, todo, jobs)

@@ -1,4 +1,4 @@
-"""Per-file analysis in worker processes, for large trees.
+"""Per-file analysis: from the cache, in this process, or in worker processes for large trees.
 
 Workers receive (path, bytes-free description) and read the file themselves, so only the
 resulting facts cross the process boundary.  Cached files never reach a worker.
@@ -28,7 +28,8 @@ def _work(item: tuple[str, int, tuple[str, ...]]) -> FileFacts:
 
 
 def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[FileFacts]:
-
+    """Every file's facts, in ``todo``'s order: cached ones first, then the rest analysed here or,
+    for large trees and ``jobs`` > 1, in a pool of worker processes."""
     results: list[FileFacts | None] = [None] * len(todo)
     pending: list[tuple[int, tuple[str, int, tuple[str, ...]]]] = []
     keys: dict[int, Any] = {}
@@ -45,9 +46,10 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
             results[i] = linter.compute_facts(src, settings, key)
             continue
         pending.append((i, (src.path, settings.max_file_size, tuple(settings.compiling_predicates))))
-    if pending and sum(todo[i][0].size for i, _ in pending) < PARALLEL_MIN_BYTES:
-        # Few files left to analyse (an edit in a cached tree): starting and forking workers from
-        # a process that holds the project's facts costs more than analysing them here.
+    if jobs <= 1 or len(pending) < 2 or sum(todo[i][0].size for i, _ in pending) < PARALLEL_MIN_BYTES:
+        # One process asked for, or few files left to analyse (an edit in a cached tree): starting
+        # and forking workers from a process that holds the project's facts costs more than
+        # analysing them here.
         for i, _item in pending:
             results[i] = linter.compute_facts(todo[i][0], todo[i][1], keys.get(i))
         pending = []
