@@ -58,7 +58,7 @@ class Cache:
 
     def facts_key(self, digest: str, module: str, is_package: bool, root: str, predicates: Any, path: str = "") -> str:
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{digest}|{module}|{is_package}|{root}|{sorted(predicates or ())}".encode())
+        h.update(_key_bytes(f"{digest}|{module}|{is_package}|{root}|{sorted(predicates or ())}"))
         return h.hexdigest()
 
     def _path(self, key: str) -> str:
@@ -88,9 +88,9 @@ class Cache:
         h = hashlib.blake2b(digest_size=16)
         h.update(self.fingerprint.encode())
         for path, digest in sorted(files):
-            h.update(f"{path}\0{digest}\n".encode())
-        h.update(("\0".join(report)).encode())
-        h.update(("\0".join(settings)).encode())
+            h.update(_key_bytes(f"{path}\0{digest}\n"))
+        h.update(_key_bytes("\0".join(report)))
+        h.update(_key_bytes("\0".join(settings)))
         return h.hexdigest()
 
     def get_run(self, key: str) -> list[Any] | None:
@@ -113,7 +113,7 @@ class Cache:
             _stamp_code(h, os.path.join(os.path.dirname(os.path.abspath(__file__)), "report"))
             self._reporters_stamp = h.hexdigest()
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{run_key}|{fmt}|{unsafe}|{quiet}|{os.getcwd()}|{self._reporters_stamp}".encode())
+        h.update(_key_bytes(f"{run_key}|{fmt}|{unsafe}|{quiet}|{os.getcwd()}|{self._reporters_stamp}"))
         return h.hexdigest()
 
     def get_output(self, key: str) -> tuple[str, int] | None:
@@ -179,6 +179,12 @@ class Cache:
 
 
 _MAGIC = b"TCLINT-CACHE-1\n"
+
+
+def _key_bytes(text: str) -> bytes:
+    """Text holding paths as bytes to hash: a file name that is not UTF-8 (lone surrogates from
+    the file system) hashes as itself instead of failing the run."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _store(target: str, key: str, value: Any) -> None:
