@@ -57,9 +57,7 @@ Output: the summary table on stdout, every site in ``--json`` (default /tmp/hf_e
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -72,6 +70,21 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from dynamo_truth import (
+    LEVELS,
+    BreakTrace,
+    SourceIndex,
+    executed,
+    gb_registry,
+    parse_break,
+    record_eager_lines,
+    record_traced_lines,
+    score_breaks,
+    source_index,
+    static_break_sites,
+    tclint_shim,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -405,128 +418,6 @@ def build_model(spec: ModelSpec, torch):
     return model
 
 
-class _Trace:
-    def __init__(self):
-        import logging
-
-        class H(logging.Handler):
-            def __init__(self):
-                super().__init__(logging.DEBUG)
-                self.payloads: list[str] = []
-
-            def emit(self, record):
-                md = getattr(record, "metadata", None) or {}
-                art = md.get("artifact") if isinstance(md, dict) else None
-                if art and art.get("name") == "dynamo_graph_break_reason":
-                    self.payloads.append(getattr(record, "payload", "") or "")
-
-        self.handler = H()
-        self.logger = logging.getLogger("torch.__trace")
-
-    def __enter__(self):
-        import logging
-
-        self.old = self.logger.level
-        self.logger.setLevel(logging.DEBUG)
-        self.logger.addHandler(self.handler)
-        return self.handler
-
-    def __exit__(self, *exc):
-        self.logger.removeHandler(self.handler)
-        self.logger.setLevel(self.old)
-
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-_LINK = re.compile(r"compile-graph-break-site/gb/gb(\d+)\.html")
-
-
-def _parse_break(payload: str, tf: str, gb_by_type: dict[str, str]) -> dict[str, Any]:
-    lines = payload.splitlines()
-    reported = lines[0].split(" at ", 1)[1] if lines and " at " in lines[0] else ""
-    reason = lines[1].split("Graph Break Reason: ", 1)[1] if len(lines) > 1 and "Graph Break Reason: " in lines[1] else ""
-    gb_type = reason
-    if reason.endswith(":"):
-        gb_type = next((ln.strip() for ln in lines[2:] if ln.strip()), "")
-    gb = gb_by_type.get(gb_type)
-    if gb is None:
-        m = _LINK.search(payload)
-        gb = f"GB{m.group(1)}" if m else None
-    frames = []
-    if "User code traceback:" in payload:
-        # only the block itself: the Python traceback after it repeats the exception text, whose
-        # "branch condition involves a tensor computed as follows: # File ..., line N" provenance
-        # lines would otherwise pass for frames (tests/dynamo_harness.py has that bug)
-        tb = payload.split("User code traceback:", 1)[1].split("\n\n", 1)[0]
-        for m in _FRAME.finditer(tb):
-            frames.append((m.group("file"), int(m.group("line")), m.group("func")))
-    user = None
-    for f in frames:
-        if os.path.abspath(f[0]).startswith(tf + os.sep):
-            user = f
-    if user is None and reported.startswith(tf):
-        file, _, line = reported.rpartition(":")
-        with contextlib.suppress(ValueError):
-            user = (file, int(line), "?")
-    explanation = ""
-    for ln in lines:
-        if ln.strip().startswith("Explanation:"):
-            explanation = ln.strip()[len("Explanation:"):].strip()
-            break
-    return {
-        "gb_id": gb,
-        "gb_type": gb_type,
-        "explanation": explanation[:300],
-        "file": os.path.relpath(user[0], os.path.dirname(tf)) if user else None,
-        "line": user[1] if user else None,
-        "func": user[2] if user else None,
-        "reported_at": reported.replace(os.path.dirname(tf) + os.sep, ""),
-        "stack": [f"{os.path.relpath(f[0], os.path.dirname(tf)) if f[0].startswith(tf) else f[0]}:{f[1]}:{f[2]}" for f in frames][-8:],
-    }
-
-
-@contextlib.contextmanager
-def _record_traced_lines(tf: str, out: set[tuple[str, int]]):
-    from torch._dynamo import symbolic_convert as sc
-
-    original = sc.InstructionTranslatorBase.starts_line
-    prefix = tf + os.sep
-
-    def starts_line(self, lineno):
-        fn = self.f_code.co_filename
-        if fn.startswith(prefix):
-            out.add((fn, lineno))
-        return original(self, lineno)
-
-    sc.InstructionTranslatorBase.starts_line = starts_line
-    try:
-        yield
-    finally:
-        sc.InstructionTranslatorBase.starts_line = original
-
-
-@contextlib.contextmanager
-def _record_eager_lines(tf: str, out: set[tuple[str, int]]):
-    prefix = tf + os.sep
-
-    def local(frame, event, arg):
-        if event == "line":
-            out.add((frame.f_code.co_filename, frame.f_lineno))
-        return local
-
-    def glob(frame, event, arg):
-        fn = frame.f_code.co_filename
-        if fn.startswith(prefix):
-            out.add((fn, frame.f_lineno))
-            return local
-        return None
-
-    sys.settrace(glob)
-    try:
-        yield
-    finally:
-        sys.settrace(None)
-
-
 def dynamic_one(name: str) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -543,9 +434,7 @@ def dynamic_one(name: str) -> dict[str, Any]:
     torch.set_num_threads(1)
     with contextlib.suppress(Exception):
         torch._dynamo.utils.set_compilation_metrics_limit(100000)
-    reg = os.path.join(os.path.dirname(torch._dynamo.__file__), "graph_break_registry.json")
-    with open(reg) as fh:
-        gb_by_type = {e["Gb_type"]: gid for gid, entries in json.load(fh).items() for e in entries}
+    gb_by_type = gb_registry()
     tf = _tf_dir()
     base = os.path.dirname(tf)
     spec = MODELS[name]
@@ -563,12 +452,12 @@ def dynamic_one(name: str) -> dict[str, Any]:
         clear_compilation_metrics()
         t0 = time.time()
         error = None
-        with _Trace() as handler, _record_traced_lines(tf, traced):
+        with BreakTrace() as handler, record_traced_lines([tf], traced):
             try:
                 run()
             except Exception as exc:  # noqa: BLE001 - a failing phase is a result
                 error = f"{type(exc).__name__}: {exc}"[:2000] + "\n" + "".join(traceback.format_exc()[-3000:])
-        breaks = [_parse_break(p, tf, gb_by_type) for p in handler.payloads]
+        breaks = [parse_break(p, [tf], base, gb_by_type) for p in handler.payloads]
         frames: dict[str, dict[str, Any]] = {}
         for m in get_compilation_metrics():
             fn = os.path.abspath(m.co_filename or "")
@@ -587,7 +476,7 @@ def dynamic_one(name: str) -> dict[str, Any]:
     eager: set[tuple[str, int]] = set()
     model = build_model(spec, torch)
     for phase, run in build_phases(spec, model, _identity, torch):
-        with _record_eager_lines(tf, eager):
+        with record_eager_lines([tf], eager):
             try:
                 run()
             except Exception as exc:  # noqa: BLE001
@@ -631,17 +520,6 @@ def lint_paths(tf: str, spec: ModelSpec) -> list[str]:
     return paths
 
 
-def tclint_shim(root: str) -> str:
-    shim = os.path.join(tempfile.gettempdir(), "hf_eval_shim_" + hashlib.sha1(root.encode()).hexdigest()[:8])
-    os.makedirs(shim, exist_ok=True)
-    link = os.path.join(shim, "tclint")
-    if not os.path.islink(link) or os.readlink(link) != root:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(link)
-        os.symlink(root, link)
-    return shim
-
-
 def run_tclint(python: str, tclint_root: str, tf: str, spec: ModelSpec) -> dict[str, Any]:
     out_json = os.path.join(tempfile.gettempdir(), f"hf_eval_{spec.name}.json")
     cmd = [python, "-m", "tclint.rules", "check", *lint_paths(tf, spec), "--isolated", "--no-cache",
@@ -670,73 +548,6 @@ def run_tclint(python: str, tclint_root: str, tf: str, spec: ModelSpec) -> dict[
 # --------------------------------------------------------------------------------------------
 # scoring
 # --------------------------------------------------------------------------------------------
-
-
-class SourceIndex:
-    """Statement and function lookups for one file."""
-
-    def __init__(self, path: str) -> None:
-        with open(path) as fh:
-            self.text = fh.read()
-        self.lines = self.text.splitlines()
-        tree = ast.parse(self.text)
-        self.headers: list[tuple[int, int]] = []  # (start, end) of every statement (compound: header)
-        self.funcs: list[tuple[int, int, int, str]] = []  # (def line, end line, first line, qualname)
-        self._walk(tree, "")
-
-    def _walk(self, node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                first = min([d.lineno for d in child.decorator_list] + [child.lineno])
-                qual = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    self.funcs.append((child.lineno, child.end_lineno or child.lineno, first, qual))
-                    self.headers.append((child.lineno, child.body[0].lineno - 1 if child.body[0].lineno > child.lineno else child.lineno))
-                    self._walk(child, qual + ".<locals>.")
-                else:
-                    self.headers.append((child.lineno, child.lineno))
-                    self._walk(child, qual + ".")
-                continue
-            if isinstance(child, ast.stmt):
-                body_starts = [getattr(child, a)[0].lineno for a in ("body", "orelse", "finalbody", "handlers", "cases")
-                               if isinstance(getattr(child, a, None), list) and getattr(child, a)]
-                if body_starts:
-                    end = max(child.lineno, min(body_starts) - 1)
-                    # `if x: y` on one line: the header is that line
-                    self.headers.append((child.lineno, end))
-                else:
-                    self.headers.append((child.lineno, child.end_lineno or child.lineno))
-            self._walk(child, prefix)
-
-    def stmt(self, line: int) -> int:
-        best = None
-        for s, e in self.headers:
-            if s <= line <= e and (best is None or (e - s) < (best[1] - best[0]) or
-                                   ((e - s) == (best[1] - best[0]) and s > best[0])):
-                best = (s, e)
-        return best[0] if best else line
-
-    def func(self, line: int) -> tuple[int, str] | None:
-        """(first line of the innermost enclosing function incl. decorators, qualname)."""
-        best = None
-        for d, e, first, qual in self.funcs:
-            if first <= line <= e and (best is None or first > best[0]):
-                best = (first, qual, d)
-        return (best[0], best[1]) if best else None
-
-    def def_line(self, first: int) -> int:
-        for d, _e, f, _q in self.funcs:
-            if f == first or d == first:
-                return d
-        return first
-
-    def source(self, line: int) -> str:
-        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-
-
-@functools.cache
-def _index(path: str) -> SourceIndex:
-    return SourceIndex(path)
 
 
 _GUARD_SITE = re.compile(r"#\s+(transformers/[^\s:]+):(\d+) in ")
@@ -771,7 +582,7 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
         return os.path.relpath(os.path.abspath(p), base)
 
     def idx(relpath: str) -> SourceIndex:
-        return _index(os.path.join(base, relpath))
+        return source_index(os.path.join(base, relpath))
 
     # ---- dynamic sites
     actual: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -781,73 +592,34 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
             where, _, num = b["reported_at"].rpartition(":")
             if where.startswith("transformers/") and num.isdigit() and (b["file"], b["line"]) != (where, int(num)):
                 # "Graph break in user code at" is the innermost user frame: when it is in the package it
-                # is the site (older cached results took provenance lines for frames, see _parse_break)
+                # is the site (older cached results took provenance lines for frames, see dynamo_truth.parse_break)
                 b = {**b, "file": where, "line": int(num)}
             if b["file"] is None:
                 unattributed.append({**b, "phase": phase})
                 continue
             key = (b["file"], idx(b["file"]).stmt(b["line"]))
             actual.setdefault(key, []).append({**b, "phase": phase})
-    traced_stmts: set[tuple[str, int]] = set()
-    traced_funcs: set[tuple[str, int]] = set()
-    for f, ln in dyn["traced"]:
-        ix = idx(f)
-        traced_stmts.add((f, ix.stmt(ln)))
-        fn = ix.func(ln)
-        if fn:
-            traced_funcs.add((f, fn[0]))
-    eager_stmts: set[tuple[str, int]] = set()
-    eager_funcs: set[tuple[str, int]] = set()
-    for f, ln in dyn["eager"]:
-        try:
-            ix = idx(f)
-        except (OSError, SyntaxError):
-            continue
-        eager_stmts.add((f, ix.stmt(ln)))
-        fn = ix.func(ln)
-        if fn:
-            eager_funcs.add((f, fn[0]))
+    ran = executed(dyn["traced"], dyn["eager"], idx)
 
     # ---- static sites
     def family(code: str) -> str | None:
         return {"TC1": "break", "TC2": "recompile"}.get(code[:3])
 
-    static: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {"default": {}, "low": {}}
+    static = static_break_sites(stat["diagnostics"], rel, idx)
     recompile_static: dict[str, list[dict[str, Any]]] = {"default": [], "low": []}
     for d in stat["diagnostics"]:
-        fam = family(d["code"])
-        if fam is None:
+        if family(d["code"]) != "recompile" or d["severity"] not in ("warning", "error"):
             continue
         f = rel(d["filename"])
         row = d["location"]["row"]
         ix = idx(f)
+        fn = ix.func(row)
+        if fn is None:
+            continue
         item = {"code": d["code"], "row": row, "severity": d["severity"], "confidence": d["confidence"],
                 "message": d["message"], "region": d.get("region"), "source": ix.source(row)}
-        levels = ["low"] + (["default"] if d["confidence"] in ("medium", "high") else [])
-        if fam == "break":
-            key = (f, ix.stmt(row))
-            for lv in levels:
-                static[lv].setdefault(key, []).append(item)
-        elif d["severity"] in ("warning", "error"):
-            fn = ix.func(row)
-            if fn is None:
-                continue
-            for lv in levels:
-                recompile_static[lv].append({**item, "file": f, "function": fn[1], "fkey": (f, fn[0])})
-
-    def classify(key: tuple[str, int]) -> str:
-        if key in actual:
-            return "tp"
-        f, line = key
-        fn = idx(f).func(line)
-        fkey = (f, fn[0]) if fn else None
-        if key in traced_stmts:
-            return "fp-traced"
-        if fkey is not None and fkey in traced_funcs:
-            return "fp-compile-dead" if key in eager_stmts else "unexecuted"
-        if key in eager_stmts:
-            return "eager-only"
-        return "unexecuted"
+        for lv in ["low"] + (["default"] if d["confidence"] in ("medium", "high") else []):
+            recompile_static[lv].append({**item, "file": f, "function": fn[1], "fkey": (f, fn[0])})
 
     out: dict[str, Any] = {"model": spec.name, "roots": spec.roots, "errors": {}, "breaks": {}, "recompiles": {}}
     for phase, pr in dyn["phases"].items():
@@ -855,30 +627,8 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
             out["errors"][phase] = pr["error"]
         if pr.get("eager_error"):
             out["errors"][phase + " (eager coverage)"] = pr["eager_error"]
-    for lv in ("default", "low"):
-        sites = []
-        counts = {"tp": 0, "fp-traced": 0, "fp-compile-dead": 0, "eager-only": 0, "unexecuted": 0, "fn": 0}
-        for key, items in sorted(static[lv].items()):
-            c = classify(key)
-            counts[c] += 1
-            fn = idx(key[0]).func(key[1])
-            sites.append({"file": key[0], "line": key[1], "status": c, "function": fn[1] if fn else None,
-                          "source": idx(key[0]).source(key[1]), "static": items, "dynamic": actual.get(key, [])})
-        for key, evs in sorted(actual.items()):
-            if key in static[lv]:
-                continue
-            counts["fn"] += 1
-            fn = idx(key[0]).func(key[1])
-            sites.append({"file": key[0], "line": key[1], "status": "fn", "function": fn[1] if fn else None,
-                          "source": idx(key[0]).source(key[1]), "static": [], "dynamic": evs})
-        tp, fp = counts["tp"], counts["fp-traced"] + counts["fp-compile-dead"]
-        out["breaks"][lv] = {
-            "counts": counts, "sites": sites,
-            "precision": tp / (tp + fp) if tp + fp else None,
-            "strict_precision": tp / (tp + fp + counts["eager-only"]) if tp + fp + counts["eager-only"] else None,
-            "recall": tp / len(actual) if actual else None,
-            "actual": len(actual),
-        }
+    for lv in LEVELS:
+        out["breaks"][lv] = score_breaks(static[lv], actual, ran, idx)
     out["unattributed_breaks"] = unattributed
 
     # ---- recompile hazards
@@ -974,17 +724,17 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
         if fn:
             region_funcs[(f, fn[0])] = reg.get("via", "")
     missed_funcs, extra_funcs = [], []
-    for key in sorted(traced_funcs):
+    for key in sorted(ran.traced_funcs):
         if key not in region_funcs:
             missed_funcs.append({"file": key[0], "line": idx(key[0]).def_line(key[1]),
                                  "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1]})
     for key, via in sorted(region_funcs.items()):
-        if key not in traced_funcs and key in eager_funcs and any(r.split(":")[0] in via for r in spec.roots):
+        if key not in ran.traced_funcs and key in ran.eager_funcs and any(r.split(":")[0] in via for r in spec.roots):
             extra_funcs.append({"file": key[0], "line": idx(key[0]).def_line(key[1]),
                                 "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1], "via": via})
     out["regions_vs_traced"] = {
-        "traced_functions": len(traced_funcs),
-        "traced_in_region": len(traced_funcs) - len(missed_funcs),
+        "traced_functions": len(ran.traced_funcs),
+        "traced_in_region": len(ran.traced_funcs) - len(missed_funcs),
         "traced_not_in_region": missed_funcs,
         "region_eager_only": extra_funcs,
     }
@@ -1012,8 +762,10 @@ def _fmt(x: float | None) -> str:
 def _dyn_cache_key(python: str) -> str:
     with open(os.path.abspath(__file__), "rb") as fh:
         own = fh.read()
-    # only the model/scenario part of this file matters for the dynamic truth
+    # only the model/scenario part of this file and the recorders of dynamo_truth matter for the truth
     own = own.split(b"# static side")[0]
+    with open(os.path.join(HERE, "dynamo_truth.py"), "rb") as fh:
+        own += fh.read().split(b"# scoring side")[0]
     ver = subprocess.run([python, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)"],
                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}).stdout.strip()
     return hashlib.sha1(own + ver.encode()).hexdigest()[:12]
