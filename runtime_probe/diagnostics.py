@@ -93,10 +93,29 @@ def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
                         "compile_ids": b["compile_ids"], "explanation": b.get("explanation")})
 
 
+def _ordinary(items: list[dict[str, Any]]) -> bool:
+    """Dynamo's ordinary dynamic-shape generalisation: each recompile is a first size change of
+    one dimension (after which that dimension is dynamic), never the same dimension twice."""
+    seen = set()
+    for c in items:
+        cause = c.get("cause") or {}
+        if cause.get("kind") != "size" or "dynamic" not in cause.get("text", ""):
+            return False
+        key = (cause.get("subject"), cause.get("index"))
+        if key in seen:
+            return False
+        seen.add(key)
+    return True
+
+
 def recompile_diagnostics(report: Any) -> list[Diagnostic]:
+    """One TC902 per recompiled function and guard line, in the user's terms: what changed, which
+    function (``Class.method``), where the change is made when the run shows it.  Continuations
+    that recompiled because of the same call are folded into it (counted, not reported apart)."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    by_id = {c["compile_id"]: c for c in report.compiles}
     for c in report.compiles:
-        if c["kind"] != "recompile":
+        if c["kind"] != "recompile" or c.get("secondary_of"):
             continue
         at = c.get("guard_location") or {"file": c["frame"]["file"], "line": c["frame"]["line"]}
         if not at.get("file"):
@@ -105,21 +124,40 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         groups.setdefault(key, []).append(c)
     out = []
     for (_ff, fn, path, line, col, end_col), items in groups.items():
-        guards = []
+        causes: list[str] = []
+        raw: list[str] = []
         for c in items:
+            text = (c.get("cause") or {}).get("text") or c["trigger"]
+            if text not in causes:
+                causes.append(text)
             g = (c.get("guard") or {}).get("guard") or c["trigger"]
-            if g not in guards:
-                guards.append(g)
-        shown = "; ".join(f"`{g}`" for g in guards[:3]) + (f" and {len(guards) - 3} more" if len(guards) > 3 else "")
+            if g not in raw:
+                raw.append(g)
+        qual = items[0]["frame"].get("qualname") or fn
+        shown = "; ".join(causes[:3]) + (f"; and {len(causes) - 3} more" if len(causes) > 3 else "")
+        msg = f"`{qual}` recompiled {_plural(len(items), 'time')}: {shown}"
         how = (items[0].get("guard_location") or {}).get("how")
-        msg = f"`{fn}` recompiled {_plural(len(items), 'time')}: guard {shown} failed"
         if how:
             msg += f" ({how})"
+        secondary = [by_id[s] for c in items for s in c.get("secondary", []) if s in by_id]
+        if secondary:
+            msg += (f"; {_plural(len(secondary), 'continuation')} after graph breaks recompiled with it "
+                    f"(same call: {_plural(len(secondary), 'recompile')} folded in)")
+        related = []
+        for c in items:
+            at = (c.get("cause") or {}).get("switched_at")
+            if at and os.path.isfile(at["file"]) and not any(r.span.start.line == at["line"] for r in related):
+                what = {"train-eval": "the mode is switched here", "grad-mode": "grad mode is switched here",
+                        "autocast": "autocast is switched here"}.get(c["cause"]["kind"], "the change is made here")
+                related.append(RelatedLocation(display_path(at["file"]), line_span(at["file"], at["line"]), what))
         hint = next(((c.get("guard") or {}).get("hint") for c in items if (c.get("guard") or {}).get("hint")), None)
         params = [c["guard_parameter"] for c in items if c.get("guard_parameter")]
-        out.append(_diag("TC902", msg, path, line, help=hint, cols=(col, end_col),
-                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": guards,
-                                "parameters": params[:1]}))
+        severity = Severity.INFO if _ordinary(items) else None
+        out.append(_diag("TC902", msg, path, line, severity=severity, help=hint, cols=(col, end_col),
+                         related=tuple(related),
+                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": raw, "causes": causes,
+                                "secondary_recompiles": len(secondary), "parameters": params[:1],
+                                "ordinary": severity is Severity.INFO}))
     return out
 
 

@@ -106,10 +106,13 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
         return None
     stack = recompile.get("stack") or []
     user = [f for f in stack if f.get("user")]
+    source = recompile.get("source")
+    if resume_line is not None and frame_file and source and re.match(r"^___stack\d+$", source):
+        return {"file": frame_file, "line": resume_line,
+                "how": "a value computed here, at the graph break, and carried into the code resumed after it"}
     if user:
         f = user[-1]
         return {"file": f["file"], "line": f["line"], "how": "the guard was installed by this line"}
-    source = recompile.get("source")
     if resume_line is not None and frame_file:
         root = _chain(source)[0] if source and _chain(source) else None
         what = f"`{root}`" if root and not root.startswith("___") else "an intermediate value"
@@ -155,3 +158,217 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
         if isinstance(node, ast.Name) and node.id == root:
             return {"file": frame_file, "line": node.lineno, "how": f"`{root}` is used here"}
     return {"file": frame_file, "line": def_line, "how": "the recompiled function"}
+
+
+# ---------------------------------------------------------------------------------------------
+# what a failed guard means, in the user's terms
+
+DTYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Long": "int64",
+          "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool",
+          "ComplexFloat": "complex64", "ComplexDouble": "complex128"}
+_TENSOR_FAIL = re.compile(r"^tensor '(?P<name>[^']+)' (?P<what>[\w_]+) mismatch(?:\s+at index (?P<index>\d+))?\.\s*"
+                          r"(?:expected (?P<expected>[^,]+?)(?:,\s*actual (?P<actual>.+))?)?$")
+_GLOBAL_STATE = re.compile(r"^GLOBAL_STATE changed: (?P<what>.+?)\s*$")
+_COMPARE = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<rhs>.+)$")
+_TYPE_FAIL = re.compile(r"^expected type of '(?P<name>[^']+)' to be (?:a )?(?P<want>.+?),?\s*'?\s*but found (?P<found>.+)$")
+_EXCEPTION = re.compile(r"^'(?P<type>\w+)' object (?:has no attribute|is not) .+|^\w+Error\b")
+_SIZE_EXPR = re.compile(r"(?:L\[['\"])?(?P<name>[A-Za-z_][\w.]*)(?:['\"]\])?\.(?:size|stride)\(\)\[(?P<index>\d+)\]")
+_STACK = re.compile(r"^___stack\d+$")
+_SCALAR_CALLS = (".item()", ".tolist()", "int(", "float(", "bool(")
+
+
+def readable(expr: str | None) -> str:
+    """Dynamo's source expression as the user wrote it: ``L['x']`` -> ``x``, ``G['N']`` -> ``N``,
+    ``self._modules['drop'].training`` -> ``self.drop.training``."""
+    if not expr:
+        return ""
+    text = re.sub(r"\bL\[['\"]([^'\"]+)['\"]\]", r"\1", expr.strip())
+    text = re.sub(r"\bG\[['\"]([^'\"]+)['\"]\]", r"\1", text)
+    text = re.sub(r"\._(?:modules|parameters|buffers)\[['\"]([^'\"]+)['\"]\]", r".\1", text)
+    return text
+
+
+def _source_line(path: str | None, line: int | None) -> str:
+    if not path or not line or not os.path.isfile(path):
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, resume_line: int | None = None,
+            automatic_dynamic: bool = True) -> dict[str, Any] | None:
+    """``{kind, text, subject}``: what changed, said the way the user would (Dynamo's words stay in
+    ``recompile["guard"]``).  ``kind`` is one of: train-eval, grad-mode, autocast, global-state,
+    requires-grad, dtype, size, rank, stride, device, tensor, carried-value, none, type, identity,
+    length, emptiness, global, attribute, value, backend, aliasing, guard-error, other.
+
+    ``resume_line``: the frame is the code Dynamo resumes after a graph break at that line (its
+    ``___stack`` values were computed there).  ``automatic_dynamic``: Dynamo's
+    ``automatic_dynamic_shapes`` (then a first size change makes the dimension dynamic)."""
+    if not recompile:
+        return None
+    guard = (recompile.get("guard") or recompile.get("text") or "").strip()
+    m = _GLOBAL_STATE.match(guard)
+    if m:
+        what = m.group("what").strip()
+        if what.startswith("grad_mode"):
+            return {"kind": "grad-mode", "subject": "grad mode",
+                    "text": "grad mode changed: a call ran under `torch.no_grad()` / `inference_mode()` after one "
+                            "with gradients on (or the reverse)"}
+        auto = re.match(r"autocast\((\w+)\)", what)
+        if auto:
+            return {"kind": "autocast", "subject": "autocast",
+                    "text": f"autocast ({auto.group(1)}) was switched on or off between calls"}
+        return {"kind": "global-state", "subject": what, "text": f"torch's global state changed between calls ({what})"}
+    m = _TENSOR_FAIL.match(guard)
+    if m:
+        name = readable(m.group("name"))
+        what, index, expected, actual = m.group("what"), m.group("index"), m.group("expected"), m.group("actual")
+        if what == "size":
+            text = f"`{name}` changed size in dim {index}: {expected} -> {actual}"
+            if automatic_dynamic:
+                text += " (Dynamo then compiles that dimension as dynamic: expected once per dimension)"
+            return {"kind": "size", "subject": name, "text": text, "index": int(index) if index else None}
+        if what == "rank":
+            return {"kind": "rank", "subject": name, "text": f"`{name}` changed its number of dimensions: {expected} -> {actual}"}
+        if what == "stride":
+            return {"kind": "stride", "subject": name,
+                    "text": f"`{name}` changed strides in dim {index}: {expected} -> {actual} (a transposed or "
+                            "non-contiguous tensor where a contiguous one was compiled, or the reverse)"}
+        if what == "dtype":
+            def dt(v: str | None) -> str:
+                return DTYPES.get((v or "").strip(), (v or "?").strip())
+
+            return {"kind": "dtype", "subject": name, "text": f"`{name}` changed dtype: {dt(expected)} -> {dt(actual)}"}
+        if what == "requires_grad":
+            was = (expected or "").strip().endswith("=1")
+            now = "no longer requires grad" if was else "now requires grad"
+            return {"kind": "requires-grad", "subject": name,
+                    "text": f"`{name}` {now} (compiled with requires_grad={'True' if was else 'False'})"}
+        if what == "device":
+            return {"kind": "device", "subject": name, "text": f"`{name}` moved to another device: {expected} -> {actual}"}
+        return {"kind": "tensor", "subject": name, "text": f"`{name}` changed ({what}: {expected} -> {actual})"}
+    m = _TYPE_FAIL.match(guard)
+    if m:
+        name, found = readable(m.group("name")), m.group("found").strip()
+        if "NoneType" in found:
+            return {"kind": "none", "subject": name, "text": f"`{name}` is now None (it was a tensor when compiled)"}
+        return {"kind": "type", "subject": name, "text": f"`{name}` changed type: now {found}"}
+    if guard.startswith("BACKEND_MATCH"):
+        return {"kind": "backend", "subject": "backend", "text": "the same code was compiled again for another backend"}
+    if "Duplicate tensor found" in guard or "aliasing" in guard:
+        return {"kind": "aliasing", "subject": None, "text": "two arguments now share one tensor (or stopped sharing it)"}
+    if _EXCEPTION.match(guard):
+        return {"kind": "guard-error", "subject": None,
+                "text": f"a value Dynamo checks changed kind, so checking it raised ({guard}): usually a tensor "
+                        "that is now None (an optional input, or a branch on `self.training`)"}
+    source = recompile.get("source")
+    subject = readable(source)
+    carried = bool(source and _STACK.match(source))
+    if carried and resume_line is not None:
+        code = _source_line(frame_file, resume_line)
+        call = next((c for c in _SCALAR_CALLS if c in code), None)
+        what = f"the `{call}` value" if call and call.startswith(".") else "a Python value"
+        m = _COMPARE.match(guard)
+        was = f" (compiled for {m.group('rhs').strip()})" if m and m.group("op") == "==" else ""
+        return {"kind": "carried-value", "subject": None,
+                "text": f"{what} computed at the graph break on line {resume_line} changed{was}: a value carried "
+                        "across a break is a constant of the code resumed after it, so each new value recompiles"}
+    inner = re.match(r"^(not\s+)?___check_(obj|type)_id\((.+?),\s*\d+\)$", guard)
+    if inner:
+        what = readable(inner.group(3))
+        if inner.group(2) == "obj":
+            return {"kind": "identity", "subject": what, "text": f"`{what}` is another object than the one compiled for"}
+        return {"kind": "type", "subject": what, "text": f"`{what}` changed type"}
+    m = re.match(r"^len\((.+)\)\s*==\s*(\d+)$", guard)
+    if m:
+        what = readable(m.group(1))
+        return {"kind": "length", "subject": what, "text": f"`{what}` changed length (compiled for {m.group(2)} items)"}
+    m = re.match(r"^(not\s+)?([A-Za-z_][\w.\[\]'\"]*)$", guard)
+    if m:
+        what = readable(m.group(2))
+        state = "empty" if m.group(1) else "non-empty"  # the guard `not xs` held when it was compiled
+        glob = "global " if m.group(2).startswith("G[") else ""
+        return {"kind": "emptiness", "subject": what,
+                "text": f"{glob}`{what}` was {state} when compiled and is not now (a container that grows between "
+                        "calls recompiles as it changes)"}
+    size = _SIZE_EXPR.search(guard)
+    if size:
+        what = readable(size.group("name"))
+        return {"kind": "size", "subject": what,
+                "text": f"`{what}` dim {size.group('index')} left the range the dynamic graph was compiled for ({readable(guard)})"}
+    m = _COMPARE.match(guard)
+    if m and m.group("op") == "==":
+        lhs, rhs = readable(m.group("lhs")), m.group("rhs").strip()
+        if lhs.endswith(".training") or lhs == "training" and source and "self" in source:
+            mode = "train" if rhs == "True" else "eval"
+            return {"kind": "train-eval", "subject": lhs,
+                    "text": f"train/eval mode changed (compiled in {mode} mode; `{lhs}` is now {'False' if rhs == 'True' else 'True'})"}
+        if source and source.startswith("G["):
+            return {"kind": "global", "subject": lhs, "text": f"global `{lhs}` changed (compiled for {rhs})"}
+        if lhs.startswith("self."):
+            static = " (int module attributes are static: each value compiles anew)" if recompile.get("hint") else ""
+            return {"kind": "attribute", "subject": lhs, "text": f"module attribute `{lhs}` changed (compiled for {rhs}){static}"}
+        specialised = " (`range()` makes each value compile anew)" if "range(" in (recompile.get("code") or "") else ""
+        return {"kind": "value", "subject": lhs, "text": f"`{lhs}` changed (compiled for {lhs} == {rhs}){specialised}"}
+    return {"kind": "other", "subject": subject or None, "text": f"Dynamo's check `{readable(guard)}` no longer holds"}
+
+
+def qualified_name(frame_file: str | None, frame_line: int | None, frame_name: str | None) -> str | None:
+    """``forward`` -> ``MyModel.forward``: the def's enclosing classes and functions, from the source."""
+    if not frame_file or not frame_name or not os.path.isfile(frame_file):
+        return frame_name
+    tree = parse_file(frame_file)
+    if tree is None:
+        return frame_name
+    target = find_function(tree, frame_name, frame_line)
+    if target is None:
+        return frame_name
+
+    def walk(node: ast.AST, prefix: list[str]) -> list[str] | None:
+        for child in ast.iter_child_nodes(node):
+            if child is target:
+                return [*prefix, child.name]  # type: ignore[attr-defined]
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = walk(child, [*prefix, child.name])
+                if found:
+                    return found
+        return None
+
+    parts = walk(tree, [])
+    return ".".join(parts) if parts else frame_name
+
+
+def find_calls(paths: list[str], attrs: tuple[str, ...]) -> dict[str, Any] | None:
+    """The first call of one of ``attrs`` (``.train(`` / ``.eval(``, ``no_grad``...) in ``paths``."""
+    for path in paths:
+        tree = parse_file(path) if path and os.path.isfile(path) else None
+        if tree is None:
+            continue
+        hits = []
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in attrs:
+                hits.append((node.lineno, name))
+            if isinstance(node, ast.Dict):  # a declared inputs item: {"mode": "eval", ...}
+                for key in node.keys:
+                    if isinstance(key, ast.Constant) and key.value == "mode" and "mode" in attrs:
+                        hits.append((key.lineno, "mode"))
+        if hits:
+            line, name = min(hits)
+            return {"file": path, "line": line, "name": name}
+    return None
+
+
+CAUSE_CALLS = {
+    "train-eval": ("train", "eval", "mode"),
+    "grad-mode": ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
+    "autocast": ("autocast",),
+}

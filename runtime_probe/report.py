@@ -137,7 +137,11 @@ def _first_line(text: Any) -> str:
     return s.splitlines()[0] if s else ""
 
 
-def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def build_compiles(records: list[dict[str, Any]], search: list[str] | None = None,
+                   automatic_dynamic: bool = True) -> list[dict[str, Any]]:
+    """One entry per frame compile, in compile order.  ``search``: the user's files where a
+    train/eval, grad-mode or autocast switch may be made (the probed script or function file,
+    the inputs file); ``automatic_dynamic``: Dynamo's ``automatic_dynamic_shapes``."""
     by_frame: dict[str, dict[str, Any]] = {}
     for rec in records:
         if rec.get("co_name"):
@@ -165,9 +169,16 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # a resume function's arguments are the frame's live locals, under the same names
         guard_param = guards.parameter(file, line, name, recompile.get("source")) if recompile else None
         dropped = bool(rec.get("fail_type")) and not rec.get("has_guarded_code") and not limit
+        cause = guards.explain(recompile, file, resume_at, automatic_dynamic) if recompile else None
+        if cause is not None and cause["kind"] in guards.CAUSE_CALLS:
+            switch = guards.find_calls([*(search or []), *([file] if file else [])], _switch_calls(cause, recompile))
+            if switch is not None:
+                cause["switched_at"] = switch
         out.append({
             "compile_id": cid,
-            "frame": {"function": name, "file": file, "line": line, "code_name": co_name},
+            "frame": {"function": name, "file": file, "line": line, "code_name": co_name,
+                      "qualname": guards.qualified_name(file, line, name) or name},
+            "cause": cause,
             "kind": kind,
             "trigger": _trigger_text(kind, recompile, co_name),
             "guard": recompile,
@@ -188,7 +199,32 @@ def build_compiles(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "restart_reasons": rec.get("restart_reasons") or [],
         })
     _share_guard_locations(out)
+    _fold_secondary(out)
     return out
+
+
+def _switch_calls(cause: dict[str, Any], recompile: dict[str, Any]) -> tuple[str, ...]:
+    """The calls that make the change a cause names: compiled in train mode -> ``.eval()``."""
+    if cause["kind"] == "train-eval":
+        was_train = (recompile.get("guard") or "").rstrip().endswith("True")
+        return ("eval", "mode") if was_train else ("train", "mode")
+    return guards.CAUSE_CALLS[cause["kind"]]
+
+
+def _fold_secondary(compiles: list[dict[str, Any]]) -> None:
+    """A continuation after a graph break (a resume function) that recompiles right after its own
+    function recompiled did so because of the same call (the new batch size, the new mode reach
+    it too): it is marked ``secondary_of`` the first recompile of that call, which gets the count."""
+    by_id = {c["compile_id"]: c for c in compiles}
+    for prev, c in zip(compiles, compiles[1:], strict=False):
+        f, p = c["frame"], prev["frame"]
+        if c["kind"] != "recompile" or f["code_name"] == f["function"]:
+            continue
+        if prev["kind"] != "recompile" or (p["file"], p["function"]) != (f["file"], f["function"]):
+            continue
+        root = by_id[prev.get("secondary_of") or prev["compile_id"]]
+        c["secondary_of"] = root["compile_id"]
+        root.setdefault("secondary", []).append(c["compile_id"])
 
 
 def _share_guard_locations(compiles: list[dict[str, Any]]) -> None:
@@ -442,7 +478,8 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
     # the server's shared counters are exact even when the child crashed or was killed
     hits = end.get("hits") if end.get("hits") is not None else capture.get("hits")
     calls = capture.get("calls") if capture.get("calls") is not None else end.get("calls")
-    compiles = build_compiles(records)
+    cfg = (result.get("env") or {}).get("config") or {}
+    compiles = build_compiles(records, _search_files(spec, result), bool(cfg.get("automatic_dynamic_shapes", True)))
     frames, limit_hits = build_frames(compiles, int(capture.get("limit_refusals") or 0))
     breaks = build_breaks(events, compiles, hits, hits_supported)
     correctness = result.get("correctness") or [
@@ -488,6 +525,19 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
                           | {c["frame"]["file"] for c in compiles if c["frame"]["file"]}
                           | {e["file"] for e in errors if e.get("file")})
     return report
+
+
+def _search_files(spec: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """The files the probed run's calls come from: the script, or the function's file and its
+    declared inputs file."""
+    out = []
+    prog = spec.get("program") or {}
+    if prog.get("kind") == "script" and prog.get("target"):
+        out.append(prog["target"])
+    fn = spec.get("function") or {}
+    declared = (result.get("inputs") or {}).get("file")
+    out += [p for p in (declared, fn.get("file")) if p]
+    return out
 
 
 def target_location(spec: dict[str, Any]) -> dict[str, Any] | None:
