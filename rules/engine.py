@@ -30,10 +30,10 @@ from tclint.rules.source import LineIndex
 from tclint.rules.version import __version__
 
 if TYPE_CHECKING:
-    from tclint.rules.analyze import RuleSet
+    from tclint.rules.analysis import RuleSet
     from tclint.rules.project import Project, Region
 
-# analyze and project are imported where they are used: a warm run answered from the whole-run
+# analysis and project are imported where they are used: a warm run answered from the whole-run
 # cache never needs them, and they are most of this package's import time.
 
 CONFIDENCE_NAMES = {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
@@ -61,7 +61,7 @@ _RULESET: RuleSet | None = None
 def ruleset() -> RuleSet:
     global _RULESET
     if _RULESET is None:
-        from tclint.rules.analyze import RuleSet
+        from tclint.rules.analysis import RuleSet
 
         _RULESET = RuleSet(rule() for rule in registry.all_rules())
     return _RULESET
@@ -96,7 +96,7 @@ def analyze_source(
         facts.error_code = "TC000"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
-    from tclint.rules.analyze import Analyzer
+    from tclint.rules.analysis import Analyzer
 
     analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates)
     try:
@@ -587,7 +587,8 @@ class Linter:
         linted tree and index themselves; when single files are given (pre-commit passes changed
         files, editors one buffer) the rest of their project is indexed too, so that regions
         reaching into or out of those files are right."""
-        report = [d.path for d in discover(paths, self.resolver, force_exclude)]
+        # a folder the walk cannot list is reported (TC011), never silently passed
+        report = [d.path for d in discover(paths, self.resolver, force_exclude, unlistable=True)]
         index = list(report)
         only_folders = all(os.path.isdir(p) for p in paths)
         if self.index_project and not only_folders:

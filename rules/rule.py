@@ -6,7 +6,7 @@ INVALID examples are run by the test suite twice: statically (tclint must flag e
 marked ``# expect: CODE``) and under the real TorchDynamo (the break must land on those lines with
 one of the rule's GB ids; VALID code must compile without one).
 
-Rules see each file once, during the single walk in ``tclint.rules.analyze``: they implement
+Rules see each file once, during the single walk in ``tclint.rules.analysis`` (its rule API: ``analysis.api``): they implement
 ``visit_<NodeClass>(node, ctx)`` for generic nodes, or list call targets in ``CALLS`` (qualified
 names) / ``METHODS`` (method names) and implement ``check_call``.  They report *candidates*; the
 project pass keeps those in compiled regions and calls ``finalize`` with the project's settings.

@@ -1,6 +1,6 @@
 """Re-analyse only the top-level statements an edit touched, and reuse the facts of the rest.
 
-Why: the per-file walk (``tclint.rules.analyze``) costs several times an ``ast.parse`` of the whole
+Why: the per-file walk (``tclint.rules.analysis``) costs several times an ``ast.parse`` of the whole
 file, far over the lint-as-you-type budget on a 2,000-line model file.  But the walk is a sequence of
 independent passes over top-level statements: what one ``def``/``class`` contributes to the file's
 facts depends on the module-level statements (imports, assignments) and on the *names* bound by the

@@ -1,0 +1,559 @@
+"""The call graph and compile sites: what each call reaches, and what each compile call compiles.
+
+For every call the walker meets, ``CallGraph._call`` dispatches the rules that asked for it
+(``CALLS``/``METHODS``), then records a ``CallEdge`` (``name``, ``self``, ``instance``, ``elem``,
+``deferred``... resolved across files by the project pass), or a ``CompileSite`` for
+``torch.compile(target)``, ``torch._dynamo.optimize(...)(fn)``, ``module.compile()`` and compile
+decorators (``_describe_target`` says what the target is), or a ``DisableSite``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tclint.rules import types as T
+from tclint.rules.analysis.common import (
+    CLOCK_CALLS,
+    COMPILE_FUNCS,
+    COMPILE_OPTION_KEYS,
+    COMPILING_PREDICATES,
+    DISABLE_FUNCS,
+    HOOK_METHODS,
+    OPTIMIZE_FUNCS,
+    UNEVALUABLE,
+    AnalyzerBase,
+    is_external,
+    kw_bool,
+    literal,
+    node_loc,
+)
+from tclint.rules.facts import CallEdge, CompileSite, DisableSite, FunctionFacts, SubmoduleSpec
+from tclint.rules.names import dotted, self_path
+from tclint.rules.types import Ty
+
+
+class CallGraph(AnalyzerBase):
+    """Call edges, compile/disable sites and compile decorators (a mixin of ``Analyzer``)."""
+
+    def _call(self, node: ast.Call) -> None:  # noqa: C901
+        scope = self.scope
+        func = node.func
+        q = self.qualify(func)
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        # rule dispatch by target
+        rules: list[Any] = []
+        if q is not None:
+            rules.extend(self.ruleset.calls.get(q, ()))
+        if method is not None:
+            for rule in self.ruleset.methods.get(method, ()):
+                if rule not in rules:
+                    rules.append(rule)
+        elif isinstance(func, ast.Name):
+            for rule in self.ruleset.calls.get("builtins." + func.id, ()):
+                if rule not in rules and q is None:
+                    rules.append(rule)
+        for rule in rules:
+            rule.check_call(node, self.ctx, q, method)
+
+        # parameter uses: range(p), len(p)
+        if isinstance(func, ast.Name) and q is None and func.id in ("range", "len"):
+            for arg in node.args:
+                self._note_param_use(arg, func.id)
+
+        if method in ("add", "update", "append", "extend"):
+            self._config_call(node)
+        if method in ("append", "extend", "insert") and isinstance(func, ast.Attribute) and node.args:
+            sp = self_path(func.value, scope.self_name)
+            cls = self.ctx.cls
+            if sp is not None and "." not in sp and cls is not None:
+                spec = cls.attrs.get(sp)
+                if spec is not None and spec.kind in ("list", "seq"):
+                    arg = node.args[-1]
+                    items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
+                    refs = [t.ref for t in (self.type_of(i) for i in items) if t.kind in (T.MODULE, T.INSTANCE) and t.ref]
+                    if refs:
+                        spec.refs = tuple(dict.fromkeys([*spec.refs, *refs]))
+        if method == "register_buffer" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == scope.self_name and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            cls = self.ctx.cls
+            if cls is not None:
+                cls.attrs[node.args[0].value] = SubmoduleSpec("tensor", ("buffer",), None, node_loc(node, self.index))
+        if q is not None:
+            if q in COMPILE_FUNCS or q in self.facts.compile_functions:
+                self._compile_call(node, q)
+                return
+            if q in OPTIMIZE_FUNCS:
+                return  # handled where it is applied: torch._dynamo.optimize(...)(fn)
+            if q in DISABLE_FUNCS:
+                if node.args:
+                    target = self._target_ref(node.args[0])
+                    if target is not None:
+                        self.facts.disable_sites.append(
+                            DisableSite(target, kw_bool(node, "recursive", True), node_loc(node, self.index))
+                        )
+                return
+            if q == "torch.library.custom_op":
+                return
+            if q in ("torch.library.opcheck", "torch.compiler.allow_in_graph") and node.args:
+                ref = self._target_ref(node.args[0]) or dotted(node.args[0]) or ""
+                self.facts.api_calls.setdefault(q, []).append(ref)
+                if q == "torch.compiler.allow_in_graph" and ref:
+                    self.facts.allow_in_graph.append(DisableSite(ref, True, node_loc(node, self.index)))
+                return
+            if q.startswith("torch.") or is_external(q):
+                # function references passed into torch APIs that call them (checkpoint, vmap, cond)
+                for arg in node.args:
+                    self._maybe_ref_edge(arg, node)
+                return
+            edge = self._edge("name", q, "__call__", node)
+            if edge is not None and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                # in case the callee wraps torch.compile (`maybe_compile(model)`)
+                edge.arg0 = self._describe_target(node.args[0])
+            for arg in node.args:
+                self._maybe_ref_edge(arg, node)
+            return
+        if isinstance(func, ast.Call):
+            inner_q = self.qualify(func.func)
+            if inner_q in OPTIMIZE_FUNCS or inner_q in COMPILE_FUNCS or inner_q in self.facts.compile_functions:
+                # torch._dynamo.optimize("inductor")(fn) / torch.compile(**kw)(fn)
+                self._compile_call(node, inner_q or "torch.compile", options_from=func)
+                return
+            if inner_q in DISABLE_FUNCS:
+                if node.args:
+                    target = self._target_ref(node.args[0])
+                    if target is not None:
+                        self.facts.disable_sites.append(
+                            DisableSite(target, kw_bool(func, "recursive", True), node_loc(node, self.index))
+                        )
+                return
+        if isinstance(func, ast.Name):
+            local = scope.local_def(func.id)
+            if local is not None:
+                self._edge("local", local, "__call__", node)
+                return
+            if scope.func is not None and func.id not in scope.params and func.id not in scope.env:
+                outer = scope.parent
+                while outer is not None and outer.kind == "function":
+                    if func.id in outer.params:
+                        scope.func.calls_outer_param = True  # a decorator's wrapper calling `func(...)`
+                        break
+                    outer = outer.parent
+            ty = self._name_type(func.id)
+            self._edge_for_value(ty, "__call__", node)
+            for arg in node.args:
+                self._maybe_ref_edge(arg, node)
+            return
+        if isinstance(func, ast.Attribute):
+            # module.compile() : regional / whole-model compilation through nn.Module.compile
+            if method == "compile" and self._looks_like_module_compile(node):
+                self._method_compile(node)
+                return
+            sp = self_path(func.value, scope.self_name)
+            if isinstance(func.value, ast.Name) and func.value.id == scope.self_name:
+                # self.method(...) or self.attr(...)
+                self._edge("self", func.attr, "__call__", node)
+                return
+            if sp is not None:
+                # self.attn.forward(x), self.layers[0] handled below
+                self._edge("self", sp, method or "__call__", node)
+                return
+            if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+                self._edge("super", "", method or "__call__", node)
+                return
+            if method in HOOK_METHODS:
+                # the hook runs inside the compiled code that calls the module
+                for arg in node.args:
+                    self._maybe_ref_edge(arg, node)
+            recv = self.type_of(func.value)
+            if recv.kind in (T.MODULE, T.INSTANCE, T.ELEM, T.MODLIST, T.COMPILED, T.DEFERRED):
+                self._edge_for_value(recv, method or "__call__", node)
+            return
+        if isinstance(func, ast.Subscript):
+            # self.layers[i](x)
+            base_sp = self_path(func.value, scope.self_name)
+            if base_sp is not None:
+                self._edge("elem", base_sp, "__call__", node)
+            else:
+                recv = self.type_of(func.value)
+                if recv.kind == T.MODLIST and recv.ref:
+                    self._edge_for_value(Ty(T.ELEM, recv.conf, None, recv.ref), "__call__", node)
+
+    def _looks_like_module_compile(self, node: ast.Call) -> bool:
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        if self.qualify(func.value) is not None:
+            return False  # re.compile(...), regex.compile(...), torch.compile handled elsewhere
+        if node.args:
+            return False
+        if any(kw.arg not in COMPILE_OPTION_KEYS for kw in node.keywords):
+            return False
+        recv = self.type_of(func.value)
+        if recv.kind in (T.MODULE, T.ELEM, T.INSTANCE, T.DEFERRED):
+            return True
+        return self_path(func.value, self.scope.self_name) is not None or isinstance(func.value, ast.Name)
+
+    def _edge(self, kind: str, target: str, method: str, node: ast.Call, elem_count: int | None = None) -> CallEdge | None:
+        scope = self.scope
+        if scope.eager_only:
+            return None
+        edge = CallEdge(
+            kind=kind,
+            target=target,
+            method=method,
+            loc=node_loc(node, self.index),
+            in_loop=bool(scope.loops),
+            cold=scope.cold[-1] if scope.cold else None,
+            args=self._arg_kinds(node),
+            elem_count=elem_count,
+            unless=scope.unless[-1] if scope.unless else None,
+        )
+        if scope.func is not None:
+            scope.func.calls.append(edge)
+        else:
+            self.facts.module_calls.append(edge)
+        return edge
+
+    def _edge_for_value(self, ty: Ty, method: str, node: ast.Call) -> None:
+        if ty.ref is None:
+            return
+        if ty.kind == T.ELEM:
+            self._edge("elem", ty.ref, method, node)
+        elif ty.kind in (T.MODULE, T.INSTANCE):
+            self._edge("instance", ty.ref, method, node)
+        elif ty.kind == T.MODLIST:
+            self._edge("elem", ty.ref, method, node)
+        elif ty.kind == T.DEFERRED:
+            self._edge("deferred", ty.ref, method, node)
+        elif ty.kind == T.COMPILED:
+            self._edge("compiled", ty.ref, method, node)
+        elif ty.kind == T.FUNC and not ty.ref.startswith("<"):
+            self._edge("name", ty.ref, method, node)
+        elif ty.kind == T.FUNC and ty.ref.startswith("<local>"):
+            self._edge("local", ty.ref[7:], method, node)
+
+    def _maybe_ref_edge(self, arg: ast.expr, node: ast.Call) -> None:
+        """A project function passed as a value is usually called by the callee (checkpoint, map)."""
+        if isinstance(arg, ast.Name):
+            local = self.scope.local_def(arg.id)
+            if local is not None:
+                self._edge("local", local, "__call__", node)
+                return
+            q = self.qualify(arg)
+            if q is not None and not q.startswith("torch.") and not is_external(q) and q.rsplit(".", 1)[-1][:1].islower():
+                self._edge("ref", q, "__call__", node)
+        elif isinstance(arg, ast.Attribute):
+            sp = self_path(arg, self.scope.self_name)
+            if sp is not None and "." not in sp:
+                self._edge("self", sp, "__call__", node)
+
+    def _arg_kinds(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
+        out = []
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                out.append((f"#{i}", "starred"))
+                break
+            out.append((f"#{i}", self._arg_kind(arg)))
+        for kw in node.keywords:
+            if kw.arg is not None:
+                out.append((kw.arg, self._arg_kind(kw.value)))
+        return tuple(out)
+
+    def _arg_kind(self, arg: ast.expr) -> str:  # noqa: C901
+        scope = self.scope
+        if isinstance(arg, ast.Constant):
+            return "const:" + repr(arg.value)[:40]
+        if isinstance(arg, ast.JoinedStr):
+            return "fstring"
+        if isinstance(arg, ast.Name):
+            if arg.id in scope.counters:
+                return "counter"
+            ty = self.type_of(arg)
+            if ty.kind == T.TENSOR:
+                return "tensor"
+            if ty.kind == T.SCALAR and ty.dtype == "bool":
+                return "bool"
+            return "name:" + arg.id
+        if isinstance(arg, ast.Call):
+            q = self.qualify(arg.func)
+            if q in CLOCK_CALLS:
+                return "clock"
+            if isinstance(arg.func, ast.Name) and arg.func.id == "len" and q is None:
+                return "len"
+            if isinstance(arg.func, ast.Name) and arg.func.id in ("str", "int", "float") and arg.args:
+                inner = self._arg_kind(arg.args[0])
+                if inner in ("counter", "len", "clock"):
+                    return inner
+            ty = self.type_of(arg)
+            return "tensor" if ty.kind == T.TENSOR else "call"
+        if isinstance(arg, ast.BinOp):
+            kinds = {self._arg_kind(arg.left), self._arg_kind(arg.right)}
+            for k in ("counter", "len", "clock", "fstring"):
+                if k in kinds:
+                    return k
+            ty = self.type_of(arg)
+            return "tensor" if ty.kind == T.TENSOR else "expr"
+        if isinstance(arg, ast.Attribute):
+            ty = self.type_of(arg)
+            if ty.kind == T.TENSOR:
+                return "tensor"
+            return "attr:" + (dotted(arg) or arg.attr)
+        ty = self.type_of(arg)
+        if ty.kind == T.TENSOR:
+            return "tensor"
+        return "expr"
+
+    # ------------------------------------------------------------------ compile sites
+    def _new_site_id(self) -> str:
+        self._site_counter += 1
+        return f"{self.module}#{self._site_counter}"
+
+    def _compile_options(self, node: ast.Call | None, base_q: str | None = None) -> dict[str, Any]:
+        opts: dict[str, Any] = {}
+        if base_q is not None and base_q in self.facts.compile_functions:
+            opts.update(self.facts.compile_functions[base_q])
+        if node is None:
+            return opts
+        for kw in node.keywords:
+            if kw.arg in COMPILE_OPTION_KEYS:
+                value = literal(kw.value)
+                opts[kw.arg] = "<expr>" if value is UNEVALUABLE else value
+        if base_q in OPTIMIZE_FUNCS and node.args:
+            value = literal(node.args[0])
+            opts["backend"] = "<expr>" if value is UNEVALUABLE else value
+        return opts
+
+    def _compile_call(self, node: ast.Call, q: str, options_from: ast.Call | None = None) -> None:
+        """``torch.compile(target, ...)``; a bare ``torch.compile(**kw)`` returns a decorator."""
+        options = self._compile_options(options_from if options_from is not None else node, q)
+        if options_from is None and q in OPTIMIZE_FUNCS:
+            return
+        if not node.args:
+            # torch.compile(mode=...) used as a decorator factory: handled at the decorator.
+            return
+        target = node.args[0]
+        kind, ref, meth = self._describe_target(target)
+        site = CompileSite(
+            id=self._new_site_id(),
+            how="optimize" if q in OPTIMIZE_FUNCS else ("partial" if q in self.facts.compile_functions else "call"),
+            target_kind=kind,
+            ref=ref,
+            method=meth,
+            loc=node_loc(node, self.index),
+            func=self.scope.func.qualname if self.scope.func else None,
+            owner=self._owner_ref(),
+            options=options,
+            text=self._short(node),
+            in_loop=bool(self.scope.loops),
+        )
+        self.facts.compile_sites.append(site)
+        self._types[id(node)] = Ty(T.COMPILED, T.HIGH, None, site.id)
+
+    def _method_compile(self, node: ast.Call) -> None:
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        kind, ref, meth = self._describe_target(func.value)
+        site = CompileSite(
+            id=self._new_site_id(),
+            how="method",
+            target_kind=kind,
+            ref=ref,
+            method=meth,
+            loc=node_loc(node, self.index),
+            func=self.scope.func.qualname if self.scope.func else None,
+            owner=self._owner_ref(),
+            options=self._compile_options(node),
+            text=self._short(node),
+            in_loop=bool(self.scope.loops),
+        )
+        self.facts.compile_sites.append(site)
+
+    def _owner_ref(self) -> str | None:
+        cls = self.ctx.cls
+        return self._class_ref(cls) if cls is not None else None
+
+    def _short(self, node: ast.AST) -> str:
+        text = " ".join(self.segment(node).split())
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    def _describe_target(self, target: ast.expr) -> tuple[str, str | None, str | None]:  # noqa: C901
+        scope = self.scope
+        if isinstance(target, ast.Lambda):
+            qual = self._lambda_function(target)
+            return "local", qual, None
+        if isinstance(target, ast.Name):
+            local = scope.local_def(target.id)
+            if local is not None:
+                return "local", local, None
+            ty = self._name_type(target.id)
+            if ty.kind == T.FUNC and ty.ref and not ty.ref.startswith("<"):
+                return "func", ty.ref, None
+            return self._describe_value(ty, target.id)
+        if isinstance(target, ast.Call):
+            ty = self.type_of(target)
+            if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+                return "instance", ty.ref, None
+            if ty.kind == T.DEFERRED and ty.ref:
+                return "deferred", ty.ref, None
+            # torch.compile(torch.compiler.disable(f)) and friends
+            return "unknown", self._short(target), None
+        if isinstance(target, ast.Attribute):
+            sp = self_path(target, scope.self_name)
+            cls = self.ctx.cls
+            if sp is not None and cls is not None:
+                head, _, rest = sp.partition(".")
+                if not rest:
+                    spec = cls.attrs.get(head)
+                    if spec is None and head in cls.methods:
+                        return "method", self._class_ref(cls), head
+                    return "attr", f"{self._class_ref(cls)}|{head}", None
+                if rest == "forward":
+                    return "attr", f"{self._class_ref(cls)}|{head}", None
+                return "attr", f"{self._class_ref(cls)}|{sp}", None
+            q = self.qualify(target)
+            if q is not None:
+                return "func", q, None
+            recv = self.type_of(target.value)
+            if recv.kind in (T.INSTANCE, T.MODULE) and recv.ref:
+                if target.attr == "forward" or target.attr[:1].islower() and target.attr not in ("layers",):
+                    # model.forward / model.generate: a method of the instance's class, unless it
+                    # is a known submodule attribute (resolved by the project pass).
+                    return "method", recv.ref, target.attr
+                return "attr", f"{recv.ref}|{target.attr}", None
+            if recv.kind == T.DEFERRED and recv.ref:
+                return "method", "deferred:" + recv.ref, target.attr
+            return "unknown", self._short(target), None
+        if isinstance(target, ast.Subscript):
+            sp = self_path(target.value, scope.self_name)
+            cls = self.ctx.cls
+            if sp is not None and cls is not None:
+                return "elem", f"{self._class_ref(cls)}|{sp}", None
+            recv = self.type_of(target.value)
+            if recv.kind == T.MODLIST and recv.ref:
+                return "elem", recv.ref, None
+            base = target.value
+            if isinstance(base, ast.Attribute):
+                owner = self.type_of(base.value)
+                if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
+                    return "elem", f"{owner.ref}|{base.attr}", None
+            return "unknown", self._short(target), None
+        return "unknown", self._short(target), None
+
+    def _describe_value(self, ty: Ty, name: str) -> tuple[str, str | None, str | None]:
+        if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+            return "instance", ty.ref, None
+        if ty.kind == T.ELEM and ty.ref:
+            return "elem", ty.ref, None
+        if ty.kind == T.MODLIST and ty.ref:
+            return "modlist", ty.ref, None
+        if ty.kind == T.DEFERRED and ty.ref:
+            return "deferred", ty.ref, None
+        return "unknown", name, None
+
+    def _lambda_function(self, node: ast.Lambda) -> str:
+        qual = f"{self.scope.qualname + '.' if self.scope.qualname else ''}<lambda@{node.lineno}>"
+        facts = FunctionFacts(
+            qualname=qual, name="<lambda>", loc=node_loc(node, self.index), name_loc=node_loc(node, self.index), cls=None
+        )
+        self.facts.functions[qual] = facts
+        parent_scope = self.scope
+        scope = self._push_function_scope(facts, node.args, is_method=False)
+        try:
+            self.expr(node.body)
+            facts.returns = self.type_of(node.body)
+        finally:
+            self._pop_scope(scope)
+        parent_scope.local_defs[qual] = qual
+        return qual
+
+    def _target_ref(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            local = self.scope.local_def(node.id)
+            if local is not None:
+                return f"{self.module}.{local}" if self.module else local
+        q = self.qualify(node)
+        if q is not None:
+            return q
+        if isinstance(node, ast.Attribute):
+            cls = self.ctx.cls
+            sp = self_path(node, self.scope.self_name)
+            if sp is not None and cls is not None:
+                return f"{self._class_ref(cls)}.{sp}"
+        return None
+
+
+    def _check_wrapper_return(self, node: ast.Return) -> None:
+        """Notice project helpers that wrap torch.compile or is_compiling (``maybe_compile(fn)``,
+        ``def is_tracing(): return is_torchdynamo_compiling() or torch.jit.is_tracing()``)."""
+        scope = self.scope
+        func = scope.func
+        value = node.value
+        if func is None or value is None:
+            return
+        if isinstance(value, ast.Name) and value.id in scope.pred_names:
+            # `_is_tracing = is_torchdynamo_compiling() or ...; return _is_tracing`
+            direct, refs = scope.pred_names[value.id]
+            func.compiling_predicate = func.compiling_predicate or direct
+            func.predicate_refs = (*func.predicate_refs, *refs)
+        else:
+            direct, refs = self._predicate_parts(value)
+            func.compiling_predicate = func.compiling_predicate or direct
+            func.predicate_refs = (*func.predicate_refs, *refs)
+        if not isinstance(value, ast.Call):
+            return
+        q = self.qualify(value.func)
+        if q in COMPILE_FUNCS and value.args and isinstance(value.args[0], ast.Name):
+            names = [p.name for p in func.params]
+            if value.args[0].id in names:
+                func.compile_wrapper_param = names.index(value.args[0].id)
+                # the site recorded for this call has an unknown (parameter) target: drop it
+                self.facts.compile_sites = [
+                    s for s in self.facts.compile_sites if not (s.func == func.qualname and s.target_kind == "unknown")
+                ]
+        elif q in COMPILING_PREDICATES:
+            func.compiling_predicate = True
+
+    def _decorator(self, dec: ast.expr, facts: FunctionFacts, node: ast.AST) -> str | None:
+        call = dec if isinstance(dec, ast.Call) else None
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        q = self.qualify(target)
+        local_q = q
+        if q is None and isinstance(target, ast.Name):
+            local_q = target.id
+        site_how = None
+        if q in COMPILE_FUNCS or (q is not None and q in self.facts.compile_functions):
+            site_how = "decorator"
+        elif q in OPTIMIZE_FUNCS:
+            site_how = "optimize"
+        if site_how is not None:
+            qual_ref = f"{self.module}.{facts.qualname}" if self.module else facts.qualname
+            self.facts.compile_sites.append(
+                CompileSite(
+                    id=self._new_site_id(),
+                    how=site_how,
+                    target_kind="func",
+                    ref=qual_ref,
+                    method=None,
+                    loc=node_loc(dec, self.index),
+                    func=self.scope.func.qualname if self.scope.func else None,
+                    owner=self._owner_ref(),
+                    options=self._compile_options(call, q),
+                    text="@" + self._short(dec),
+                )
+            )
+        elif q in DISABLE_FUNCS:
+            qual_ref = f"{self.module}.{facts.qualname}" if self.module else facts.qualname
+            recursive = kw_bool(call, "recursive", True) if call is not None else True
+            self.facts.disable_sites.append(DisableSite(qual_ref, recursive, node_loc(dec, self.index)))
+        elif q == "torch.library.custom_op":
+            self.facts.custom_ops[facts.qualname] = node_loc(dec, self.index)
+        elif q == "torch.compiler.allow_in_graph":
+            qual_ref = f"{self.module}.{facts.qualname}" if self.module else facts.qualname
+            self.facts.allow_in_graph.append(DisableSite(qual_ref, True, node_loc(dec, self.index)))
+        elif isinstance(target, ast.Attribute) and target.attr in ("register_fake", "register_kernel", "impl_abstract"):
+            base = dotted(target.value)
+            if base:
+                self.facts.fake_registrations.add(base)
+        return local_q
+

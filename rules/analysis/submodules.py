@@ -1,0 +1,136 @@
+"""Submodule specs: what a class attribute holds (``self.attn = Attention(cfg)``), for the region
+pass to follow ``self.attn(x)`` into ``Attention.forward``, and the type such an attribute has when
+a method reads it back (``spec_type``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from tclint.rules import types as T
+from tclint.rules.analysis.common import COMPILE_FUNCS, literal, node_loc
+from tclint.rules.facts import SubmoduleSpec
+from tclint.rules.types import Ty
+
+if TYPE_CHECKING:
+    from tclint.rules.analysis.analyzer import Analyzer
+
+
+def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec | None:  # noqa: C901
+    loc = node_loc(value, a.index) if value is not None else None
+    if isinstance(value, ast.IfExp):
+        # `MoE(cfg) if cfg.use_moe else MLP(cfg)`: either class may be the submodule
+        left = spec_from_type(a.type_of(value.body), value.body, a)
+        right = spec_from_type(a.type_of(value.orelse), value.orelse, a)
+        specs = [sp for sp in (left, right) if sp is not None and sp.kind in ("instance", "torch")]
+        if specs:
+            refs = tuple(dict.fromkeys(r for sp in specs for r in sp.refs))
+            kind = "instance" if any(sp.kind == "instance" for sp in specs) else "torch"
+            return SubmoduleSpec(kind, refs, None, loc)
+    if value is not None and isinstance(value, ast.Call):
+        q = a.qualify(value.func)
+        container = T.MODULE_CONTAINERS.get(q or "")
+        if container is not None and container != "params":
+            refs, count = container_elements(value, a)
+            return SubmoduleSpec(container, tuple(refs), count, loc)
+        if q in COMPILE_FUNCS and value.args:
+            kind, ref, _ = a._describe_target(value.args[0])
+            if kind == "instance" and ref:
+                return SubmoduleSpec("compiled", (ref,), None, loc)
+            return SubmoduleSpec("other", (), None, loc)
+    if ty.kind == T.MODULE and ty.ref:
+        return SubmoduleSpec("torch" if ty.ref.startswith("torch.") else "instance", (ty.ref,), None, loc)
+    if ty.kind == T.INSTANCE and ty.ref:
+        return SubmoduleSpec("instance", (ty.ref,), None, loc)
+    if ty.kind == T.MODLIST:
+        return SubmoduleSpec("list", (), None, loc)
+    if ty.kind == T.TENSOR:
+        return SubmoduleSpec("tensor", (), None, loc)
+    if ty.kind == T.FUNC and ty.ref and not ty.ref.startswith("<"):
+        return SubmoduleSpec("func", (ty.ref,), None, loc)
+    if ty.kind == T.SCALAR and ty.dtype in ("int", "float", "bool", "str"):
+        return SubmoduleSpec(ty.dtype, (), None, loc)
+    if ty.kind == T.COMPILED:
+        return SubmoduleSpec("other", (), None, loc)
+    if isinstance(value, ast.List) and not value.elts:
+        return SubmoduleSpec("listattr", (), None, loc)
+    if isinstance(value, ast.Dict) and not value.keys:
+        return SubmoduleSpec("dictattr", (), None, loc)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict") and not value.args:
+        return SubmoduleSpec("listattr" if value.func.id == "list" else "dictattr", (), None, loc)
+    if value is not None and isinstance(value, ast.Call):
+        q = a.qualify(value.func)
+        if q in ("collections.deque", "collections.defaultdict", "collections.OrderedDict"):
+            return SubmoduleSpec("listattr" if q.endswith("deque") else "dictattr", (), None, loc)
+    return SubmoduleSpec("other", (), None, loc)
+
+
+def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | None]:
+    refs: list[str] = []
+    count: int | None = None
+    items: list[ast.expr] = list(call.args)
+    if len(items) == 1 and isinstance(items[0], (ast.List, ast.Tuple)):
+        count = len(items[0].elts)
+        items = list(items[0].elts)
+    elif len(items) == 1 and isinstance(items[0], ast.Starred):
+        items = [items[0].value]
+    elif len(items) == 1 and isinstance(items[0], ast.Dict):
+        items = [v for v in items[0].values if v is not None]
+        count = len(items)
+    elif len(items) == 1 and isinstance(items[0], ast.Call) and (a.qualify(items[0].func) or "").endswith("OrderedDict"):
+        inner = items[0].args[0] if items[0].args else None
+        items = []
+        if isinstance(inner, (ast.List, ast.Tuple)):
+            for elt in inner.elts:
+                if isinstance(elt, ast.Tuple) and len(elt.elts) == 2:
+                    items.append(elt.elts[1])
+        count = len(items)
+    elif items and all(not isinstance(i, (ast.ListComp, ast.GeneratorExp, ast.Starred)) for i in items):
+        count = len(items)
+    for item in items:
+        node = item
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            gen = node.generators[0] if node.generators else None
+            if gen is not None and isinstance(gen.iter, ast.Call) and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id == "range" and len(gen.iter.args) == 1:
+                n = literal(gen.iter.args[0])
+                count = n if isinstance(n, int) else None
+                if count is None:
+                    count = -1  # known to repeat, number from config
+            node = node.elt
+        if isinstance(node, ast.Call):
+            q = a.qualify(node.func)
+            if q in COMPILE_FUNCS and node.args and isinstance(node.args[0], ast.Call):
+                q = a.qualify(node.args[0].func)
+            if q is not None:
+                refs.append(q)
+            elif isinstance(node.func, ast.Name):
+                ty = a._name_type(node.func.id)
+                if ty.ref:
+                    refs.append(ty.ref)
+    seen: list[str] = []
+    for r in refs:
+        if r not in seen:
+            seen.append(r)
+    return seen, count
+
+
+def spec_type(spec: SubmoduleSpec, path_ref: str) -> Ty:
+    if spec.kind in ("instance", "torch"):
+        ref = spec.refs[0] if spec.refs else None
+        if ref is not None and not ref.rsplit(".", 1)[-1][:1].isupper() and spec.kind == "instance":
+            return Ty(T.INSTANCE, T.MEDIUM, None, ref)
+        return Ty(T.MODULE, T.HIGH, None, ref)
+    if spec.kind in ("list", "seq", "dict"):
+        return Ty(T.MODLIST, T.HIGH, spec.kind, path_ref)
+    if spec.kind == "compiled":
+        return Ty(T.COMPILED, T.HIGH, None, spec.refs[0] if spec.refs else None)
+    if spec.kind == "tensor":
+        return Ty(T.TENSOR, T.HIGH)
+    if spec.kind == "func":
+        return Ty(T.FUNC, T.HIGH, None, spec.refs[0] if spec.refs else None)
+    if spec.kind in ("int", "float", "bool", "str"):
+        return Ty(T.SCALAR, T.HIGH, spec.kind)
+    if spec.kind in ("listattr", "dictattr"):
+        return Ty(T.CONTAINER, T.HIGH, spec.kind)
+    return T.T_UNKNOWN
+

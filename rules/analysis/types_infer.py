@@ -1,0 +1,482 @@
+"""Type inference: what an expression holds (``Ty``), from the walk's abstract environment.
+
+``TypeInference.type_of(expr)`` answers for the scope the walker is in (names bound so far,
+parameters, ``self`` attributes of the enclosing class, imports); results are memoised per node.
+Nothing here records facts or reports: the walker and the call graph do, from these answers.
+``element_type`` and ``binop_type`` are the pure parts (no scope needed).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from tclint.rules import types as T
+from tclint.rules.analysis.common import AnalyzerBase, dtype_of, literal
+from tclint.rules.analysis.submodules import spec_type
+from tclint.rules.facts import ClassFacts
+from tclint.rules.names import canonical, dotted, self_path
+from tclint.rules.types import Ty
+
+if TYPE_CHECKING:
+    from tclint.rules.analysis.api import Scope
+
+
+class TypeInference(AnalyzerBase):
+    """Expression and annotation types (a mixin of ``Analyzer``)."""
+
+    def qualify(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            scope = self.scope
+            # a local variable shadows imports only if it is not an alias itself
+            if node.id in scope.params or (scope.kind == "function" and node.id in scope.env):
+                return None
+            local = scope.local_def(node.id)
+            if local is not None:
+                return None
+            return canonical(scope.aliases.lookup(node.id))
+        if isinstance(node, ast.Attribute):
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                scope = self.scope
+                if base.id in scope.params or (scope.kind == "function" and base.id in scope.env):
+                    return None
+                q = scope.aliases.qualify(node)
+                return canonical(q)
+        return None
+
+    def type_of(self, node: ast.expr) -> Ty:
+        ty = self._types.get(id(node))
+        if ty is None:
+            ty = self._eval_type(node)
+            self._types[id(node)] = ty
+        return ty
+
+    def _name_type(self, name: str) -> Ty:
+        scope = self.scope
+        ty = scope.lookup(name)
+        if ty is not None:
+            return ty
+        s: Scope | None = scope
+        while s is not None:
+            p = s.params.get(name)
+            if p is not None:
+                return p.ty
+            s = s.parent
+        q = canonical(scope.aliases.lookup(name))
+        if q is not None:
+            return Ty(T.FUNC, T.HIGH, None, q)
+        local = scope.local_def(name)
+        if local is not None:
+            return Ty(T.FUNC, T.HIGH, None, "<local>" + local)
+        return T.T_UNKNOWN
+
+    def _self_attr_type(self, path: str) -> Ty:
+        cls = self.ctx.cls
+        if cls is None:
+            return T.T_UNKNOWN
+        head, _, rest = path.partition(".")
+        spec = cls.attrs.get(head)
+        if spec is None:
+            if head == "training":
+                return T.T_BOOL
+            return T.T_UNKNOWN
+        if rest:
+            if spec.kind == "tensor":
+                return self._tensor_attr(rest.split(".")[-1], Ty(T.TENSOR))
+            return T.T_UNKNOWN
+        return spec_type(spec, f"{self._class_ref(cls)}|{head}")
+
+    def _class_ref(self, cls: ClassFacts) -> str:
+        return f"{self.module}.{cls.qualname}" if self.module else cls.qualname
+
+    def _tensor_attr(self, attr: str, base: Ty) -> Ty:
+        if attr == "shape":
+            return Ty(T.SIZE, base.conf)
+        if attr in T.TENSOR_META_ATTRS:
+            return Ty(T.SCALAR, base.conf, "bool" if attr.startswith("is_") or attr == "requires_grad" else "other")
+        return Ty(T.TENSOR, base.conf, base.dtype)
+
+    def _eval_type(self, node: ast.expr) -> Ty:  # noqa: C901 - one dispatch over node kinds
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if v is None:
+                return T.T_NONE
+            if isinstance(v, bool):
+                return T.T_BOOL
+            if isinstance(v, int):
+                return T.T_INT
+            if isinstance(v, float):
+                return T.T_FLOAT
+            if isinstance(v, str):
+                return T.T_STR
+            return Ty(T.SCALAR, T.HIGH, "other")
+        if isinstance(node, ast.Name):
+            return self._name_type(node.id)
+        if isinstance(node, ast.Attribute):
+            sp = self_path(node, self.scope.self_name)
+            if sp is not None:
+                return self._self_attr_type(sp)
+            q = self.qualify(node)
+            if q is not None:
+                if q.startswith("torch.") and q.rsplit(".", 1)[-1] in T.DTYPE_NAMES:
+                    return Ty(T.SCALAR, T.HIGH, "dtype")
+                return Ty(T.FUNC, T.HIGH, None, q)
+            base = self.type_of(node.value)
+            if base.kind == T.TENSOR:
+                return self._tensor_attr(node.attr, base)
+            if base.kind == T.SIZE:
+                return T.T_INT
+            if base.kind == T.MODULE and node.attr in ("weight", "bias"):
+                return Ty(T.TENSOR, T.MEDIUM, "float")
+            if base.kind == T.INSTANCE and node.attr in ("shape",):
+                return T.T_SIZE
+            if node.attr in ("shape",) and base.kind == T.UNKNOWN:
+                return Ty(T.SIZE, T.MEDIUM)
+            if node.attr == "training":
+                return T.T_BOOL
+            return T.T_UNKNOWN
+        if isinstance(node, ast.Call):
+            return self._call_type(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.type_of(node.left), self.type_of(node.right)
+            return binop_type(left, right, node.op)
+        if isinstance(node, ast.Compare):
+            tys = [self.type_of(node.left)] + [self.type_of(c) for c in node.comparators]
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return T.T_BOOL
+            tensors = [t for t in tys if t.kind == T.TENSOR]
+            if tensors:
+                return Ty(T.TENSOR, min(t.conf for t in tensors), "bool")
+            dynamic = [t for t in tys if t.kind == T.SCALAR and t.dtype in T.DATA_DEPENDENT_SCALARS]
+            if dynamic:
+                return dynamic[0]
+            deferred = [t for t in tys if t.kind == T.DEFERRED]
+            if deferred and all(t.kind in (T.DEFERRED, T.SCALAR, T.UNKNOWN) for t in tys):
+                return deferred[0]
+            return T.T_BOOL if all(t.kind in (T.SCALAR, T.SIZE) for t in tys) else T.T_UNKNOWN
+        if isinstance(node, ast.UnaryOp):
+            operand = self.type_of(node.operand)
+            if isinstance(node.op, ast.Not):
+                return T.T_BOOL
+            return operand
+        if isinstance(node, ast.BoolOp):
+            tys = [self.type_of(v) for v in node.values]
+            result = tys[-1]
+            for t in tys[:-1]:
+                result = T.join(result, t)
+            return result
+        if isinstance(node, ast.IfExp):
+            return T.join(self.type_of(node.body), self.type_of(node.orelse))
+        if isinstance(node, ast.Subscript):
+            base = self.type_of(node.value)
+            if base.kind == T.TENSOR:
+                return Ty(T.TENSOR, base.conf, base.dtype)
+            if base.kind == T.SIZE:
+                if isinstance(node.slice, ast.Slice):
+                    return Ty(T.SIZE, base.conf)
+                return Ty(T.SCALAR, base.conf, "int")
+            if base.kind == T.TLIST:
+                if isinstance(node.slice, ast.Slice):
+                    return base
+                return Ty(T.TENSOR, base.conf, base.dtype)
+            if base.kind == T.MODLIST:
+                if isinstance(node.slice, ast.Slice):
+                    return base  # self.layers[: n] is still the container
+                return Ty(T.ELEM, base.conf, None, base.ref)
+            if base.kind == T.DEFERRED:
+                return base
+            if base.kind == T.CONTAINER and base.dtype == "tolist":
+                return Ty(T.SCALAR, base.conf, "number")
+            return T.T_UNKNOWN
+        if isinstance(node, ast.JoinedStr):
+            return T.T_STR
+        if isinstance(node, (ast.List, ast.Tuple)):
+            elts = [self.type_of(e) for e in node.elts if not isinstance(e, ast.Starred)]
+            if elts and all(e.kind == T.TENSOR for e in elts):
+                return Ty(T.TLIST, max(e.conf for e in elts))
+            if isinstance(node, ast.Tuple) and elts and all(e.kind == T.SCALAR and e.dtype == "int" for e in elts):
+                return T.T_SIZE
+            return T.T_OTHER
+        if isinstance(node, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):
+            return T.T_OTHER
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            elt = self.type_of(node.elt)
+            if elt.kind == T.TENSOR:
+                return Ty(T.TLIST, elt.conf, elt.dtype)
+            return T.T_OTHER
+        if isinstance(node, ast.NamedExpr):
+            return self.type_of(node.value)
+        if isinstance(node, ast.Lambda):
+            return Ty(T.FUNC, T.HIGH, None, "<lambda>")
+        if isinstance(node, ast.Await):
+            return self.type_of(node.value)
+        return T.T_UNKNOWN
+
+    def _dtype_kw(self, node: ast.Call) -> str | None:
+        for kw in node.keywords:
+            if kw.arg == "dtype":
+                return dtype_of(kw.value)
+        return None
+
+    def _call_type(self, node: ast.Call) -> Ty:  # noqa: C901
+        func = node.func
+        q = self.qualify(func)
+        if q is not None:
+            if q.startswith("torch."):
+                if q in ("torch.where",) and len(node.args) == 1:
+                    return Ty(T.TLIST, T.HIGH, "int")
+                return T.torch_call_result(q, self._dtype_kw(node))
+            if q in ("builtins.len", "len"):
+                return T.T_INT
+            if q in T.PY_RANDOM_VALUES:
+                return Ty(T.SCALAR, T.HIGH, "random")
+            if q == "logging.getLogger" or q.endswith((".get_logger", "logging.getLogger")) or q == "logging.root":
+                return Ty(T.INSTANCE, T.HIGH, None, "logging.Logger")
+            if q.startswith("math.") and node.args:
+                arg = self.type_of(node.args[0])
+                if arg.kind == T.SCALAR and arg.dtype in T.DATA_DEPENDENT_SCALARS:
+                    return arg
+                return T.T_FLOAT
+            if q.startswith(("numpy.", "np.")):
+                return T.T_OTHER
+            return self._project_call_type(q, node)
+        if isinstance(func, ast.Name):
+            name = func.id
+            local = self.scope.local_def(name)
+            if local is not None:
+                return Ty(T.DEFERRED, T.MEDIUM, None, f"{self.module}.{local}" if self.module else local)
+            ty = self._name_type(name)
+            if ty.kind in (T.MODULE, T.ELEM):
+                return Ty(T.TENSOR, T.MEDIUM if ty.kind == T.ELEM or not (ty.ref or "").startswith("torch.") else T.HIGH)
+            if ty.kind == T.MODLIST:
+                return Ty(T.TENSOR, T.MEDIUM)
+            if ty.kind == T.COMPILED:
+                return Ty(T.TENSOR, T.MEDIUM)
+            if ty.kind == T.INSTANCE:
+                return Ty(T.TENSOR, T.MEDIUM if (ty.ref or "")[:1] != "<" else T.LOW)
+            if name in ("len", "id", "hash", "ord"):
+                return T.T_INT
+            if name == "open":
+                return Ty(T.INSTANCE, T.HIGH, None, "<file>")
+            if name in ("int", "float", "bool", "round") and node.args:
+                arg = self.type_of(node.args[0])
+                if arg.kind == T.TENSOR or (arg.kind == T.SCALAR and arg.dtype in T.DATA_DEPENDENT_SCALARS):
+                    return Ty(T.SCALAR, arg.conf, "item" if arg.kind == T.TENSOR else arg.dtype)
+            if name in ("int", "round"):
+                return T.T_INT
+            if name == "float":
+                return T.T_FLOAT
+            if name in ("bool", "isinstance", "hasattr", "callable", "issubclass", "all", "any"):
+                if name in ("all", "any") and node.args and self.type_of(node.args[0]).kind == T.TENSOR:
+                    return T.T_BOOL
+                return T.T_BOOL
+            if name in ("str", "repr", "format"):
+                return T.T_STR
+            if name in ("list", "tuple", "sorted", "reversed"):
+                if node.args:
+                    inner = self.type_of(node.args[0])
+                    if inner.kind in (T.TLIST, T.TENSOR):
+                        return Ty(T.TLIST, inner.conf, inner.dtype)
+                    if inner.kind == T.SIZE:
+                        return T.T_SIZE
+                return T.T_OTHER
+            if name in ("dict", "set", "zip", "enumerate", "range", "map", "filter", "super", "iter", "vars", "dir"):
+                return T.T_OTHER
+            if name in ("sum", "max", "min", "abs"):
+                tys = [self.type_of(a) for a in node.args]
+                if any(t.kind in (T.TENSOR, T.TLIST) for t in tys):
+                    return Ty(T.TENSOR, max(t.conf for t in tys if t.kind in (T.TENSOR, T.TLIST)))
+                return Ty(T.SCALAR, T.MEDIUM, "number") if tys and all(t.kind == T.SCALAR for t in tys) else T.T_UNKNOWN
+            if name == "getattr":
+                return T.T_UNKNOWN
+            return T.T_UNKNOWN
+        if isinstance(func, ast.Attribute):
+            method = func.attr
+            sp = self_path(func, self.scope.self_name)
+            if sp is not None:
+                head = sp.split(".", 1)[0]
+                owner_ty = self._self_attr_type(head)
+                if "." not in sp:
+                    cls = self.ctx.cls
+                    if cls is not None and owner_ty.kind in (T.MODULE, T.MODLIST, T.COMPILED):
+                        torch_module = owner_ty.kind == T.MODULE and (owner_ty.ref or "").startswith("torch.nn.")
+                        return Ty(T.TENSOR, T.HIGH if torch_module else T.MEDIUM)
+                    if cls is not None and owner_ty.kind == T.FUNC:
+                        return T.T_UNKNOWN
+                    if cls is not None and owner_ty.kind == T.UNKNOWN:
+                        # self.method(...): a method of this class (maybe inherited)
+                        return Ty(T.DEFERRED, T.MEDIUM, None, f"{self._class_ref(cls)}.{method}")
+            receiver = self.type_of(func.value)
+            if receiver.kind == T.TENSOR:
+                return T.tensor_method_result(method, receiver, self._method_dtype(node))
+            if receiver.kind in (T.MODULE, T.ELEM, T.COMPILED) and method in ("forward", "__call__"):
+                return Ty(T.TENSOR, T.MEDIUM)
+            if receiver.kind == T.TLIST and method in ("index",):
+                return T.T_INT
+            if receiver.kind == T.SIZE and method in ("numel",):
+                return T.T_INT
+            if receiver.kind == T.UNKNOWN and method in T.TENSORISH_METHODS:
+                if self._looks_like_python_container(func.value):
+                    return T.T_UNKNOWN
+                return T.tensor_method_result(method, Ty(T.TENSOR, T.MEDIUM), self._method_dtype(node))
+            if receiver.kind == T.CONTAINER and receiver.dtype == "tolist":
+                return T.T_UNKNOWN
+            return T.T_UNKNOWN
+        return T.T_UNKNOWN
+
+    def _looks_like_python_container(self, node: ast.expr) -> bool:
+        ty = self.type_of(node)
+        return ty.kind in (T.CONTAINER, T.SCALAR, T.SIZE)
+
+    def _method_dtype(self, node: ast.Call) -> str | None:
+        kw = self._dtype_kw(node)
+        if kw is not None:
+            return kw
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type") and node.args:
+            return dtype_of(node.args[0])
+        return None
+
+    def _project_call_type(self, q: str, node: ast.Call) -> Ty:
+        head, _, last = q.rpartition(".")
+        if head and head.rsplit(".", 1)[-1][:1].isupper() and (last.startswith(("from_", "_from_")) or last in ("build", "create")):
+            return Ty(T.INSTANCE, T.HIGH, None, head)  # Model.from_config(cfg): an instance of Model
+        if last[:1].isupper():
+            # Constructing a class: a project module, an external model class, a dataclass...
+            return Ty(T.INSTANCE, T.HIGH, None, q)
+        return Ty(T.DEFERRED, T.MEDIUM, None, q)
+
+
+    def _iter_element(self, iter_node: ast.expr, it: Ty) -> Ty:
+        """What a `for` loop variable holds; `instance.layers` may be a module container."""
+        if isinstance(iter_node, ast.Attribute) and it.kind == T.UNKNOWN:
+            owner = self.type_of(iter_node.value)
+            if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
+                return Ty(T.ELEM, T.MEDIUM, None, f"{owner.ref}|{iter_node.attr}")
+        return element_type(it, iter_node)
+
+    def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901
+        if ann is None:
+            return T.T_UNKNOWN, None
+        text = self.segment(ann)
+        node = ann
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return T.T_UNKNOWN, text
+        # Optional[X], X | None, Union[X, None]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            left, _ = self._annotation_type(node.left)
+            right, _ = self._annotation_type(node.right)
+            if left.kind == T.TENSOR or right.kind == T.TENSOR:
+                return T.T_TENSOR, text
+            return (left if left.kind != T.SCALAR or left.dtype != "none" else right), text
+        if isinstance(node, ast.Subscript):
+            base_q = self.qualify(node.value) or dotted(node.value) or ""
+            base_last = base_q.rsplit(".", 1)[-1]
+            if base_last in ("Optional", "Union"):
+                inner = node.slice
+                elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+                tys = [self._annotation_type(e)[0] for e in elts]
+                for t in tys:
+                    if t.kind == T.TENSOR:
+                        return t, text
+                non_none = [t for t in tys if not (t.kind == T.SCALAR and t.dtype == "none")]
+                return (non_none[0] if len(non_none) == 1 else T.T_UNKNOWN), text
+            if base_last in T.JAXTYPING_DTYPES:
+                return Ty(T.TENSOR, T.HIGH, T.JAXTYPING_DTYPES[base_last]), text
+            if base_last in ("TensorType",):
+                return T.T_TENSOR, text
+            if base_last in ("List", "list", "Tuple", "tuple", "Sequence", "Iterable"):
+                inner = node.slice
+                first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+                t, _ = self._annotation_type(first)
+                if t.kind == T.TENSOR:
+                    return Ty(T.TLIST, T.HIGH, t.dtype), text
+                return T.T_OTHER, text
+            if base_last in ("Literal",):
+                inner = node.slice
+                first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+                v = literal(first)
+                if isinstance(v, str):
+                    return T.T_STR, text
+                if isinstance(v, bool):
+                    return T.T_BOOL, text
+                if isinstance(v, int):
+                    return T.T_INT, text
+                return T.T_UNKNOWN, text
+            if base_last in ("Dict", "dict", "Mapping", "Set", "set"):
+                return T.T_OTHER, text
+            return T.T_UNKNOWN, text
+        if isinstance(node, ast.Constant) and node.value is None:
+            return T.T_NONE, text
+        q = self.qualify(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        name = q or (dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None) or ""
+        if name in T.TENSOR_ANNOTATIONS or name.endswith(".Tensor") or name == "Tensor":
+            return T.T_TENSOR, text
+        builtin = {"int": T.T_INT, "float": T.T_FLOAT, "bool": T.T_BOOL, "str": T.T_STR, "bytes": T.T_STR}
+        if name in builtin:
+            return builtin[name], text
+        if name in ("torch.nn.Module",):
+            return Ty(T.MODULE, T.HIGH, None, "torch.nn.Module"), text
+        if name in ("torch.Size",):
+            return T.T_SIZE, text
+        if name in ("torch.dtype", "torch.device"):
+            return Ty(T.SCALAR, T.HIGH, "dtype"), text
+        if q is not None and q[:1] and q.rsplit(".", 1)[-1][:1].isupper():
+            return Ty(T.INSTANCE, T.HIGH, None, q), text
+        return T.T_UNKNOWN, text
+
+
+def element_type(it: Ty, iter_node: ast.expr) -> Ty:
+    if it.kind == T.TLIST:
+        return Ty(T.TENSOR, it.conf, it.dtype)
+    if it.kind == T.MODLIST:
+        return Ty(T.ELEM, it.conf, None, it.ref)
+    if it.kind == T.TENSOR:
+        return Ty(T.TENSOR, it.conf, it.dtype)
+    if it.kind == T.SIZE:
+        return T.T_INT
+    if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name):
+        if iter_node.func.id == "range":
+            return T.T_INT
+    return T.T_UNKNOWN
+
+
+def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
+    tensors = [t for t in (left, right) if t.kind == T.TENSOR]
+    if tensors:
+        conf = min(t.conf for t in tensors)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(t.dtype == "bool" for t in tensors):
+            return Ty(T.TENSOR, conf, "bool")
+        dtypes = {t.dtype for t in tensors}
+        if isinstance(op, ast.Div) or "float" in dtypes or (left.kind == T.SCALAR and left.dtype == "float") or (right.kind == T.SCALAR and right.dtype == "float"):
+            return Ty(T.TENSOR, conf, "float")
+        return Ty(T.TENSOR, conf, tensors[0].dtype)
+    if T.DEFERRED in (left.kind, right.kind):
+        d = left if left.kind == T.DEFERRED else right
+        other = right if d is left else left
+        if other.kind in (T.SCALAR, T.UNKNOWN, T.DEFERRED, T.SIZE):
+            return d
+    for t in (left, right):
+        if t.kind == T.SCALAR and t.dtype in T.DATA_DEPENDENT_SCALARS:
+            return t
+    if left.kind == T.SCALAR and right.kind == T.SCALAR:
+        if "str" in (left.dtype, right.dtype):
+            return T.T_STR
+        if isinstance(op, ast.Div) or "float" in (left.dtype, right.dtype):
+            return T.T_FLOAT
+        if left.dtype == right.dtype == "int" or {left.dtype, right.dtype} <= {"int", "bool"}:
+            return T.T_INT
+        return Ty(T.SCALAR, T.MEDIUM, "number")
+    if left.kind == T.SIZE or right.kind == T.SIZE:
+        if isinstance(op, ast.Add) and left.kind == right.kind == T.SIZE:
+            return T.T_SIZE
+        return T.T_INT
+    if isinstance(op, ast.MatMult) and (left.kind == T.UNKNOWN or right.kind == T.UNKNOWN):
+        return Ty(T.TENSOR, T.MEDIUM)
+    return T.T_UNKNOWN
+

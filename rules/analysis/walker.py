@@ -1,0 +1,808 @@
+"""The statement walker: one pass over a file in statement order.
+
+``Walker.stmt`` and ``Walker.expr`` visit every node once (expressions iteratively, post-order),
+keep each scope's abstract environment up to date (assignments, loops, ``if`` joins, function and
+class definitions, parameters and their uses), dispatch the rules' ``visit_*`` hooks, and hand
+calls to the call graph.  It also tracks what only runs in eager mode (``if is_compiling():
+return``, ``torch.jit.is_scripting()`` branches), cold paths, enclosing tests and user context
+managers, which ``Analyzer.add_candidate`` stamps on every candidate.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from tclint.rules import types as T
+from tclint.rules.analysis.api import Condition, Scope
+from tclint.rules.analysis.common import (
+    COLD_NAME,
+    COMPILE_FUNCS,
+    COMPILING_NAME,
+    COMPILING_PREDICATES,
+    NON_TENSOR_PARAM,
+    NOT_TRACED_PREDICATES,
+    UNEVALUABLE,
+    AnalyzerBase,
+    is_external,
+    is_library,
+    literal,
+    node_loc,
+)
+from tclint.rules.analysis.submodules import spec_from_type
+from tclint.rules.analysis.types_infer import binop_type, element_type
+from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param
+from tclint.rules.names import AliasTable, dotted, self_path
+from tclint.rules.types import Ty
+
+
+class Walker(AnalyzerBase):
+    """Statements, expressions, scopes and definitions (a mixin of ``Analyzer``)."""
+
+    def _dispatch(self, node: ast.AST) -> None:
+        visitors = self.ruleset.visitors.get(type(node))
+        if visitors:
+            for visit in visitors:
+                visit(node, self.ctx)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: ast.expr | None) -> Ty:
+        """Walk an expression: types for its sub-expressions, rules for every node, facts for calls."""
+        if node is None:
+            return T.T_UNKNOWN
+        stack: list[tuple[ast.AST, bool]] = [(node, False)]
+        # Iterative post-order walk: deeply nested expressions (fuzzed or generated code) must not
+        # exhaust the interpreter's recursion limit.
+        while stack:
+            current, visited = stack.pop()
+            if visited:
+                self._finish_expr(current)
+                continue
+            if isinstance(current, ast.Lambda):
+                self._lambda(current)
+                continue
+            if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                self._comprehension(current)
+                continue
+            stack.append((current, True))
+            children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
+            for child in reversed(children):
+                stack.append((child, False))
+            for kw in getattr(current, "keywords", ()) or ():
+                if isinstance(kw, ast.keyword):
+                    stack.append((kw.value, False))
+        return self.type_of(node)
+
+    def _finish_expr(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Call):
+            self._call(node)
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            func = self.scope.func
+            if func is not None and self.scope.comp_depth == 0:
+                func.is_generator = True
+        if isinstance(node, ast.expr):
+            self.type_of(node)
+        self._dispatch(node)
+        if isinstance(node, ast.Subscript):
+            self._note_param_use_subscript(node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            p = self.scope.params.get(node.id)
+            if p is not None and "load" not in p.uses:
+                p.uses = (*p.uses, "load")
+
+    def _lambda(self, node: ast.Lambda) -> None:
+        # Lambdas are inlined where they are used; walk the body in a child scope.
+        scope = self._push_function_scope(None, node.args, is_method=False)
+        try:
+            self.expr(node.body)
+        finally:
+            self._pop_scope(scope)
+        self._types[id(node)] = Ty(T.FUNC, T.HIGH, None, "<lambda>")
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        scope = self.scope
+        saved = dict(scope.env)
+        scope.comp_depth += 1
+        try:
+            for gen in node.generators:
+                it = self.expr(gen.iter)
+                self._bind_target(gen.target, element_type(it, gen.iter))
+                for cond in gen.ifs:
+                    scope.in_test += 1
+                    try:
+                        self.expr(cond)
+                    finally:
+                        scope.in_test -= 1
+                    self._dispatch_condition(cond)
+            if isinstance(node, ast.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
+        finally:
+            scope.comp_depth -= 1
+        result = self._eval_type(node)
+        scope.env = saved
+        self._types[id(node)] = result
+        self._dispatch(node)
+
+    # ------------------------------------------------------------------ parameters
+    def _note_param_use(self, node: ast.expr, use: str) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                p = self.scope.params.get(sub.id)
+                if p is not None and use not in p.uses:
+                    p.uses = (*p.uses, use)
+
+    def _note_param_use_subscript(self, node: ast.Subscript) -> None:
+        """`self.table[i]` / `self.layers[i]` with an int parameter `i`: specialised by value."""
+        index = node.slice
+        if not isinstance(index, ast.Name):
+            return
+        p = self.scope.params.get(index.id)
+        if p is None:
+            return
+        base = self.type_of(node.value)
+        if base.kind in (T.TENSOR, T.SIZE):
+            return
+        int_param = p.ty.kind == T.SCALAR and p.ty.dtype == "int"
+        str_param = p.ty.kind == T.SCALAR and p.ty.dtype == "str"
+        if base.kind in (T.CONTAINER, T.MODLIST, T.TLIST) or int_param or str_param:
+            use = "key" if str_param else "index"
+            if use not in p.uses:
+                p.uses = (*p.uses, use)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, node: ast.stmt) -> bool:  # noqa: C901
+        """Walk one statement.  Returns True when it always leaves the block (return/raise/...)."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(node)
+            return False
+        if isinstance(node, ast.ClassDef):
+            self._class(node)
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if self.scope.kind != "module":
+                self.scope.aliases.add_import(node, self.module, self.is_package)
+            else:
+                self.module_aliases.add_import(node, self.module, self.is_package)
+            self._dispatch(node)
+            return False
+        if isinstance(node, ast.Assign):
+            self._assign(node)
+            return False
+        if isinstance(node, ast.AnnAssign):
+            self._ann_assign(node)
+            return False
+        if isinstance(node, ast.AugAssign):
+            self._aug_assign(node)
+            return False
+        if isinstance(node, ast.Expr):
+            self.expr(node.value)
+            self._dispatch(node)
+            return False
+        if isinstance(node, ast.If):
+            return self._if(node)
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            self._for(node)
+            return False
+        if isinstance(node, ast.While):
+            self._while(node)
+            return False
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            user_ctx = False
+            for item in node.items:
+                ty = self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars, ty if ty.kind in (T.TENSOR, T.INSTANCE) else T.T_UNKNOWN)
+                user_ctx = user_ctx or self._is_user_context(item.context_expr)
+            self._dispatch(node)
+            if user_ctx:
+                self.scope.user_ctx.append(node.lineno)
+            try:
+                return self.block(node.body)
+            finally:
+                if user_ctx:
+                    self.scope.user_ctx.pop()
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self._dispatch(node)
+            exits = self.block(node.body)
+            handlers_exit = True
+            for handler in node.handlers:
+                if handler.type is not None:
+                    self.expr(handler.type)
+                if handler.name:
+                    self.scope.env[handler.name] = T.T_UNKNOWN
+                handlers_exit = self.block(handler.body) and handlers_exit
+            if node.orelse:
+                exits = self.block(node.orelse)
+            if node.finalbody:
+                if self.block(node.finalbody):
+                    return True
+            return exits and handlers_exit and bool(node.handlers)
+        if isinstance(node, ast.Return):
+            ty = self.expr(node.value) if node.value is not None else T.T_NONE
+            scope = self.scope
+            if scope.func is not None and not scope.eager_only:
+                scope.returns = ty if scope.returns is None else T.join(scope.returns, ty)
+                self._check_wrapper_return(node)
+            self._dispatch(node)
+            return True
+        if isinstance(node, ast.Raise):
+            self.expr(node.exc)
+            self.expr(node.cause)
+            self._dispatch(node)
+            return True
+        if isinstance(node, ast.Assert):
+            self.expr(node.test)
+            self.expr(node.msg)
+            self._dispatch(node)
+            return False
+        if isinstance(node, ast.Global):
+            self.scope.globals.update(node.names)
+            return False
+        if isinstance(node, ast.Nonlocal):
+            self.scope.nonlocals.update(node.names)
+            return False
+        if isinstance(node, ast.Delete):
+            for t in node.targets:
+                self.expr(t)
+            self._dispatch(node)
+            return False
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, ast.Match):
+            self.expr(node.subject)
+            for case in node.cases:
+                if case.guard is not None:
+                    self.expr(case.guard)
+                self.block(case.body)
+            return False
+        self._dispatch(node)
+        return False
+
+    def block(self, body: list[ast.stmt]) -> bool:
+        self._alone.append(len(body) == 1)
+        try:
+            return self._block(body)
+        finally:
+            self._alone.pop()
+
+    def _block(self, body: list[ast.stmt]) -> bool:
+        scope = self.scope
+        for i, stmt in enumerate(body):
+            if self.stmt(stmt):
+                # Code after return/raise is unreachable; do not walk it.
+                return True
+            if self._compile_exit(stmt):
+                # `if is_compiling(): return ...` : the rest of the block runs only in eager.
+                scope.eager_only += 1
+                try:
+                    self.block(body[i + 1 :])
+                finally:
+                    scope.eager_only -= 1
+                return False
+        return False
+
+    def _is_user_context(self, expr: ast.expr) -> bool:
+        """A context manager written in this project (class or @contextmanager function): a
+        graph break inside its body makes Dynamo give up on the whole function (measured)."""
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        q = self.qualify(target)
+        if q is not None:
+            return not q.startswith("torch.") and not is_library(q)
+        ty = self.type_of(expr)
+        if ty.kind in (T.INSTANCE,) and ty.ref and not ty.ref.startswith("torch.") and not is_library(ty.ref):
+            return True
+        return False
+
+    def _compile_exit(self, stmt: ast.stmt) -> bool:
+        if not isinstance(stmt, ast.If) or stmt.orelse:
+            return False
+        if self._compiling_condition(stmt.test) != "compiling":
+            return False
+        last = stmt.body[-1] if stmt.body else None
+        return isinstance(last, (ast.Return, ast.Raise))
+
+    def _compiling_condition(self, test: ast.expr) -> str | None:
+        """'compiling' when the test is true exactly under torch.compile, 'eager' when false."""
+        negate = False
+        node = test
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            negate = not negate
+            node = node.operand
+        if isinstance(node, ast.Call):
+            q = self.qualify(node.func)
+            name = q.rsplit(".", 1)[-1] if q else (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", ""))
+            if q in COMPILING_PREDICATES or (name and COMPILING_NAME.search(name)) or (q and q in self.extra_predicates) or name in self.extra_predicates:
+                return "eager" if negate else "compiling"
+            if q in NOT_TRACED_PREDICATES:
+                # torch.jit.is_scripting() is False under Dynamo: its true branch is not traced.
+                return "compiling" if negate else "eager"
+            if (q is not None and not q.startswith("torch.") and not is_external(q)
+                    and (name or "").startswith(("is_", "_is_"))):
+                # a project predicate such as transformers' is_tracing(): decided across files
+                return ("maybe-eager:" if negate else "maybe-compiling:") + q
+        if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
+            return "compiling" if negate else "eager"
+        if isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING":
+            return "compiling" if negate else "eager"
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and not negate:
+            # `if is_compiling() and x:` is never true in eager, so it is at least compile-only;
+            # `if not is_compiling() and x:` is never true under compile.
+            for value in node.values:
+                which = self._compiling_condition(value)
+                if which == "eager" or (which or "").startswith("maybe-eager:"):
+                    return which
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and negate:
+            for value in node.values:
+                if self._compiling_condition(value) == "compiling":
+                    return "eager"
+        return None
+
+    def _if(self, node: ast.If) -> bool:
+        """An `if` with its `elif` chain, walked iteratively (generated dispatchers can have
+        thousands of branches; recursing per `elif` would hit the recursion limit)."""
+        scope = self.scope
+        chain = [node]
+        while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+            chain.append(chain[-1].orelse[0])
+        final_else = chain[-1].orelse
+        before = dict(scope.env)
+        outcomes: list[tuple[dict[str, Ty], bool]] = []
+        dead = 0  # a previous test is true under compile: the rest is eager-only
+        negations: list[str] = []
+        maybe_else: list[str] = []  # project predicates that may make the rest eager-only
+        for link in chain:
+            which = self._compiling_condition(link.test)
+            maybe_ref = None
+            if which is not None and which.startswith("maybe-"):
+                # `if is_tracing(): ... else: <maybe dead>`: the else side (or, negated, the body)
+                # is dropped if the project pass finds the callee is an is_compiling() predicate
+                kind, _, maybe_ref = which.partition(":")
+                which = None
+                maybe_dead_body = kind == "maybe-eager"
+            scope.env = dict(before)
+            scope.eager_only += dead
+            try:
+                scope.in_test += 1
+                try:
+                    self.expr(link.test)
+                finally:
+                    scope.in_test -= 1
+                self._note_param_use(link.test, "cond")
+                self._dispatch_condition(link.test)
+                self._dispatch(link)
+                cold = self._cold_reason(link.test)
+                test_text = self._short(link.test)
+                pushed = [*negations, test_text]
+                scope.tests.extend(pushed)
+                if which == "eager":
+                    scope.eager_only += 1
+                if cold:
+                    scope.cold.append(cold)
+                if maybe_ref is not None and maybe_dead_body:
+                    scope.unless.append(maybe_ref)
+                try:
+                    body_exit = self.block(link.body)
+                finally:
+                    del scope.tests[len(scope.tests) - len(pushed):]
+                    if which == "eager":
+                        scope.eager_only -= 1
+                    if cold:
+                        scope.cold.pop()
+                    if maybe_ref is not None and maybe_dead_body:
+                        scope.unless.pop()
+            finally:
+                scope.eager_only -= dead
+            outcomes.append((scope.env, body_exit))
+            negations.append(f"not ({test_text})")
+            if which == "compiling":
+                dead = 1
+            if maybe_ref is not None and not maybe_dead_body:
+                maybe_else.append(maybe_ref)
+        scope.env = dict(before)
+        scope.eager_only += dead
+        scope.tests.extend(negations)
+        scope.unless.extend(maybe_else)
+        try:
+            else_exit = self.block(final_else) if final_else else False
+        finally:
+            del scope.tests[len(scope.tests) - len(negations):]
+            del scope.unless[len(scope.unless) - len(maybe_else):]
+            scope.eager_only -= dead
+        outcomes.append((scope.env, else_exit))
+        live = [env for env, exits in outcomes if not exits]
+        if not live:
+            scope.env = outcomes[-1][0]
+            return True
+        merged = dict(live[0])
+        for env in live[1:]:
+            for name, ty in env.items():
+                merged[name] = T.join(ty, merged[name]) if name in merged else ty
+        scope.env = merged
+        return False
+
+    def _dispatch_condition(self, test: ast.expr) -> None:
+        """Conditions get a second dispatch so control-flow rules need not re-walk statements."""
+        visitors = self.ruleset.visitors.get(Condition)
+        if visitors:
+            wrapper = Condition(test)
+            for visit in visitors:
+                visit(wrapper, self.ctx)
+
+    def _cold_reason(self, test: ast.expr) -> str | None:
+        """Why a branch is rarely taken: `if step % 100 == 0`, `if self.debug:`, ..."""
+        for sub in ast.walk(test):
+            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mod):
+                right = literal(sub.right)
+                if isinstance(right, int) and right >= 10:
+                    return f"cold path: guarded by `{self._short(test)}`"
+                if isinstance(sub.right, (ast.Name, ast.Attribute)):
+                    name = dotted(sub.right) or ""
+                    if re.search(r"every|interval|freq|steps|period", name, re.I):
+                        return f"cold path: guarded by `{self._short(test)}`"
+            if isinstance(sub, ast.Name) and COLD_NAME.search(sub.id):
+                return f"cold path: guarded by `{self._short(test)}`"
+            if isinstance(sub, ast.Attribute) and (COLD_NAME.search(sub.attr) or sub.attr == "isEnabledFor"):
+                return f"cold path: guarded by `{self._short(test)}`"
+        return None
+
+    def _for(self, node: ast.For | ast.AsyncFor) -> None:
+        scope = self.scope
+        it = self.expr(node.iter)
+        iter_node = node.iter
+        target = node.target
+        if (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "enumerate"
+                and iter_node.args and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            inner = iter_node.args[0]
+            self._bind_target(target.elts[0], T.T_INT)
+            self._bind_target(target.elts[1], self._iter_element(inner, self.type_of(inner)))
+        else:
+            self._bind_target(target, self._iter_element(iter_node, it))
+        # loop counters: `for i in range(...)`, `for step, batch in enumerate(...)`
+        if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name):
+            fname = node.iter.func.id
+            if fname == "range" and isinstance(node.target, ast.Name):
+                scope.counters.add(node.target.id)
+            elif fname == "enumerate" and isinstance(node.target, ast.Tuple) and node.target.elts:
+                first = node.target.elts[0]
+                if isinstance(first, ast.Name):
+                    scope.counters.add(first.id)
+        self._dispatch(node)
+        scope.loops.append(node.lineno)
+        try:
+            self.block(node.body)
+        finally:
+            scope.loops.pop()
+        self.block(node.orelse)
+
+    def _while(self, node: ast.While) -> None:
+        scope = self.scope
+        scope.in_test += 1
+        try:
+            self.expr(node.test)
+        finally:
+            scope.in_test -= 1
+        self._note_param_use(node.test, "cond")
+        self._dispatch_condition(node.test)
+        self._dispatch(node)
+        scope.loops.append(node.lineno)
+        try:
+            self.block(node.body)
+        finally:
+            scope.loops.pop()
+        self.block(node.orelse)
+
+    # ------------------------------------------------------------------ assignments
+    def _assign(self, node: ast.Assign) -> None:
+        ty = self.expr(node.value)
+        for target in node.targets:
+            self._assign_target(target, node.value, ty, node)
+        self._dispatch(node)
+
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
+        ty = self.expr(node.value) if node.value is not None else self._annotation_type(node.annotation)[0]
+        if node.value is not None:
+            ann_ty = self._annotation_type(node.annotation)[0]
+            if ann_ty.kind != T.UNKNOWN and ty.kind == T.UNKNOWN:
+                ty = ann_ty
+        if self.scope.kind == "class":
+            if isinstance(node.target, ast.Name) and self.scope.cls is not None:
+                spec = spec_from_type(ty, node.value, self)
+                if spec is not None:
+                    self.scope.cls.attrs.setdefault(node.target.id, spec)
+            self._dispatch(node)
+            return
+        if node.value is not None:
+            self._assign_target(node.target, node.value, ty, node)
+        elif isinstance(node.target, ast.Name):
+            self.scope.env[node.target.id] = ty
+        self._dispatch(node)
+
+    def _aug_assign(self, node: ast.AugAssign) -> None:
+        self.expr(node.target) if not isinstance(node.target, ast.Name) else None
+        value_ty = self.expr(node.value)
+        scope = self.scope
+        if isinstance(node.target, ast.Name):
+            name = node.target.id
+            old = self._name_type(name)
+            new = binop_type(old, value_ty, node.op)
+            if name in scope.globals:
+                if scope.func is not None:
+                    scope.func.global_writes.append((name, "aug", node_loc(node, self.index)))
+            elif scope.kind == "function":
+                if old.kind == T.SCALAR and old.dtype == "int" or old.kind == T.UNKNOWN:
+                    scope.counters.add(name)
+                scope.env[name] = new
+            else:
+                scope.env[name] = new
+        elif isinstance(node.target, ast.Attribute):
+            sp = self_path(node.target, scope.self_name)
+            if sp is not None and scope.func is not None:
+                scope.func.attr_writes.append((sp, "aug", node_loc(node, self.index)))
+        self._dispatch(node)
+
+    def _assign_target(self, target: ast.expr, value: ast.expr, ty: Ty, stmt: ast.stmt) -> None:  # noqa: C901
+        scope = self.scope
+        if isinstance(target, ast.Name):
+            name = target.id
+            if scope.kind == "function" and isinstance(value, (ast.BoolOp, ast.Call)):
+                direct, refs = self._predicate_parts(value)
+                if direct or refs:
+                    scope.pred_names[name] = (direct, refs)
+            # compile / disable applied by assignment: `f = torch.compile(f)`; `g = disable(g)`
+            if scope.kind == "class":
+                cls = scope.cls
+                if cls is not None:
+                    spec = spec_from_type(ty, value, self)
+                    if spec is not None:
+                        cls.attrs.setdefault(name, spec)
+                return
+            if isinstance(value, ast.Call):
+                q = self.qualify(value.func)
+                if q == "functools.partial" and value.args and self.qualify(value.args[0]) in COMPILE_FUNCS:
+                    key = f"{self.module}.{name}" if scope.kind == "module" and self.module else name
+                    opts = self._compile_options(value)
+                    self.facts.compile_functions[key] = opts
+                    self.facts.compile_functions[name] = opts
+                    if scope.kind == "module":
+                        self.module_aliases.bind(name, key)
+                    return
+            if name in scope.globals and scope.func is not None:
+                scope.func.global_writes.append((name, "assign", node_loc(stmt, self.index)))
+            scope.env[name] = ty
+            if scope.kind == "module":
+                if ty.kind == T.SCALAR and ty.dtype == "int" or isinstance(value, (ast.List, ast.Dict)) and not getattr(value, "elts", getattr(value, "keys", [1])):
+                    self.facts.int_globals[name] = node_loc(stmt, self.index)
+                if name in self.module_aliases.names and ty.kind != T.COMPILED:
+                    # re-binding a module-level def name (e.g. `fn = torch.compiler.disable(fn)`)
+                    pass
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elt_ty = element_type(ty, value)
+            for i, elt in enumerate(target.elts):
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                    self._assign_target(elt, value.elts[i], self.type_of(value.elts[i]), stmt)
+                else:
+                    self._bind_target(elt, elt_ty)
+            return
+        if isinstance(target, ast.Attribute):
+            self.expr(target.value)
+            q = self.qualify(target)
+            if q is not None and q.startswith("torch._dynamo.config.") and q.count(".") == 3:
+                self.facts.dynamo_config[q.rsplit(".", 1)[1]] = (self._config_value(value), node_loc(stmt, self.index))
+            sp = self_path(target, scope.self_name)
+            if sp is not None:
+                cls = self.ctx.cls
+                if scope.func is not None:
+                    scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
+                if cls is not None and "." not in sp:
+                    spec = spec_from_type(ty, value, self)
+                    if spec is not None:
+                        existing = cls.attrs.get(sp)
+                        if existing is not None and existing.kind in ("instance", "torch") and spec.kind in ("instance", "torch"):
+                            # `if cfg.x: self.enc = A(cfg) else: self.enc = B(cfg)`: either class
+                            existing.refs = tuple(dict.fromkeys([*existing.refs, *spec.refs]))
+                            if spec.kind == "instance":
+                                existing.kind = "instance"
+                        elif existing is None or existing.kind in ("other",) or (scope.func and scope.func.name == "__init__" and existing.kind in ("int", "float", "bool", "str")):
+                            cls.attrs[sp] = spec
+                        if spec.kind == "compiled":
+                            pass
+            return
+        if isinstance(target, ast.Subscript):
+            self.expr(target.value)
+            self.expr(target.slice)
+            return
+        if isinstance(target, ast.Starred):
+            self._bind_target(target.value, T.T_OTHER)
+
+    def _config_value(self, value: ast.expr) -> Any:
+        """A literal, or for sets/lists of functions (`{print}`) their dotted names."""
+        lit = literal(value)
+        if lit is not UNEVALUABLE:
+            return lit
+        if isinstance(value, (ast.Set, ast.List, ast.Tuple)):
+            names = [self.qualify(e) or dotted(e) for e in value.elts]
+            if all(names):
+                return tuple(names)
+        return "<expr>"
+
+    def _config_call(self, node: ast.Call) -> None:
+        """`torch._dynamo.config.reorderable_logging_functions.add(print)` and `.update({...})`."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("add", "update", "append", "extend"):
+            return
+        q = self.qualify(func.value)
+        if q is None or not q.startswith("torch._dynamo.config.") or q.count(".") != 3 or not node.args:
+            return
+        key = q.rsplit(".", 1)[1]
+        arg = node.args[0]
+        added = (self.qualify(arg) or dotted(arg),) if func.attr in ("add", "append") else self._config_value(arg)
+        if not isinstance(added, tuple) or not all(added):
+            added = ("<expr>",)
+        old = self.facts.dynamo_config.get(key)
+        previous = old[0] if old is not None and isinstance(old[0], tuple) else ()
+        self.facts.dynamo_config[key] = ((*previous, *added), node_loc(node, self.index))
+
+    def _bind_target(self, target: ast.expr, ty: Ty) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.env[target.id] = ty
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                inner = ty if ty.kind in (T.TENSOR, T.UNKNOWN) else T.T_UNKNOWN
+                if ty.kind == T.TLIST:
+                    inner = Ty(T.TENSOR, ty.conf, ty.dtype)
+                self._bind_target(elt, inner)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, T.T_OTHER)
+
+    def _predicate_parts(self, value: ast.expr) -> tuple[bool, tuple[str, ...]]:
+        """(calls a compiling predicate, project functions it may delegate to) for `a() or b()`."""
+        parts = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        direct = False
+        refs: list[str] = []
+        for part in parts:
+            if isinstance(part, ast.Call):
+                pq = self.qualify(part.func)
+                name = pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
+                if pq in COMPILING_PREDICATES or COMPILING_NAME.search(name or ""):
+                    direct = True
+                elif pq is not None and not pq.startswith("torch.") and not is_external(pq):
+                    refs.append(pq)
+        return direct, tuple(refs)
+
+    # ------------------------------------------------------------------ definitions
+    def _push_function_scope(self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool) -> Scope:
+        parent = self.scope
+        scope = Scope("function", AliasTable(parent.aliases), parent)
+        scope.func = facts
+        scope.qualname = facts.qualname if facts is not None else parent.qualname
+        if facts is None:
+            # a lambda: shares the enclosing function's facts (its candidates belong there)
+            scope.func = parent.func
+            scope.loops = list(parent.loops)
+            scope.cold = list(parent.cold)
+            scope.eager_only = parent.eager_only
+            scope.self_name = parent.self_name
+            scope.counters = set(parent.counters)
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params: list[Param] = []
+        is_forward = facts is not None and facts.name == "forward" and is_method
+        for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+            if i == 0 and is_method:
+                scope.self_name = arg.arg
+                if facts is not None:
+                    facts.self_name = arg.arg
+                continue
+            params.append(self._param(arg, default, "pos", is_forward))
+        if args.vararg is not None:
+            params.append(Param(args.vararg.arg, T.T_OTHER, None, None, "varargs"))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            params.append(self._param(arg, default, "kwonly", is_forward))
+        if args.kwarg is not None:
+            params.append(Param(args.kwarg.arg, T.T_OTHER, None, None, "varkw"))
+        for p in params:
+            scope.params[p.name] = p
+        if facts is not None:
+            facts.params = params
+        self.scope = scope
+        return scope
+
+    def _param(self, arg: ast.arg, default: ast.expr | None, kind: str, is_forward: bool) -> Param:
+        ty, ann_text = self._annotation_type(arg.annotation)
+        default_repr = None
+        if default is not None:
+            value = literal(default)
+            default_repr = "<expr>" if value is UNEVALUABLE else repr(value)
+            if ty.kind == T.UNKNOWN and value is not UNEVALUABLE and value is not None:
+                ty = {bool: T.T_BOOL, int: T.T_INT, float: T.T_FLOAT, str: T.T_STR}.get(type(value), T.T_OTHER)
+        if ty.kind == T.UNKNOWN and is_forward and (default is None or default_repr == "None") and not NON_TENSOR_PARAM.search(arg.arg):
+            # forward(self, x): its arguments are tensors far more often than not (flags such as
+            # `use_cache=None`, caches and configs excepted, by name).
+            ty = Ty(T.TENSOR, T.MEDIUM)
+        return Param(arg.arg, ty, ann_text, default_repr, kind, loc=node_loc(arg, self.index))
+
+    def _pop_scope(self, scope: Scope) -> None:
+        assert self.scope is scope
+        self.scope = scope.parent if scope.parent is not None else self.module_scope
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:  # noqa: C901
+        parent = self.scope
+        in_class = parent.kind == "class"
+        prefix = parent.qualname + "." if parent.qualname else ""
+        if parent.kind == "function":
+            prefix = parent.qualname + ".<locals>."
+        qualname = f"{prefix}{node.name}"
+        loc = node_loc(node, self.index)
+        name_line = node.lineno
+        name_col = self.index.line(name_line).find(node.name, self.index.char_col(name_line, node.col_offset))
+        name_loc = Loc(name_line, max(name_col, 0), name_line, max(name_col, 0) + len(node.name))
+        facts = FunctionFacts(
+            qualname=qualname,
+            name=node.name,
+            loc=loc,
+            name_loc=name_loc,
+            cls=parent.qualname if in_class else None,
+            is_async=isinstance(node, ast.AsyncFunctionDef),
+        )
+        # `# tclint: compiled` on the def line, a decorator line, or the line just above them.
+        head_lines = {node.lineno} | {d.lineno for d in node.decorator_list}
+        facts.compile_marker = bool(self.marker_lines & (head_lines | {min(head_lines) - 1}))
+        self.facts.functions[qualname] = facts
+        if in_class and parent.cls is not None:
+            parent.cls.methods[node.name] = qualname
+        if parent.kind == "function":
+            parent.local_defs[node.name] = qualname
+        # decorators are evaluated in the enclosing scope
+        decorator_names = []
+        for dec in node.decorator_list:
+            self.expr(dec)
+            decorator_names.append(self._decorator(dec, facts, node))
+        facts.decorators = tuple(d for d in decorator_names if d)
+        is_static = any(d in ("staticmethod", "builtins.staticmethod") for d in facts.decorators)
+        scope = self._push_function_scope(facts, node.args, is_method=in_class and not is_static)
+        if in_class and parent.cls is not None:
+            scope.cls = None  # ctx.cls walks up to the class scope
+        try:
+            self._dispatch(node)
+            self.block(node.body)
+        finally:
+            facts.returns = scope.returns if scope.returns is not None else T.T_NONE
+            self._pop_scope(scope)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        parent = self.scope
+        prefix = parent.qualname + "." if parent.qualname else ""
+        if parent.kind == "function":
+            prefix = parent.qualname + ".<locals>."
+        qualname = f"{prefix}{node.name}"
+        for dec in node.decorator_list:
+            self.expr(dec)
+        bases = []
+        for base in node.bases:
+            self.expr(base)
+            bases.append(self.qualify(base) or dotted(base) or "")
+        is_dataclass = any((self.qualify(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass") for d in node.decorator_list)
+        facts = ClassFacts(qualname=qualname, name=node.name, loc=node_loc(node, self.index), bases=tuple(bases), is_dataclass=is_dataclass)
+        self.facts.classes[qualname] = facts
+        if parent.kind == "function":
+            parent.env[node.name] = Ty(T.FUNC, T.HIGH, None, f"{self.module}.{qualname}")
+        scope = Scope("class", parent.aliases, parent)
+        scope.cls = facts
+        scope.qualname = qualname
+        self.scope = scope
+        try:
+            # __init__ first: it assigns the submodules the other methods use.
+            body = sorted(node.body, key=lambda s: 0 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__" else 1)
+            for stmt in body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    facts.methods.setdefault(stmt.name, f"{qualname}.{stmt.name}")
+            for stmt in body:
+                self.stmt(stmt)
+        finally:
+            self.scope = parent
+
