@@ -11,7 +11,7 @@ from editorutil import PYTHON, ROOT
 
 DOCS = os.path.join(ROOT, "rules", "docs")
 
-REGENERATE = "import sys, tclint.rules.docs as d; d.DOCS_DIR = sys.argv[1]; raise SystemExit(d.main())"
+REGENERATE = "import sys, tclint.rules.docs as d; raise SystemExit(d.main(['--docs-dir', sys.argv[1], '--no-readme']))"
 
 
 def read_tree(folder: str) -> dict[str, str]:

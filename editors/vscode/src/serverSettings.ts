@@ -1,6 +1,6 @@
 // What the tclint server receives: the `tclint.*` settings in the server's own names, in
 // `initializationOptions` at start and as the `tclint` section of `workspace/configuration`.
-// The names follow the server's contract (README "Language server" / server/settings.py).
+// The names follow the server's contract (docs/server.md "Settings" / server/settings.py).
 
 import type { TclintSettings } from "./settings";
 
