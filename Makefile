@@ -1,12 +1,13 @@
 # Two commands set everything up on a fresh machine (see README.md):
 #   make demo   install tclint into .venv and lint the bundled examples/
 #   make test   install the test dependencies (torch pinned to 2.13.0, CPU) and run the whole suite
+#   make dist   build the wheel and the VS Code extension (which carries the wheel) into dist/
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test test-fast lint docs bench clean
+.PHONY: demo test test-fast lint docs dist bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +37,23 @@ lint: $(VENV)/.installed-test
 docs: $(VENV)/.installed
 	$(BIN)/python -m tclint.rules.docs
 
+# Offline once editors/vscode/node_modules exists (editors/scripts/ensure-vscode-node-modules.sh
+# runs `npm ci` when package-lock.json changed).  The wheel goes into the .vsix too (wheel/), so
+# the extension's Install prompt works without PyPI.
+dist: $(VENV)/.installed
+	rm -rf dist build editors/vscode/wheel
+	$(PIP) "setuptools>=64"
+	$(BIN)/python -m pip wheel --no-deps --no-build-isolation --quiet --disable-pip-version-check -w dist .
+	editors/scripts/ensure-vscode-node-modules.sh > /dev/null
+	mkdir -p editors/vscode/wheel && cp dist/tclint_torch-*.whl editors/vscode/wheel/
+	cd editors/vscode && npm run --silent package
+	cp editors/vscode/dist/tclint.vsix dist/tclint.vsix
+	@ls -1 dist/*
+
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/server_latency.py
 	$(BIN)/python bench/probe_latency.py
 
 clean:
-	rm -rf $(VENV) .tclint_cache build *.egg-info
+	rm -rf $(VENV) .tclint_cache build dist *.egg-info

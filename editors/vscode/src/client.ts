@@ -4,9 +4,23 @@
 import * as vscode from "vscode";
 import { LanguageClient, RevealOutputChannelOn, State, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
 import * as os from "node:os";
+import * as path from "node:path";
 
-import { checkArgs, installArgs, installCommandLine, missingMessage, parseCheck, type EnvironmentState } from "./environment";
+import {
+  checkArgs,
+  chooseInstallSource,
+  installArgs,
+  installCommandLine,
+  isTclintCheckout,
+  missingMessage,
+  newestWheel,
+  parseCheck,
+  WHEEL_DIR,
+  type EnvironmentState,
+  type InstallSource,
+} from "./environment";
 import { chooseInterpreter, describeInterpreter, pythonExtensionInterpreter, type InterpreterChoice, type PythonExtensionApi } from "./interpreter";
 import { DOCUMENT_SELECTOR, serverExecutable } from "./launch";
 import { readSettings, type TclintSettings } from "./settings";
@@ -63,7 +77,8 @@ export class Controller implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private starting: Promise<void> | undefined;
 
-  constructor(readonly log: vscode.LogOutputChannel) {
+  /** ``extensionPath``: the installed extension's folder (it holds the bundled wheel). */
+  constructor(readonly log: vscode.LogOutputChannel, readonly extensionPath?: string) {
     this.statusItem = vscode.window.createStatusBarItem("tclint.status", vscode.StatusBarAlignment.Right, 100);
     this.statusItem.name = "tclint";
     this.setStatus({ kind: "stopped" });
@@ -200,8 +215,30 @@ export class Controller implements vscode.Disposable {
     }
   }
 
+  /** What Install installs: a workspace folder that is tclint's checkout, else the bundled wheel. */
+  installSource(): InstallSource {
+    const checkouts = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath).filter((folder) => {
+      try {
+        return isTclintCheckout(fs.readFileSync(path.join(folder, "pyproject.toml"), "utf8"));
+      } catch {
+        return false;
+      }
+    });
+    let wheel: string | undefined;
+    if (this.extensionPath) {
+      const dir = path.join(this.extensionPath, WHEEL_DIR);
+      try {
+        const name = newestWheel(fs.readdirSync(dir));
+        wheel = name && path.join(dir, name);
+      } catch {
+        wheel = undefined; // no bundled wheel: a .vsix built without `make dist`
+      }
+    }
+    return chooseInstallSource(checkouts, wheel);
+  }
+
   async promptInstall(state: EnvironmentState, label: string): Promise<void> {
-    const message = missingMessage(state, label);
+    const message = missingMessage(state, label, this.installSource());
     const actions = state.kind === "no-python" ? ["Select Interpreter", "Open Settings"] : ["Install", "Select Interpreter", "Open Settings"];
     if (!vscode.workspace.isTrusted && state.kind !== "no-python") {
       actions.shift(); // never pip-install into a restricted workspace's environment
@@ -216,7 +253,7 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  /** `pip install tclint-torch[server]` into the chosen interpreter, then restart. */
+  /** `pip install` tclint with its server extra (from ``installSource()``) into the chosen interpreter, then restart. */
   async install(): Promise<boolean> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage("tclint: trust this workspace before installing packages into its environment.");
@@ -224,17 +261,19 @@ export class Controller implements vscode.Disposable {
     }
     const folder = workspaceRoot();
     const interpreter = this.interpreter ?? chooseInterpreter(settingsFor(folder).interpreter, await pythonExtensionInterpreter(await pythonExtensionApi(), folder?.uri));
-    const { command, args } = installArgs(interpreter.command);
-    this.log.info(`installing: ${installCommandLine(interpreter.command)}`);
+    const source = this.installSource();
+    const { command, args } = installArgs(interpreter.command, source);
+    const line = installCommandLine(interpreter.command, source);
+    this.log.info(`installing: ${line}`);
     const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `tclint: ${installCommandLine(interpreter.command)}` },
+      { location: vscode.ProgressLocation.Notification, title: `tclint: ${line}` },
       () => run(command, args, folder?.uri.fsPath, 15 * 60_000),
     );
     this.log.info(result.stdout);
     if (result.spawnError || result.code !== 0) {
       this.log.error(result.stderr || result.spawnError || `exit code ${result.code}`);
       const choice = await vscode.window.showErrorMessage(
-        `tclint: the install failed (${result.spawnError ?? `exit code ${result.code}`}). Run \`${installCommandLine(interpreter.command)}\` yourself, or see the logs.`,
+        `tclint: the install failed (${result.spawnError ?? `exit code ${result.code}`}). Run \`${line}\` yourself, or see the logs.`,
         "Show logs",
       );
       if (choice) {

@@ -22,7 +22,7 @@ let lastProbe: ProbeView | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<TclintApi> {
   const log = vscode.window.createOutputChannel("tclint", { log: true });
-  const ctrl = (controller = new Controller(log));
+  const ctrl = (controller = new Controller(log, context.extensionUri?.fsPath));
   context.subscriptions.push(log, ctrl);
 
   const register = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));

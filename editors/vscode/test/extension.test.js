@@ -34,8 +34,8 @@ exit 3
   return { script, calls: () => (fs.existsSync(record) ? fs.readFileSync(record, "utf8") : "") };
 }
 
-function context() {
-  return { subscriptions: [], extensionUri: { fsPath: "/ext" } };
+function context(extensionPath = "/ext") {
+  return { subscriptions: [], extensionUri: { fsPath: extensionPath } };
 }
 
 function editor(fsPath, line = 6, character = 4, languageId = "python") {
@@ -45,11 +45,11 @@ function editor(fsPath, line = 6, character = 4, languageId = "python") {
   };
 }
 
-async function activate(options, clientOptions = {}) {
+async function activate(options, clientOptions = {}, extensionPath = undefined) {
   const fv = fakeVscode(options);
   const fc = fakeLanguageClient(clientOptions);
   const ext = load("extension", { vscode: fv.vscode, "vscode-languageclient/node": fc.module });
-  const api = await ext.activate(context());
+  const api = await ext.activate(context(extensionPath));
   return { ext, api, ...fv, ...fc };
 }
 
@@ -113,6 +113,35 @@ test("missing tclint: a prompt, and Install runs pip install tclint-torch[server
   assert.deepEqual(calls.warnings[0].items, ["Install", "Select Interpreter", "Open Settings"]);
   assert.match(py.calls(), /-m pip install --upgrade tclint-torch\[server\]/);
   assert.equal(instances.length, 1, "the server starts once tclint is installed");
+});
+
+async function installWith(folder, extensionPath) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ext-"));
+  const py = fakePython(dir, { installed: "no" });
+  const { instances, calls } = await activate({ folder, config: { "tclint.interpreter": [py.script] }, answers: ["Install"] }, {}, extensionPath);
+  for (let i = 0; i < 50 && instances.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { py, instances, calls };
+}
+
+test("missing tclint: Install installs the wheel bundled in the extension (no release on PyPI needed)", async () => {
+  const ext = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-vsix-"));
+  fs.mkdirSync(path.join(ext, "wheel"));
+  const wheel = path.join(ext, "wheel", "tclint_torch-0.1.0-py3-none-any.whl");
+  fs.writeFileSync(wheel, "");
+  const { py, instances, calls } = await installWith(fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ws-")), ext);
+  assert.match(calls.warnings[0].msg, /from the wheel bundled with the extension/);
+  assert.ok(py.calls().includes(`-m pip install --upgrade ${wheel}[server]`), py.calls());
+  assert.equal(instances.length, 1);
+});
+
+test("missing tclint: in a workspace that is tclint's checkout, Install installs that checkout (editable)", async () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ws-"));
+  fs.writeFileSync(path.join(ws, "pyproject.toml"), '[project]\nname = "tclint-torch"\nversion = "0.1.0"\n');
+  const { py, calls } = await installWith(ws, "/ext");
+  assert.match(calls.warnings[0].msg, /from the workspace's checkout/);
+  assert.ok(py.calls().includes(`-m pip install --upgrade -e ${ws}[server]`), py.calls());
 });
 
 test("restricted workspace: no Install button, the probe is refused and the server is told", async () => {

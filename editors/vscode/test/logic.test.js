@@ -126,6 +126,24 @@ test("environment: the install command is pip install tclint-torch[server] into 
   assert.match(environment.missingMessage({ kind: "no-python", detail: "ENOENT" }, "py"), /Select a Python interpreter/);
 });
 
+test("environment: Install takes the workspace's checkout, else the bundled wheel, else the index", () => {
+  const fs = require("node:fs");
+  const path = require("node:path");
+  const pyproject = fs.readFileSync(path.join(__dirname, "..", "..", "..", "pyproject.toml"), "utf8");
+  assert.equal(environment.isTclintCheckout(pyproject), true, "tclint's own pyproject.toml");
+  assert.equal(environment.isTclintCheckout('[project]\nname = "mymodel"\ndependencies = ["tclint-torch"]\n'), false);
+  assert.equal(environment.newestWheel(["x.txt", "tclint_torch-0.1.0-py3-none-any.whl", "tclint_torch-0.10.0-py3-none-any.whl"]), "tclint_torch-0.10.0-py3-none-any.whl");
+  assert.equal(environment.newestWheel(["other-1.0-py3-none-any.whl"]), undefined);
+  const wheel = "/ext/wheel/tclint_torch-0.1.0-py3-none-any.whl";
+  assert.deepEqual(environment.chooseInstallSource(["/ws/tclint"], wheel), { kind: "checkout", path: "/ws/tclint" });
+  assert.deepEqual(environment.chooseInstallSource([], wheel), { kind: "wheel", path: wheel });
+  assert.deepEqual(environment.chooseInstallSource([], undefined), { kind: "index" });
+  assert.deepEqual(environment.installArgs(["/v/bin/python"], { kind: "wheel", path: wheel }).args, ["-m", "pip", "install", "--upgrade", `${wheel}[server]`]);
+  assert.deepEqual(environment.installArgs(["/v/bin/python"], { kind: "checkout", path: "/ws/tclint" }).args, ["-m", "pip", "install", "--upgrade", "-e", "/ws/tclint[server]"]);
+  assert.match(environment.missingMessage({ kind: "missing", detail: "x" }, "py", { kind: "wheel", path: wheel }), /tclint-torch\[server\] from the wheel bundled with the extension/);
+  assert.match(environment.missingMessage({ kind: "missing", detail: "x" }, "py", { kind: "checkout", path: "/ws/tclint" }), /from the workspace's checkout \(\/ws\/tclint\)/);
+});
+
 test("environment: the check script runs in real interpreters", (t) => {
   const run = (python) => {
     const { command, args } = environment.checkArgs([python]);
