@@ -1,8 +1,11 @@
 """``tclint server`` / ``python -m tclint.server``: start the language server.
 
-stdio by default (what editors launch); ``--tcp HOST:PORT`` to attach a client by hand while
-debugging.  stdout is the protocol channel, so everything else that could print (warnings, user
-code never runs here, stray prints in libraries) is pointed at stderr first.
+stdio by default (what editors launch), read through ``framing.FramedStdin`` (a malformed
+header is logged and skipped instead of silencing the server); ``--tcp HOST:PORT`` to attach a
+client by hand while debugging.  The exit status is 0 after ``shutdown`` then ``exit``, 1 for an
+``exit`` without ``shutdown`` (the protocol's rule).  stdout is the protocol channel, so
+everything else that could print (warnings, user code never runs here, stray prints in
+libraries) is pointed at stderr first.
 """
 
 from __future__ import annotations
@@ -73,10 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tcp:
         server.start_tcp(host, port)
         return 0
+    from tclint.server.framing import FramedStdin
+
+    stderr = logging.StreamHandler(sys.stderr)  # framing errors also reach the editor's server log
+    stderr.setFormatter(logging.Formatter("tclint server: %(message)s"))
+    logging.getLogger("tclint.server.framing").addHandler(stderr)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but the protocol may reach the real stdout
-    server.start_io(stdin, stdout)
-    return 0
+    server.start_io(FramedStdin(stdin), stdout)  # type: ignore[arg-type]  # readline/read, as pygls uses
+    return server.protocol.exit_code  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

@@ -63,6 +63,8 @@ def _describe(exc: BaseException) -> str:
 
 
 class TclintProtocol(LanguageServerProtocol):
+    exit_code = 0  # the process's exit status once the client sent ``exit`` (see ``lsp_exit``)
+
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         """pygls 2.1.1 files the future of every notification handled by a built-in generator
         (didOpen, didChange, didClose, ...) and of every step a generator yields to in
@@ -165,6 +167,15 @@ class TclintProtocol(LanguageServerProtocol):
                 future.cancel()
         self._shutdown = True
         return None
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' own, with its exit status kept: pygls ends the loop with ``sys.exit(0 if
+        shutdown else 1)`` but ``start_io`` swallows that ``SystemExit``, so the process always
+        exited 0.  ``__main__`` returns ``exit_code``: 1 for an ``exit`` without a prior
+        ``shutdown``, as the protocol asks."""
+        self.exit_code = 0 if self._shutdown else 1
+        return (yield from super().lsp_exit(*args))
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
