@@ -294,6 +294,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     fixed = 0
     any_fix = False
 
+    writes = _Writes()
     if args.add_noqa:
         from tclint.rules.fixes import add_noqa
 
@@ -306,22 +307,22 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
             if path.endswith(".ipynb"):
                 from tclint.rules.notebook import add_noqa_to_notebook
 
-                with open(path, "rb") as fh:
-                    data = fh.read()
-                new_data, n = add_noqa_to_notebook(data, file_diags)
-                if n:
-                    with open(path + ".tclint.tmp", "wb") as fh:
-                        fh.write(new_data)
-                    os.replace(path + ".tclint.tmp", path)
-                    total += n
+                added = [0]
+
+                def annotate(data: bytes, file_diags: list = file_diags, added: list = added) -> bytes:
+                    new_data, added[0] = add_noqa_to_notebook(data, file_diags)
+                    return new_data
+
+                if writes.rewrite(path, result.sources[path].digest, annotate):
+                    total += added[0]
                 continue
             new, n = add_noqa(src, file_diags)
-            if n:
-                _write_back(path, new, result.sources[path])
+            if n and writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
                 total += n
         if not args.silent:
             print(f"Added {total} noqa directive{'s' if total != 1 else ''}.", file=sys.stderr)
-        return 0
+            writes.summary()
+        return writes.exit_code(0)
 
     if args.fix or args.diff:
         from tclint.rules.fixes import apply_fixes, fix_allowed, unified_diff
@@ -342,8 +343,11 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
                 if args.diff:
                     out.write(unified_diff(path, src, new))
                 else:
-                    _write_back(path, new, result.sources[path], stdout=stdin_mode, out=out)
-                    fixed += n
+                    if stdin_mode:
+                        out.write(new)
+                        fixed += n
+                    elif writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
+                        fixed += n
             if args.diff:
                 remaining.extend(file_diags)
         if not args.diff and fixed:
@@ -376,11 +380,15 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
             cache.put_output(cache.output_key(result.run_key, fmt, unsafe, args.quiet), text, len(diags))
             cache.flush()
         _emit(text, args.output_file, prefix=out.getvalue() if stdin_mode and args.fix else "")
+    if not args.silent:
+        writes.summary()
+    if writes.failed:
+        return 2
     if args.exit_zero:
         return 0
     if args.exit_non_zero_on_fix and any_fix:
         return 1
-    return 1 if diags else 0
+    return 1 if diags or writes.skipped else 0
 
 
 def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
@@ -428,23 +436,42 @@ def _emit(text: str, output_file: str | None, prefix: str = "") -> None:
         sys.stdout.flush()
 
 
-def _write_back(path: str, text: str, src: Any, stdout: bool = False, out: io.StringIO | None = None) -> None:
-    if stdout and out is not None:
-        out.write(text)
-        return
-    # keep the file's own line endings and BOM
-    data_text = text
-    with open(path, "rb") as fh:
-        original = fh.read()
-    if b"\r\n" in original and "\r\n" not in data_text:
-        data_text = data_text.replace("\n", "\r\n")
-    data = data_text.encode("utf-8")
-    if original.startswith(b"\xef\xbb\xbf"):
-        data = b"\xef\xbb\xbf" + data
-    tmp = path + ".tclint.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+def _text_edit(old: str, new: str) -> Any:
+    """The byte edit for ``writeback.rewrite`` that turns a file whose text is ``old`` into ``new``."""
+    from tclint.rules.writeback import encode_like
+
+    return lambda data: encode_like(data, old, new)
+
+
+class _Writes:
+    """The files ``--fix`` / ``--add-noqa`` write back, and the ones they could not: a file edited
+    while the run was in progress is skipped (and counted), a write error is reported (exit 2)."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+        self.failed = 0
+
+    def rewrite(self, path: str, digest: str, edit: Any) -> bool:
+        from tclint.rules.writeback import FileChanged, WriteError, rewrite
+
+        try:
+            return rewrite(path, digest, edit)
+        except FileChanged as exc:
+            self.skipped += 1
+            print(f"tclint: warning: {exc}", file=sys.stderr)
+        except WriteError as exc:
+            self.failed += 1
+            print(f"tclint: error: {exc}", file=sys.stderr)
+        return False
+
+    def summary(self) -> None:
+        if self.skipped:
+            print(f"Skipped {self.skipped} file{'s' if self.skipped != 1 else ''} changed during the run.", file=sys.stderr)
+        if self.failed:
+            print(f"Could not write {self.failed} file{'s' if self.failed != 1 else ''}.", file=sys.stderr)
+
+    def exit_code(self, ok: int) -> int:
+        return 2 if self.failed else 1 if self.skipped else ok
 
 
 def run_rule(argv: list[str]) -> int:
