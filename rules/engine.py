@@ -537,10 +537,6 @@ class Linter:
         # which on a large tree with thousands of findings cost more than reading the tree.
         self.output_lookup: Callable[[str], tuple[str, int] | None] | None = None
 
-    def facts_for(self, src: SourceText, settings: Settings) -> FileFacts:
-        key, cached = self.cached_facts(src, settings)
-        return cached if cached is not None else self.compute_facts(src, settings, key)
-
     def cached_facts(self, src: SourceText, settings: Settings) -> tuple[str | None, FileFacts | None]:
         """(the facts cache key, the cached facts or None)."""
         if self.cache is None or not src.digest:

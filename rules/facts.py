@@ -195,7 +195,6 @@ class FileFacts:
     dynamo_config: dict[str, tuple[Any, Loc]] = field(default_factory=dict)  # torch._dynamo.config.X = v
     candidates: list[Candidate] = field(default_factory=list)
     module_calls: list[CallEdge] = field(default_factory=list)  # calls made at module level
-    mentions_torch: bool = False
     error: str | None = None  # could not be parsed/read: the TC000/TC011 message
     error_code: str | None = None
     error_loc: Loc | None = None

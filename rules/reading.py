@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -68,8 +69,10 @@ class SourceText:
         data, self._data = self._data, None
         if data is None:
             try:
-                with open(self.path, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(self.path)
+            except NotRegularFile as exc:
+                self._error = self.read_error = str(exc)
+                return
             except OSError as exc:
                 self._error = self.read_error = f"cannot read file: {exc.strerror or exc}"
                 return
@@ -114,8 +117,10 @@ def read_source(
     if data is None:
         try:
             st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                return SourceText(path, None, not_regular_message(path, st.st_mode))
             if max_size is not None and st.st_size > max_size:
-                return SourceText(path, None, _too_large(st.st_size, max_size))
+                return SourceText(path, None, _too_large(f"{st.st_size:,}", max_size))
             if stats is not None and not path.endswith(".ipynb"):
                 known = stats.digest(absolute, st)
                 if known is not None:
@@ -123,13 +128,17 @@ def read_source(
                     src.from_stat = True
                     return src
             hashed_at = time.time_ns()
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_regular(path, max_size)
+        except NotRegularFile as exc:
+            return SourceText(path, None, str(exc))
         except OSError as exc:
             return SourceText(path, None, f"cannot read file: {exc.strerror or exc}")
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if max_size is not None and len(data) > max_size:
-        return SourceText(path, None, _too_large(len(data), max_size), digest=digest)
+        # read from disk: the file grew past its stat size while read (read_regular stopped one
+        # byte over the limit); an editor's buffer: its whole size is known
+        size = f"more than {max_size:,}" if st is not None else f"{len(data):,}"
+        return SourceText(path, None, _too_large(size, max_size), digest=digest)
     if path.endswith(".ipynb"):
         from tclint.rules.notebook import load_notebook
 
@@ -140,8 +149,59 @@ def read_source(
     return SourceText.deferred(path, data, digest, len(data))
 
 
-def _too_large(size: int, max_size: int) -> str:
-    return f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})"
+class NotRegularFile(OSError):
+    """The path is a folder, a named pipe, a device or a socket: only regular files are read."""
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words, from its ``st_mode``."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def not_regular_message(path: str, mode: int) -> str:
+    """The TC011 message for a path that is not a regular file; for a folder (discovery reports
+    the folders it cannot list) why it could not be listed."""
+    if stat.S_ISDIR(mode):
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as exc:
+            return f"cannot list folder: {exc.strerror or exc}"
+        return "is a folder, not a file"
+    return f"not a regular file ({file_kind(mode)}): tclint reads regular files only"
+
+
+def read_regular(path: str, max_size: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_size + 1`` of them (one more than
+    allowed says "too large" without reading a file that grows, or never ends, to its end).
+
+    Opened without blocking and checked after opening, so a path that is (or was swapped for) a
+    named pipe or a device raises ``NotRegularFile`` instead of hanging or reading forever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(not_regular_message(path, mode))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read() if max_size is None else fh.read(max_size + 1)
+    finally:
+        os.close(fd)
+
+
+def _too_large(size: str, max_size: int) -> str:
+    return f"file is too large to lint ({size} bytes; max-file-size is {max_size:,})"
 
 
 class StatTable:

@@ -34,10 +34,6 @@ class Ty(NamedTuple):
     dtype: str | None = None
     ref: str | None = None
 
-    @property
-    def is_tensorish(self) -> bool:
-        return self.kind == TENSOR
-
     def weaker(self, conf: int) -> Ty:
         return self._replace(conf=max(self.conf, conf))
 
@@ -92,7 +88,6 @@ TENSOR_META_ATTRS = frozenset(
         "is_nested", "is_mps", "is_xpu",
     }
 )  # fmt: skip
-TENSOR_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad", "data"})
 
 # Tensor methods returning Python values (not tensors).
 TENSOR_META_METHODS = {
@@ -104,8 +99,6 @@ TENSOR_META_METHODS = {
     "is_inference": "bool", "is_signed": "bool", "__len__": "int", "dim_order": "other",
     "register_hook": "other", "retain_grad": "none", "backward": "none",
 }  # fmt: skip
-# ... and those that move a value into Python (the hazards themselves).
-TENSOR_ESCAPE_METHODS = {"item": "number", "tolist": "list", "numpy": "ndarray"}
 
 # Methods whose result dtype is known.
 INT_RESULT_METHODS = frozenset(
@@ -218,7 +211,6 @@ MODULE_CONTAINERS = {
     "torch.nn.ParameterList": "params",
     "torch.nn.ParameterDict": "params",
 }
-MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 
 
 def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:

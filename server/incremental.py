@@ -46,7 +46,7 @@ HANDLED_FIELDS = frozenset(
         "module_calls", "custom_ops",  # attributed to a statement by their line
         "aliases", "module_vars", "int_globals",  # module level only: from the synthetic walk
         "dynamo_config",  # module level only, checked
-        "mentions_torch", "line_count", "error", "error_code", "error_loc",
+        "line_count", "error", "error_code", "error_loc",
     }
 )  # fmt: skip
 _LAMBDA = re.compile(r"<lambda@(\d+)>")
@@ -343,7 +343,6 @@ class IncrementalAnalyzer:
         for name in self.unattributed:
             setattr(facts, name, copy.copy(getattr(syn, name)))
         facts.line_count = max(len(snap_lines_new), 1)
-        facts.mentions_torch = "torch" in text
         return facts
 
 
