@@ -251,10 +251,15 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     except ConfigError as exc:
         print(f"tclint: configuration error: {exc}", file=sys.stderr)
         return 2
-    for path in paths:
-        if not stdin_mode and not os.path.exists(path):
-            print(f"tclint: error: {path}: no such file or folder", file=sys.stderr)
-            return 2
+    if not stdin_mode:
+        from tclint.rules.discovery import named_path_problem
+        from tclint.rules.printable import printable
+
+        for path in paths:
+            problem = named_path_problem(path)
+            if problem is not None:
+                print(f"tclint: error: {printable(path)}: {problem}", file=sys.stderr)
+                return 2
     cache = None
     if not args.no_cache and not stdin_mode:
         root = project_root(paths) or os.getcwd()

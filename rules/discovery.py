@@ -3,7 +3,11 @@
 Directories are walked with .gitignore honoured (as ruff and git do: nested .gitignore files,
 negation, anchored and directory-only patterns) and ``exclude`` / ``extend-exclude`` applied.
 Files named explicitly are always linted unless ``force-exclude`` is set, which is what pre-commit
-needs: it passes every changed file, excluded or not.
+needs: it passes every changed file, excluded or not.  Only regular files are linted: a walk skips
+named pipes, devices and sockets, and ``named_path_problem`` says why a path given on the command
+line cannot be linted (missing, permission denied, not a regular file).  A folder the walk cannot
+list is yielded itself when asked (``unlistable=True``), so the run reports it (TC011) instead of
+passing without having seen its files.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from tclint.rules.config import ConfigResolver, Settings
+from tclint.rules.reading import file_kind
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -209,8 +215,38 @@ def display_path(path: str) -> str:
     return _below(absolute, os.getcwd()) or absolute
 
 
-def discover(paths: list[str], resolver: ConfigResolver, force_exclude: bool | None = None) -> Iterator[Discovered]:
-    """Yield the source files under ``paths`` (each once), in a stable order."""
+def named_path_problem(path: str) -> str | None:
+    """Why ``path``, named on the command line, cannot be linted, or None when it can: it does
+    not exist, it (or a folder above it) denies access, or it is neither a regular file nor a
+    folder (a named pipe would block the run, a device would be read forever)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such file or folder"
+    except PermissionError:
+        return "permission denied"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            with os.scandir(path):
+                pass
+        elif stat.S_ISREG(st.st_mode):
+            os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+        else:
+            return f"not a regular file ({file_kind(st.st_mode)}); tclint lints regular files and folders only"
+    except PermissionError:
+        return "permission denied" + (" (cannot list the folder)" if stat.S_ISDIR(st.st_mode) else "")
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def discover(
+    paths: list[str], resolver: ConfigResolver, force_exclude: bool | None = None, unlistable: bool = False,
+) -> Iterator[Discovered]:
+    """Yield the source files under ``paths`` (each once), in a stable order; ``unlistable``: also
+    each folder the walk found but could not list (the reader turns it into a TC011)."""
     seen: set[str] = set()
     for given in paths:
         absolute = os.path.abspath(given)
@@ -219,7 +255,7 @@ def discover(paths: list[str], resolver: ConfigResolver, force_exclude: bool | N
             if force_exclude if force_exclude is not None else settings.force_exclude:
                 if is_excluded(absolute, settings):
                     continue
-            for path in _walk(absolute, resolver):
+            for path in _walk(absolute, resolver, unlistable):
                 if path not in seen:
                     seen.add(path)
                     yield Discovered(display_path(path), False)
@@ -271,12 +307,12 @@ def _inside(path: str, base: str) -> bool:
     return path != base and (path + os.sep).startswith(base.rstrip(os.sep) + os.sep)
 
 
-def _walk(top: str, resolver: ConfigResolver) -> Iterator[str]:
+def _walk(top: str, resolver: ConfigResolver, unlistable: bool = False) -> Iterator[str]:
     settings = resolver.for_dir(top)
     ignores: list[GitIgnore] = []
     if settings.respect_gitignore:
         ignores = _gitignores_above(top)
-    yield from _walk_dir(top, resolver, ignores)
+    yield from _walk_dir(top, resolver, ignores, unlistable)
 
 
 def _gitignores_above(top: str) -> list[GitIgnore]:
@@ -314,7 +350,7 @@ def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     return bool(verdict)
 
 
-def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore]) -> Iterator[str]:
+def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore], unlistable: bool = False) -> Iterator[str]:
     settings = resolver.for_dir(directory)
     local = list(ignores)
     if settings.respect_gitignore:
@@ -333,7 +369,11 @@ def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore]
                 local.append(loaded)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # removed while the walk ran
     except OSError:
+        if unlistable:
+            yield directory
         return
     patterns = (*settings.exclude, *settings.extend_exclude)
     for entry in entries:
@@ -346,7 +386,7 @@ def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore]
         if settings.respect_gitignore and local and _ignored(entry.path, is_dir, local):
             continue
         if is_dir:
-            yield from _walk_dir(entry.path, resolver, local)
+            yield from _walk_dir(entry.path, resolver, local, unlistable)
         elif entry.name.endswith(SOURCE_SUFFIXES):
             try:
                 if not entry.is_file():

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from tclint.rules.model import Diagnostic, Severity
+from tclint.rules.printable import printable
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice", Severity.HINT: "notice"}
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The workflow-command encoding of ``%``, CR and LF; other control characters (an ESC
+    sequence from a file name or a quoted expression) and undecodable bytes as ``printable``."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_prop(text: str) -> str:

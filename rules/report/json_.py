@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from tclint.rules.model import Diagnostic, Span
+from tclint.rules.printable import json_safe
 from tclint.rules.report import indented_json
 
 
@@ -93,8 +94,10 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
 
 
 def render(diags: list[Diagnostic]) -> str:
-    return indented_json.dumps([to_dict(d) for d in diags]) + "\n"
+    """The findings as one JSON array (a file name that is not UTF-8 keeps its bytes as
+    ``\\udcXX`` escapes: the output stays valid UTF-8 and ``os.fsencode`` gives the name back)."""
+    return json_safe(indented_json.dumps([to_dict(d) for d in diags])) + "\n"
 
 
 def render_lines(diags: list[Diagnostic]) -> str:
-    return "".join(json.dumps(to_dict(d), ensure_ascii=False) + "\n" for d in diags)
+    return json_safe("".join(json.dumps(to_dict(d), ensure_ascii=False) + "\n" for d in diags))

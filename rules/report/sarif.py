@@ -14,6 +14,7 @@ from typing import Any
 
 from tclint.rules import registry
 from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.printable import json_safe
 from tclint.rules.report import indented_json
 from tclint.rules.version import __version__
 
@@ -22,6 +23,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _uri(path: str) -> str:
+    """A ``file:`` URI, percent-encoding the path's bytes (a name that is not UTF-8 included)."""
     return Path(os.path.abspath(path)).as_uri()
 
 
@@ -141,7 +143,7 @@ def _fingerprint(d: Diagnostic) -> str:
     """Stable across checkouts: code scanning matches results between runs on different runners and
     clones, so the key holds the path relative to the working folder, never the absolute path."""
     key = f"{d.code}|{_portable_path(d.path)}|{d.cell}|{d.message}"
-    return hashlib.sha1(key.encode()).hexdigest()[:16]
+    return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _portable_path(path: str) -> str:
@@ -154,4 +156,4 @@ def _portable_path(path: str) -> str:
 
 
 def render(diags: list[Diagnostic]) -> str:
-    return indented_json.dumps(to_sarif(diags)) + "\n"
+    return json_safe(indented_json.dumps(to_sarif(diags))) + "\n"

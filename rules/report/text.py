@@ -1,5 +1,7 @@
 """Human output: ``concise`` (one line per finding, ruff's shape) and ``full`` (with the source
-line, a caret range, the compiled-region chain and the suggested fix)."""
+line, a caret range, the compiled-region chain and the suggested fix).  File names, messages and
+source lines come from the linted tree: they are printed through ``printable`` (control and bidi
+characters escaped), so nothing in the tree can drive the terminal or forge a finding line."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ from collections import Counter
 from collections.abc import Mapping
 
 from tclint.rules.model import Applicability, Diagnostic
+from tclint.rules.printable import printable
 from tclint.rules.source import LineIndex
 
 
 def location(d: Diagnostic) -> str:
+    """``path:line:col`` (``path:cell N:line:col``), the path escaped as ``printable`` does."""
     cell = f"cell {d.cell}:" if d.cell is not None else ""
-    return f"{d.path}:{cell}{d.span.start.line}:{d.span.start.column + 1}"
+    return f"{printable(d.path)}:{cell}{d.span.start.line}:{d.span.start.column + 1}"
 
 
 def fix_marker(d: Diagnostic, unsafe: bool) -> str:
@@ -24,12 +28,21 @@ def fix_marker(d: Diagnostic, unsafe: bool) -> str:
 
 
 def concise(diags: list[Diagnostic], unsafe_fixes: bool = False) -> str:
-    lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{d.message}" for d in diags]
+    lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{printable(d.message)}" for d in diags]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _text_of(d: Diagnostic, sources: Mapping[str, str | None]) -> str | None:
+    """The text a finding's lines refer to: the file's, or for a notebook finding its cell's (from
+    ``sources.cell_text(path, cell)``, which ``reading.Texts`` provides; other mappings: none)."""
+    if d.cell is None:
+        return sources.get(d.path)
+    cell_text = getattr(sources, "cell_text", None)
+    return cell_text(d.path, d.cell) if cell_text is not None else None
+
+
 def _snippet(d: Diagnostic, text: str | None) -> list[str]:
-    if text is None or d.cell is not None:
+    if text is None:
         return []
     index = LineIndex(text)
     start, end = d.span.start, d.span.end
@@ -39,10 +52,13 @@ def _snippet(d: Diagnostic, text: str | None) -> list[str]:
     out = [f"{' ' * width} |"]
     for lineno in range(first, last + 1):
         line = index.line(lineno).expandtabs(1)
-        out.append(f"{lineno:>{width}} | {line}")
+        shown = printable(line)
+        out.append(f"{lineno:>{width}} | {shown}")
         if start.line <= lineno <= end.line and lineno <= last:
             c0 = start.column if lineno == start.line else len(line) - len(line.lstrip())
             c1 = end.column if lineno == end.line else len(line)
+            if shown is not line:  # escapes widen the line: carets follow the shown text
+                c0, c1 = len(printable(line[:c0])), len(printable(line[:c1]))
             c1 = max(c1, c0 + 1)
             label = f" {d.code}" if lineno == min(end.line, last) else ""
             out.append(f"{' ' * width} | {' ' * c0}{'^' * (c1 - c0)}{label}")
@@ -53,16 +69,16 @@ def _snippet(d: Diagnostic, text: str | None) -> list[str]:
 def full(diags: list[Diagnostic], sources: Mapping[str, str | None], unsafe_fixes: bool = False) -> str:
     blocks = []
     for d in diags:
-        lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{d.message}"]
-        lines.extend(_snippet(d, sources.get(d.path)))
+        lines = [f"{location(d)}: {d.code} {fix_marker(d, unsafe_fixes)}{printable(d.message)}"]
+        lines.extend(_snippet(d, _text_of(d, sources)))
         chain = d.extra.get("region")
         if chain:
-            lines.append(f"  = region: {chain}")
+            lines.append(f"  = region: {printable(chain)}")
         if d.help:
-            lines.append(f"  = help: {d.help}")
+            lines.append(f"  = help: {printable(d.help)}")
         if d.fix is not None:
             kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
-            lines.append(f"  = {kind}: {d.fix.message}")
+            lines.append(f"  = {kind}: {printable(d.fix.message)}")
         if d.gb_ids:
             lines.append(f"  = PyTorch: {', '.join(d.gb_ids)} ({d.url})")
         lines.append(f"  = severity: {d.severity.value}, confidence: {d.confidence.value}")
