@@ -369,8 +369,8 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
             if not args.silent:
                 sys.stdout.write(text)
                 if not args.quiet:
-                    n = text.count("\n--- ")
-                    print(f"Would fix {sum(1 for d in diags if fix_allowed(d.fix, unsafe))} problems.", file=sys.stderr) if text else None
+                    n = sum(1 for d in diags if fix_allowed(d.fix, unsafe))
+                    print(f"Would fix {n} problem{'s' if n != 1 else ''}.", file=sys.stderr) if text else None
             return 1 if text else 0
 
     if args.silent:

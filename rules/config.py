@@ -9,9 +9,10 @@ it not to.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,9 @@ def _typed_table(schema: dict[str, Any], name: str) -> Callable[[Any, str, str |
             expected = schema.get(norm)
             if expected is None:
                 known = ", ".join(sorted(schema))
-                raise ConfigError(f"unknown key `{key}.{k}` (known: {known})", path, f"{key}.{k}")
+                alt = closest_key(norm, schema)
+                hint = f"did you mean `{key}.{alt}`? " if alt else ""
+                raise ConfigError(f"unknown key `{key}.{k}` ({hint}known: {known})", path, f"{key}.{k}")
             if isinstance(v, bool) and expected in (int, (int, float), (int, str)):
                 raise ConfigError(f"`{key}.{k}` must be {_type_name(expected)}, got {_describe(v)}", path, key)
             if not isinstance(v, expected):
@@ -270,6 +273,15 @@ KEYS: dict[str, tuple[str, Callable[[Any, str, str | None], Any]]] = {
 SETTING_FIELDS = {f.name for f in fields(Settings)}
 
 
+def closest_key(key: str, known: Iterable[str]) -> str | None:
+    """The known key a misspelt one most likely meant (`ignroe` -> `ignore`), or None."""
+    names = list(known)
+    if key in names:
+        return key
+    matches = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
+    return matches[0] if matches else None
+
+
 def parse_table(table: dict[str, Any], path: str | None, base: Settings | None = None) -> Settings:
     settings = Settings() if base is None else Settings(**{f.name: getattr(base, f.name) for f in fields(Settings)})
     settings.path = path
@@ -277,8 +289,8 @@ def parse_table(table: dict[str, Any], path: str | None, base: Settings | None =
     for key, value in table.items():
         spec = KEYS.get(key)
         if spec is None:
-            alt = key.replace("_", "-")
-            hint = f" (did you mean `{alt}`?)" if alt in KEYS else ""
+            alt = closest_key(key.replace("_", "-"), KEYS)
+            hint = f" (did you mean `{alt}`?)" if alt else ""
             raise ConfigError(f"unknown key `{key}`{hint}", path, key)
         attr, parser = spec
         setattr(settings, attr, parser(value, key, path))

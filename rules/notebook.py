@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from tclint.rules.model import Diagnostic, Position, RelatedLocation, Span
 
@@ -21,6 +21,12 @@ _MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w[\w.]*\s*=\s*(%|!)|\?\s*$")
 @dataclass
 class CellMap:
     starts: list[tuple[int, int, int]]  # (first line in the concatenation, cell number, line count)
+    # cell number -> the code cell's source as written (magics included), for source snippets
+    sources: dict[int, str] = field(default_factory=dict)
+
+    def cell_text(self, number: int) -> str | None:
+        """The source of code cell ``number`` as the user wrote it (one line ending), or None."""
+        return self.sources.get(number)
 
     def locate(self, line: int) -> tuple[int, int]:
         """(cell number, line within the cell) for a line of the concatenated source."""
@@ -128,6 +134,7 @@ def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
         return "", CellMap([]), None
     parts: list[str] = []
     starts: list[tuple[int, int, int]] = []
+    written: dict[int, str] = {}
     line = 1
     for number, cell in enumerate(cells, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -138,12 +145,13 @@ def load_notebook(data: bytes) -> tuple[str | None, CellMap | None, str | None]:
         elif not isinstance(source, str):
             source = ""
         # one line ending, so that cell line counts agree with the tokenizer's (\r, \r\n, \n)
+        written[number] = _LINE_END.sub("\n", source).rstrip("\n")
         source = _blank_magics(_LINE_END.sub("\n", source)).rstrip("\n")
         count = source.count("\n") + 1
         starts.append((line, number, count))
         parts.append(source)
         line += count
-    return "\n".join(parts) + "\n", CellMap(starts), None
+    return "\n".join(parts) + "\n", CellMap(starts, written), None
 
 
 def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, int]:

@@ -271,5 +271,11 @@ class Texts(Mapping[str, "str | None"]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._sources)
 
+    def cell_text(self, path: str, cell: int) -> str | None:
+        """A notebook's code cell as written (for snippets of findings in cells), or None."""
+        src = self._sources.get(path)
+        cells = src.cells if src is not None else None
+        return cells.cell_text(cell) if cells is not None else None
+
     def __len__(self) -> int:
         return len(self._sources)

@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
 
 def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     from tclint.runtime_probe import api
-    from tclint.runtime_probe.targets import is_target
+    from tclint.runtime_probe.targets import TargetError, is_target, parse_target
 
     if not args.module and not args.target:
         print("tclint probe: error: give a script, -m MODULE or FILE.py::TARGET (see `tclint probe --help`)", file=sys.stderr)
@@ -121,13 +121,15 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
             print("tclint probe: error: --init-inputs needs FILE.py::TARGET", file=sys.stderr)
             return 2
         try:
-            path, written = api.write_inputs_stub(args.target, args.inputs[0] if args.inputs else None)
-        except api.ProbeUsageError as exc:
+            stub_target = parse_target(args.target)
+            path, written = api.write_inputs_stub(stub_target, args.inputs[0] if args.inputs else None)
+        except (api.ProbeUsageError, TargetError) as exc:
             print(f"tclint probe: error: {exc}", file=sys.stderr)
             return 2
         rel = os.path.relpath(path)
         if written:
-            print(f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {args.target}`.")
+            # the same command as the stub's docstring (Target.display)
+            print(f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {stub_target.display}`.")
         else:
             print(f"{rel} already declares inputs for this target; nothing written.")
         return 0

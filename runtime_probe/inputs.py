@@ -87,7 +87,7 @@ def stub_text(target: Target, include_header: bool) -> str:
     lines: list[str] = []
     if include_header:
         lines += [
-            f'"""Probe inputs for `tclint probe {os.path.basename(target.file)}::{target.qualname}`.',
+            f'"""Probe inputs for `tclint probe {target.display}`.',
             "",
             "Plain Python: tclint need not be installed where this runs.  Each item `inputs_*` yields is",
             "one call: a tuple of positional arguments, or a dict with `args`, `kwargs`, `label` and",
