@@ -66,6 +66,7 @@ Objects:
 
 ``ProbeReport`` (``report.py``): ``mode``, ``target``, ``status`` ("ok", "stopped", "exit",
     "exception", "timeout", "memory", "crashed", "exited", "cancelled", "need-inputs",
+    "inputs-rejected" (every synthesised call raised eagerly: nothing was compiled),
     "inputs-error", "probe-error", "worker-died", "worker-error"), ``message``, ``environment``,
     ``correctness``, ``compiles``, ``frames``, ``recompile_limit_hits``, ``graph_breaks`` (ranked
     by hits), ``errors``, ``run``, ``inputs``, ``files`` (user files with findings);
@@ -289,6 +290,8 @@ def probe_function(target: str | Target, *, options: ProbeOptions | None = None,
     report = _execute(spec, options, tgt.display, pool, progress, cancel)
     if report.status == "need-inputs":
         report.message = inputs_mod.missing_inputs_help(tgt, searched, report.message)
+    elif report.status == "inputs-rejected":
+        report.message += f". Declare the real inputs: `tclint probe --init-inputs {tgt.display}` writes a stub"
     report.target_location = {"file": tgt.file, "line": tgt.line}
     return report
 

@@ -8,7 +8,8 @@ Modelled on ``coverage run``: options first, then what to run::
     tclint probe --init-inputs path/file.py::target     (write a ready-to-fill inputs stub)
 
 Exit status: 0 nothing found, 1 breaks / recompiles / errors / mismatches / a run that did not
-complete, 2 usage or configuration error (including a target with no inputs).
+complete, 2 usage or configuration error (including a target with no inputs, or synthesised
+inputs that the eager code rejected).
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
         sys.stdout.flush()
     if args.exit_zero:
         return 0
+    if report.status == "inputs-rejected":
+        return 2  # like missing inputs: the user must declare them before anything can be probed
     return 1 if report.has_problems or diags else 0
 
 

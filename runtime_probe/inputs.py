@@ -66,6 +66,36 @@ def defined_names(path: str) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
+def bound_names(path: str) -> set[str]:
+    """Every module-level name the file binds: defs, classes, imports, assignments."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def _imports_needed(target: Target, path: str) -> list[str]:
+    """The imports a stub appended to ``path`` needs that the file lacks (the class, torch)."""
+    names = bound_names(path)
+    lines = []
+    if "torch" not in names:
+        lines.append("import torch")
+    symbol = target.qualname.split(".")[0]
+    if target.module and symbol not in names:
+        lines.append(f"from {target.module} import {symbol}")
+    return lines
+
+
 def _value_for(name: str, annotation: str | None) -> str:
     ann = (annotation or "").replace(" ", "")
     if "Tensor" in ann or "Float[" in ann or ann.startswith(("Int[", "Bool[", "Shaped[")):
@@ -144,6 +174,10 @@ def write_stub(target: Target, path: str | None = None) -> tuple[str, bool]:
     text = stub_text(target, include_header=not exists)
     if exists and make in names:
         text = text.replace(text[text.index(f"def {make}()"):text.index(f"def {inputs_fn}(")], "")
+    if exists:
+        needed = _imports_needed(target, path)
+        if needed:
+            text = "\n".join(needed) + "\n\n" + text
     mode = "a" if exists else "w"
     with open(path, mode, encoding="utf-8") as fh:
         if exists:

@@ -32,21 +32,34 @@ def _n(value: Any, word: str) -> str:
 
 
 def summary_line(report: Any) -> str:
+    """One line that never claims more than the run showed: how it ended and its errors first; a
+    run that produced no graph says so; counts of what did not run are not given as findings."""
     recompiles = sum(1 for c in report.compiles if c["kind"] == "recompile")
     compiles = sum(1 for c in report.compiles if c["kind"] != "limit-refused")
     hits = sum(b["hits"] or 0 for b in report.graph_breaks)
-    parts = [
-        f"Probe {report.status}: {report.message}",
-        f"{_n(compiles, 'frame compile')} ({_n(recompiles, 'recompile')})",
-        f"{_n(len(report.graph_breaks), 'graph-break site')} ({_n(hits, 'hit')})",
-    ]
+    parts = [f"Probe {report.status}: {report.message}"]
+    others = [e for e in report.errors if e.get("source") != "run"]  # the run's own exception is in the message
+    if others:
+        word = "device error" if {e.get("kind") for e in others} == {"device"} else "hard error"
+        parts.append(_n(len(others), word) + " (see Errors)")
+    if report.status != "inputs-rejected":
+        if compiles and not report.graphs:
+            parts.append(f"no graph produced: {_n(compiles, 'frame compile')}, none compiled into a graph")
+        elif not compiles:
+            parts.append("nothing was compiled" + ("" if report.completed else " before the run stopped"))
+        else:
+            parts.append(f"{_n(report.graphs, 'graph')} from {_n(compiles, 'frame compile')} ({_n(recompiles, 'recompile')})")
+        seen = "" if report.completed else " seen before the run stopped"
+        parts.append(f"{_n(len(report.graph_breaks), 'graph-break site')}{seen} ({_n(hits, 'hit')})")
     if report.recompile_limit_hits:
         parts.append(f"{_n(len(report.recompile_limit_hits), 'function')} past the recompile limit")
-    if report.errors:
-        parts.append(_n(len(report.errors), "error"))
-    bad = [c for c in report.correctness if c.get("status") in ("mismatch", "compiled-raised", "eager-raised")]
-    if report.correctness:
-        parts.append(f"{len(report.correctness) - len(bad)}/{len(report.correctness)} calls match eager")
+    compared = [c for c in report.correctness if c.get("status") != "inputs-rejected"]
+    rejected = len(report.correctness) - len(compared)
+    bad = [c for c in compared if c.get("status") in ("mismatch", "compiled-raised", "eager-raised")]
+    if compared:
+        parts.append(f"{len(compared) - len(bad)}/{len(compared)} compared calls match eager")
+    if rejected:
+        parts.append(f"{rejected}/{len(report.correctness)} calls rejected by eager code (synthesised inputs)")
     return "; ".join(parts) + ".\n"
 
 
@@ -162,7 +175,15 @@ def _compiles_section(report: Any) -> list[str]:
         f = c["frame"]
         where = f"{_rel(f['file'])}:{f['line']}" if f.get("file") else "?"
         t = f"{c['time_s']:.3f} s" if isinstance(c.get("time_s"), (int, float)) else "-"
-        s.append(f"  [{c['compile_id']}] {f['function']} ({where}) {c['kind']}: {c['trigger']}; {t}, {_n(c['graphs'], 'graph')}")
+        name = f.get("qualname") or f["function"]
+        s.append(f"  [{c['compile_id']}] {name} ({where}) {c['kind']}: {c['trigger']}; {t}, {_n(c['graphs'], 'graph')}")
+        cause = c.get("cause") or {}
+        if cause.get("text"):
+            s.append(f"        what changed: {cause['text']}")
+        if cause.get("switched_at"):
+            s.append(f"        switched at: {_rel(cause['switched_at']['file'])}:{cause['switched_at']['line']}")
+        if c.get("secondary_of"):
+            s.append(f"        same call as [{c['secondary_of']}]: this continuation recompiled because of it")
         loc = c.get("guard_location")
         if loc:
             s.append(f"        guard source: {_rel(loc['file'])}:{loc['line']} ({loc.get('how')})")

@@ -42,6 +42,7 @@ STATUS_TEXT = {
     "exited": "exited abruptly before reporting",
     "cancelled": "cancelled",
     "need-inputs": "no inputs to call the target with",
+    "inputs-rejected": "the synthesised inputs were rejected by eager code",
     "inputs-error": "the inputs file failed",
     "probe-error": "the probe itself failed",
     "worker-died": "the probe worker died",
@@ -84,6 +85,29 @@ class ProbeReport:
         return bool(self.graph_breaks or recompiles or self.recompile_limit_hits or self.errors or mismatches
                     or not self.completed)
 
+    @property
+    def graphs(self) -> int:
+        """FX graphs produced by every compile (0: nothing ran compiled)."""
+        return sum(int(c.get("graphs") or 0) for c in self.compiles if c.get("kind") != "limit-refused")
+
+    def headline(self) -> str:
+        """The verdict in a few words, worst first: how the run ended when it did not complete,
+        then hard errors, then a run that produced no graph, then mismatches; "" when none applies."""
+        if not self.completed:
+            return _short_status(self)
+        if self.errors:
+            kinds = {e.get("kind") for e in self.errors}
+            word = "device error" if kinds == {"device"} else "hard error"
+            return f"{len(self.errors)} {word}{'s' if len(self.errors) != 1 else ''}"
+        if not self.compiles:
+            return "nothing was compiled"
+        if self.graphs == 0:
+            return "no graph produced"
+        bad = [c for c in self.correctness if c.get("status") in ("mismatch", "compiled-raised", "eager-raised")]
+        if bad:
+            return f"{len(bad)}/{len(self.correctness)} calls differ from eager"
+        return ""
+
     # -- conversions -----------------------------------------------------------------------------
 
     def diagnostics(self) -> list[Any]:
@@ -104,12 +128,32 @@ class ProbeReport:
                 if key in d.extra:
                     row[key] = d.extra[key]
             rows.append(row)
-        return {"version": 1, "diagnostics": rows, **out}
+        return {"version": 1, "diagnostics": rows, **out, "verdict": self.headline(), "graphs": self.graphs}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ProbeReport:
+    def from_json(cls, data: dict[str, Any]) -> ProbeReport:  # "verdict" and "graphs" are derived
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _short_status(report: ProbeReport) -> str:
+    """How a run that did not complete ended, in a few words (a code lens, a status bar)."""
+    status = report.status
+    if status == "exception":
+        exc = next((e for e in report.errors if e.get("source") == "run"), None)
+        return f"raised {str(exc['type']).rsplit('.', 1)[-1]}" if exc else "raised an exception"
+    if status == "exit":
+        return f"exited with status {report.run.get('exit_code')}"
+    if status == "crashed":
+        return f"crashed ({report.run.get('signal') or 'signal'})"
+    if status == "timeout":
+        t = report.run.get("timeout")
+        return f"timed out after {t:g} s" if isinstance(t, (int, float)) else "timed out"
+    words = {"memory": "out of memory", "exited": "exited before reporting", "cancelled": "cancelled",
+             "need-inputs": "needs declared inputs", "inputs-rejected": "synthesised inputs rejected by eager code",
+             "inputs-error": "the inputs file failed", "probe-error": "the probe itself failed",
+             "worker-died": "the probe worker died", "worker-error": "the probe worker did not start"}
+    return words.get(status, STATUS_TEXT.get(status, status))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,7 +476,12 @@ def build_errors(result: dict[str, Any] | None, compiles: list[dict[str, Any]], 
         seen[key] = entry
         errors.append(entry)
 
+    eager_errors = [_first_line((e.get("eager_error") or {}).get("message")) for e in correctness
+                    if e.get("status") in ("both-raised", "inputs-rejected")]
     for c in compiles:
+        reason_text = c.get("fail_reason_full") or c.get("fail_reason") or ""
+        if any(head and head in reason_text for head in eager_errors):
+            continue  # the call's own error, raised eagerly too: the code (or its inputs), not compilation
         if c["fail_type"] and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError") \
                 and c["kind"] != "limit-refused":
             reason = c.get("fail_reason_full") or c["fail_reason"] or c["fail_type"]
@@ -595,9 +644,24 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
                              f"{_first_line(exc.get('message'))[:120]}); memory cap {_mib(limit)}"
         phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase"), "")
         return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {_first_line(exc.get('message'))[:200]}"
+    if status == "inputs-rejected":
+        return status, rejected_message(result)
     if status in ("need-inputs", "inputs-error", "stopped", "probe-error"):
         return status, result.get("message") or STATUS_TEXT[status]
     return status, result.get("message") or STATUS_TEXT.get(status, status)
+
+
+def rejected_message(result: dict[str, Any]) -> str:
+    """What the probe made up and what eager code said about it (the user's inputs are needed)."""
+    calls = [c for c in result.get("correctness") or [] if c.get("status") == "inputs-rejected"]
+    made = (calls[0].get("synthesised") if calls else None) or (result.get("inputs") or {}).get("parameters") or {}
+    shown = [f"`{name}` = {what}" for name, what in made.items() if not what.endswith("(its default)")]
+    err = (calls[0].get("eager_error") if calls else None) or {}
+    etype = str(err.get("type", "?")).rsplit(".", 1)[-1]
+    where = err.get("user_frame")
+    at = f" at {_where(where)}" if where and where.get("file") else ""
+    return (f"the synthesised inputs were rejected by eager code (not a compile problem): the probe made up "
+            f"{', '.join(shown) or 'the arguments'}; eager raised {etype}{at}: {_first_line(err.get('message'))[:200]}")
 
 
 def _where(frame: dict[str, Any]) -> str:

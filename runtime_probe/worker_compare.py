@@ -138,8 +138,21 @@ def compare_tensors(a: torch.Tensor, b: torch.Tensor, where: str) -> dict[str, A
 
 
 def same_error(a: BaseException, b: BaseException) -> bool:
+    """``b`` (compiled) is ``a`` (eager): the same type and first line, or Dynamo's wrapper of it
+    (``TorchRuntimeError: ... got RuntimeError('<the eager message>')``, or a ``__cause__`` chain)."""
     first = lambda e: (str(e).strip().splitlines() or [""])[0]  # noqa: E731
-    return type(a) is type(b) and first(a) == first(b)
+    if type(a) is type(b) and first(a) == first(b):
+        return True
+    seen: set[int] = set()
+    cur: BaseException | None = b
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur) is type(a) and first(cur) == first(a):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    wrapped = type(b).__module__.startswith("torch._dynamo") or type(b).__name__ == "TorchRuntimeError"
+    head = first(a)
+    return wrapped and bool(head) and (head in str(b) or repr(head)[1:-1] in str(b))
 
 
 def compare_call(
@@ -150,8 +163,12 @@ def compare_call(
     seed: int,
     describe: Callable[[BaseException], dict[str, Any]],
     eager_guard: Callable[[], Any] | None = None,
+    reject_on_eager_error: bool = False,
 ) -> dict[str, Any]:
-    """Run both sides on separate copies of the inputs and say how they compare."""
+    """Run both sides on separate copies of the inputs and say how they compare.
+
+    ``reject_on_eager_error`` (inputs the probe made up): when eager raises, the inputs are what is
+    wrong, not the code: the compiled side is not run and the call is ``inputs-rejected``."""
     e_args, e_kwargs = clone_tree(args), clone_tree(kwargs)
     c_args, c_kwargs = clone_tree(args), clone_tree(kwargs)
     if eager_guard is not None:
@@ -159,6 +176,10 @@ def compare_call(
             e_out, e_exc, e_time = run_side(eager_fn, e_args, e_kwargs, seed)
     else:
         e_out, e_exc, e_time = run_side(eager_fn, e_args, e_kwargs, seed)
+    if e_exc is not None and reject_on_eager_error:
+        return {"time_eager_s": round(e_time, 6), "time_compiled_s": None, "eager_error": error_info(e_exc, describe),
+                "compiled_error": None, "status": "inputs-rejected",
+                "detail": f"eager code rejected the synthesised inputs: {type(e_exc).__name__}: {_short(e_exc)}"}
     c_out, c_exc, c_time = run_side(compiled_fn, c_args, c_kwargs, seed)
     entry: dict[str, Any] = {"time_eager_s": round(e_time, 6), "time_compiled_s": round(c_time, 6),
                              "eager_error": None, "compiled_error": None}

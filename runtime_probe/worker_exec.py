@@ -279,7 +279,8 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
         else:
             sig_target = callee.forward if cls is not None and method is None and hasattr(callee, "forward") else callee
             calls = inp.synthesize(sig_target, inp.default_device(spec.get("device")), what)
-            result["inputs"] = {"source": "synthesised", "file": None, "function": None}
+            result["inputs"] = {"source": "synthesised", "file": None, "function": None,
+                                "parameters": dict(calls[0].synthesised) if calls else {}}
     except inp.NeedInputs as exc:
         result.update(status="need-inputs", exit_code=2, message=str(exc), missing=exc.missing)
         return result
@@ -309,10 +310,15 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
                     if twin is not instance:
                         twin.train(call.mode == "train")
             entry = cmp.compare_call(eager_callee, compiled, call.args, call.kwargs, seed=i, describe=describe,
-                                     eager_guard=lambda: _eager_only(capture))
+                                     eager_guard=lambda: _eager_only(capture),
+                                     reject_on_eager_error=result["inputs"]["source"] == "synthesised")
             entry.update(index=i, label=call.label, mode=call.mode)
+            if call.synthesised:
+                entry["synthesised"] = dict(call.synthesised)
             result["correctness"].append(entry)
             emit({"t": "call", **{k: v for k, v in entry.items() if k != "compiled_traceback"}})
+    if result["correctness"] and all(c["status"] == "inputs-rejected" for c in result["correctness"]):
+        result.update(status="inputs-rejected", exit_code=2)
     return result
 
 

@@ -42,6 +42,7 @@ import torch
 MAX_MATRIX = 16
 PLAIN_TENSOR_SHAPE = (4, 8)
 CALL_KEYS = {"args", "kwargs", "label", "mode"}
+CALL_METHODS = ("forward", "__call__")  # calling the module is calling these
 
 JAXTYPING_DTYPES = {
     "Float": torch.float32, "Float16": torch.float16, "Float32": torch.float32, "Float64": torch.float64,
@@ -73,6 +74,14 @@ class Call:
     kwargs: dict[str, Any] = field(default_factory=dict)
     label: str = ""
     mode: str | None = None  # "train" / "eval" for module targets
+    synthesised: dict[str, str] = field(default_factory=dict)  # parameter -> what was made up for it
+
+
+def describe_value(value: Any) -> str:
+    """``a float32 tensor of shape (4, 8)``, ``'mean' (its default)``: what a parameter was given."""
+    if isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).replace('torch.', '')} tensor of shape {tuple(value.shape)} on {value.device}"
+    return repr(value)[:80]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,12 +108,15 @@ def function_key(qualname: str) -> str:
 
 def find_declared(paths: list[str], qualname: str) -> tuple[Any, Any, str] | None:
     """(make function or None, inputs function or None, file) from the first file defining either
-    for this target (``make_<Class>`` serves every method of that class)."""
+    for this target (``make_<Class>`` serves every method of that class; ``inputs_<Class>``, the
+    calls of the module, serves ``Class.forward`` and ``Class.__call__`` too)."""
     key = function_key(qualname)
-    cls = qualname.split(".", 1)[0]
+    cls, _, method = qualname.partition(".")
     for path in paths:
         module = load_inputs_module(path)
         inputs_fn = getattr(module, f"inputs_{key}", None)
+        if inputs_fn is None and method in CALL_METHODS:
+            inputs_fn = getattr(module, f"inputs_{cls}", None)
         make_fn = getattr(module, f"make_{key}", None) or getattr(module, f"make_{cls}", None)
         if inputs_fn is not None or make_fn is not None:
             return make_fn, inputs_fn, path
@@ -361,6 +373,7 @@ def synthesize(fn: Any, device: str, what: str) -> list[Call]:
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         label_parts = []
+        made: dict[str, str] = {}
         for name, kind, value, options in zip(names, kinds, combo, choices, strict=False):
             if kind == inspect.Parameter.KEYWORD_ONLY:
                 kwargs[name] = value
@@ -368,7 +381,9 @@ def synthesize(fn: Any, device: str, what: str) -> list[Call]:
                 args.append(value)
             if len(options) > 1:
                 label_parts.append(f"{name}={value!r}")
-        calls.append(Call(tuple(args), kwargs, ", ".join(label_parts) or "synthesised"))
+            is_default = sig.parameters[name].default is not inspect.Parameter.empty and sig.parameters[name].default is value
+            made[name] = describe_value(value) + (" (its default)" if is_default else "")
+        calls.append(Call(tuple(args), kwargs, ", ".join(label_parts) or "synthesised", synthesised=made))
     return calls
 
 

@@ -28,7 +28,8 @@ log = logging.getLogger("tclint.server")
 
 
 def summary_text(report: Any) -> str:
-    """"2 graphs · 1 break · 3 compiles" (or how the run ended when it did not complete)."""
+    """"2 graphs · 1 break · 3 compiles"; the verdict comes first when something went wrong
+    ("raised RuntimeError · 0 graphs · ...", "1 hard error · ...", "no graph produced · ...")."""
     compiles = [c for c in report.compiles if c.get("kind") != "limit-refused"]
     graphs = sum(int(c.get("graphs") or 0) for c in compiles)
     breaks = len(report.graph_breaks)
@@ -40,10 +41,10 @@ def summary_text(report: Any) -> str:
     recompiles = sum(1 for c in compiles if c.get("kind") == "recompile")
     if recompiles:
         parts.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''}")
-    text = " · ".join(parts)
-    if not report.completed:
-        text = f"{report.status}: {text}" if report.compiles else f"{report.status}"
-    return text
+    headline = report.headline()
+    if headline and (not report.compiles or report.status in ("need-inputs", "inputs-rejected", "inputs-error")):
+        return headline  # nothing ran compiled: counts of zero would read as a clean result
+    return " · ".join([headline, *parts] if headline else parts)
 
 
 @dataclass
