@@ -1,0 +1,196 @@
+"""Type inference, table-driven: an expression in a context -> the ``Ty`` the walk infers for it.
+
+Each row places ``probe(EXPR)`` in a small program (at module level, in a plain function or in a
+module's ``forward``), walks it with a real ``Analyzer`` and an empty rule set, and asks
+``type_of`` for the probed expression: the inference is called directly, in the scope the walker
+gave it, not through a rule's findings.  The pure helpers (``binop_type``, ``element_type``) have
+their own rows.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from tclint.rules import types as T
+from tclint.rules.analysis import Analyzer, RuleSet
+from tclint.rules.analysis.types_infer import binop_type, element_type
+from tclint.rules.types import Ty
+
+PRELUDE = """\
+import logging, math, random
+import numpy as np
+import torch
+import torch.nn as nn
+from typing import List, Optional
+x = torch.randn(3)
+xs = [torch.randn(2), torch.randn(2)]
+def helper(a):
+    return a
+class Model(nn.Module):
+    def __init__(self, cfg=None):
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+        self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+        self.steps = 0
+    @classmethod
+    def from_config(cls, cfg):
+        return cls(cfg)
+"""
+MODULE = "{probe}"  # at module level, after the prelude
+FORWARD = """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+        self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+        self.register_buffer("scale", torch.ones(1))
+    def forward(self, h, use_cache=None, mask: Optional[torch.Tensor] = None, n: int = 3):
+        {probe}
+"""
+FUNCTION = """\
+def f(t: torch.Tensor, ts: List[torch.Tensor], k: int, flag=False, name="a", other=None):
+    {probe}
+"""
+LOOP = """\
+def f(m: Model):
+    for i in range(3):
+        for j, blk in enumerate(m.layers):
+            {probe}
+"""
+
+HIGH, MEDIUM, LOW = T.HIGH, T.MEDIUM, T.LOW
+ROWS: list[tuple[str, str, Ty]] = [
+    # (context, expression, expected type)
+    # literals and builtins
+    (MODULE, "1", T.T_INT),
+    (MODULE, "1.5", T.T_FLOAT),
+    (MODULE, "True", T.T_BOOL),
+    (MODULE, "'s'", T.T_STR),
+    (MODULE, "None", T.T_NONE),
+    (MODULE, "f'{x}'", T.T_STR),
+    (MODULE, "len(xs)", T.T_INT),
+    (MODULE, "(1, 2)", T.T_SIZE),
+    (MODULE, "{}", T.T_OTHER),
+    (MODULE, "not x", T.T_BOOL),
+    # torch calls and tensor operations
+    (MODULE, "torch.randn(3)", Ty(T.TENSOR, HIGH, "float")),
+    (MODULE, "torch.arange(3)", Ty(T.TENSOR, HIGH, "int")),
+    (MODULE, "torch.zeros(3, dtype=torch.long)", Ty(T.TENSOR, HIGH, "int")),
+    (MODULE, "torch.where(x > 0)", Ty(T.TLIST, HIGH, "int")),
+    (MODULE, "torch.float16", Ty(T.SCALAR, HIGH, "dtype")),
+    (MODULE, "x + 1", Ty(T.TENSOR, HIGH, "float")),
+    (MODULE, "torch.arange(3) / 2", Ty(T.TENSOR, HIGH, "float")),
+    (MODULE, "x.sum() > 0", Ty(T.TENSOR, HIGH, "bool")),
+    (MODULE, "(x > 0) & (x < 1)", Ty(T.TENSOR, HIGH, "bool")),
+    (MODULE, "x.float().mean(-1)", Ty(T.TENSOR, HIGH, "float")),
+    (MODULE, "x[0]", Ty(T.TENSOR, HIGH, "float")),
+    # values leaving the graph
+    (MODULE, "x.item()", Ty(T.SCALAR, HIGH, "item")),
+    (MODULE, "int(x)", Ty(T.SCALAR, HIGH, "item")),
+    (MODULE, "math.sqrt(x.item())", Ty(T.SCALAR, HIGH, "item")),
+    (MODULE, "x.tolist()", Ty(T.CONTAINER, HIGH, "tolist")),
+    (MODULE, "random.random()", Ty(T.SCALAR, HIGH, "random")),
+    (MODULE, "math.sqrt(2)", T.T_FLOAT),
+    # shapes
+    (MODULE, "x.shape", T.T_SIZE),
+    (MODULE, "x.shape[0]", T.T_INT),
+    (MODULE, "x.shape[1:]", T.T_SIZE),
+    (MODULE, "x.dtype", Ty(T.SCALAR, HIGH, "other")),
+    (MODULE, "x.requires_grad", T.T_BOOL),
+    # containers of tensors
+    (MODULE, "[x, x]", Ty(T.TLIST, HIGH)),
+    (MODULE, "[t * 2 for t in xs]", Ty(T.TLIST, HIGH)),
+    (MODULE, "xs[0]", Ty(T.TENSOR, HIGH)),
+    (MODULE, "x if x is not None else None", Ty(T.TENSOR, HIGH, "float")),
+    # other libraries
+    (MODULE, "np.zeros(3)", T.T_OTHER),
+    (MODULE, "logging.getLogger(__name__)", Ty(T.INSTANCE, HIGH, None, "logging.Logger")),
+    # project code: classes, factories, functions, compile
+    (MODULE, "nn.Linear(2, 2)", Ty(T.MODULE, HIGH, None, "torch.nn.Linear")),
+    (MODULE, "Model(1)", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (MODULE, "Model.from_config(1)", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (MODULE, "helper(x)", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
+    (MODULE, "helper", Ty(T.FUNC, HIGH, None, "pkg.mod.helper")),
+    (MODULE, "torch.compile(Model())", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
+    # inside forward: parameters by name and annotation, submodules, buffers
+    (FORWARD, "h", Ty(T.TENSOR, MEDIUM)),
+    (FORWARD, "use_cache", T.T_UNKNOWN),
+    (FORWARD, "mask", T.T_TENSOR),
+    (FORWARD, "n", T.T_INT),
+    (FORWARD, "self.proj(h)", Ty(T.TENSOR, HIGH)),
+    (FORWARD, "self.layers", Ty(T.MODLIST, HIGH, "list", "pkg.mod.Net|layers")),
+    (FORWARD, "self.layers[0]", Ty(T.ELEM, HIGH, None, "pkg.mod.Net|layers")),
+    (FORWARD, "self.scale", T.T_TENSOR),
+    (FORWARD, "self.training", T.T_BOOL),
+    (FORWARD, "self.helper(h)", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.Net.helper")),
+    # a plain function: annotations and defaults
+    (FUNCTION, "t", T.T_TENSOR),
+    (FUNCTION, "ts", Ty(T.TLIST, HIGH)),
+    (FUNCTION, "ts[0]", Ty(T.TENSOR, HIGH)),
+    (FUNCTION, "k", T.T_INT),
+    (FUNCTION, "flag", T.T_BOOL),
+    (FUNCTION, "name", T.T_STR),
+    (FUNCTION, "other", T.T_UNKNOWN),
+    (FUNCTION, "other.float()", Ty(T.TENSOR, MEDIUM, "float")),
+    (FUNCTION, "t @ other", Ty(T.TENSOR, HIGH)),
+    # loop variables
+    (LOOP, "i", T.T_INT),
+    (LOOP, "j", T.T_INT),
+    (LOOP, "blk", Ty(T.ELEM, MEDIUM, None, "pkg.mod.Model|layers")),
+]
+
+
+def infer(context: str, expr: str) -> Ty:
+    """Walk PRELUDE + context with ``probe(expr)`` in it; the type inferred for ``expr`` there."""
+    src = PRELUDE + context.format(probe=f"probe({expr})")
+    tree = ast.parse(src)
+    probes = [
+        n.args[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "probe"
+    ]
+    assert len(probes) == 1
+    analyzer = Analyzer(src, "pkg/mod.py", "pkg.mod", False, "/r", RuleSet([]))
+    analyzer.run(tree)
+    return analyzer.type_of(probes[0])  # memoised when the walk reached it, in its scope
+
+
+@pytest.mark.parametrize(("context", "expr", "expected"), ROWS, ids=[f"{r[1]}" for r in ROWS])
+def test_inferred_type(context: str, expr: str, expected: Ty) -> None:
+    assert infer(context, expr) == expected
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "op", "expected"),
+    [
+        (T.T_INT, T.T_INT, ast.Add(), T.T_INT),
+        (T.T_INT, T.T_FLOAT, ast.Mult(), T.T_FLOAT),
+        (T.T_INT, T.T_INT, ast.Div(), T.T_FLOAT),
+        (T.T_STR, T.T_INT, ast.Mult(), T.T_STR),
+        (T.T_SIZE, T.T_SIZE, ast.Add(), T.T_SIZE),
+        (T.T_SIZE, T.T_INT, ast.Mult(), T.T_INT),
+        (Ty(T.TENSOR, HIGH, "int"), T.T_INT, ast.Add(), Ty(T.TENSOR, HIGH, "int")),
+        (Ty(T.TENSOR, HIGH, "int"), T.T_FLOAT, ast.Add(), Ty(T.TENSOR, HIGH, "float")),
+        (Ty(T.TENSOR, MEDIUM, "bool"), Ty(T.TENSOR, HIGH, "bool"), ast.BitOr(), Ty(T.TENSOR, HIGH, "bool")),
+        (Ty(T.SCALAR, HIGH, "item"), T.T_INT, ast.Add(), Ty(T.SCALAR, HIGH, "item")),
+        (T.T_UNKNOWN, T.T_UNKNOWN, ast.MatMult(), Ty(T.TENSOR, MEDIUM)),
+        (T.T_UNKNOWN, T.T_INT, ast.Add(), T.T_UNKNOWN),
+    ],
+)
+def test_binop_type(left: Ty, right: Ty, op: ast.operator, expected: Ty) -> None:
+    assert binop_type(left, right, op) == expected
+
+
+@pytest.mark.parametrize(
+    ("iterated", "iter_src", "expected"),
+    [
+        (Ty(T.TLIST, HIGH, "float"), "xs", Ty(T.TENSOR, HIGH, "float")),
+        (Ty(T.MODLIST, HIGH, "list", "m.M|layers"), "self.layers", Ty(T.ELEM, HIGH, None, "m.M|layers")),
+        (T.T_SIZE, "x.shape", T.T_INT),
+        (T.T_UNKNOWN, "range(3)", T.T_INT),
+        (T.T_UNKNOWN, "items", T.T_UNKNOWN),
+    ],
+)
+def test_element_type(iterated: Ty, iter_src: str, expected: Ty) -> None:
+    assert element_type(iterated, ast.parse(iter_src, mode="eval").body) == expected
