@@ -177,9 +177,11 @@ def compare_call(
     else:
         e_out, e_exc, e_time = run_side(eager_fn, e_args, e_kwargs, seed)
     if e_exc is not None and reject_on_eager_error:
-        return {"time_eager_s": round(e_time, 6), "time_compiled_s": None, "eager_error": error_info(e_exc, describe),
-                "compiled_error": None, "status": "inputs-rejected",
-                "detail": f"eager code rejected the synthesised inputs: {type(e_exc).__name__}: {_short(e_exc)}"}
+        info = error_info(e_exc, describe)
+        if info.get("kind") not in ("device", "memory"):  # a missing GPU or RAM is no fault of the inputs
+            return {"time_eager_s": round(e_time, 6), "time_compiled_s": None, "eager_error": info,
+                    "compiled_error": None, "status": "inputs-rejected",
+                    "detail": f"eager code rejected the synthesised inputs: {type(e_exc).__name__}: {_short(e_exc)}"}
     c_out, c_exc, c_time = run_side(compiled_fn, c_args, c_kwargs, seed)
     entry: dict[str, Any] = {"time_eager_s": round(e_time, 6), "time_compiled_s": round(c_time, 6),
                              "eager_error": None, "compiled_error": None}

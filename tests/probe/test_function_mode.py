@@ -64,6 +64,7 @@ def test_declared_inputs_for_a_method(pool, options):
     assert [c["label"] for c in report.correctness] == ["k=1", "k=2"]
     (recompile,) = [c for c in report.compiles if c["kind"] == "recompile"]
     assert recompile["trigger"] == "guard failed: k == 1"
+    assert recompile["cause"]["text"] == "`k` changed (compiled for k == 1)"
     assert recompile["guard_location"]["line"] == line_of("return self.proj(x)[:k]")
 
 
