@@ -226,6 +226,15 @@ Run `tclint check --help` (or `tclint probe --help`, ...) for the options of eac
     )
 
 
+def under_pre_commit() -> bool:
+    """Whether pre-commit runs this process as a hook (it sets PRE_COMMIT=1).  pre-commit splits a
+    hook run into batches of files, run in parallel, so a per-process summary would speak for one
+    batch only ("All checks passed!" from a clean batch above another batch's findings).  There
+    tclint prints its findings and no summary: pre-commit's own Passed / Failed line is the one
+    summary of the hook run, and it is true for all of its files."""
+    return os.environ.get("PRE_COMMIT") == "1"
+
+
 def _stdin_bytes() -> bytes:
     return sys.stdin.buffer.read()
 
@@ -238,6 +247,8 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
 
     parser = _check_parser()
     args = parser.parse_args(argv)
+    if under_pre_commit():
+        args.quiet = True
     if args.diff and args.fix:
         pass  # --diff wins: show, do not write (as ruff)
     try:

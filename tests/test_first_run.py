@@ -90,3 +90,23 @@ def test_init_inputs_names_one_command_in_the_stub_and_the_message(tmp_path):
     stubs = [p for p in pkg.iterdir() if "probe_inputs" in p.name]
     assert len(stubs) == 1, list(pkg.iterdir())
     assert "`tclint probe pkg/model.py::Block`" in stubs[0].read_text()
+
+
+def test_under_pre_commit_a_batch_prints_findings_and_no_summary(tmp_path):
+    """pre-commit runs a hook on batches of files in parallel: a batch's "All checks passed!" or
+    "Found 1 problem." would speak for that batch only, so under PRE_COMMIT=1 none is printed."""
+    (tmp_path / "bad.py").write_text(TC104_FIXABLE)
+    (tmp_path / "good.py").write_text("import torch\n\n\n@torch.compile\ndef g(x):\n    return x * 2\n")
+    env = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT"}
+    run = lambda *args, **extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "tclint.rules", "check", "--force-exclude", *args], cwd=str(tmp_path),
+        env={**env, **extra}, capture_output=True, text=True, timeout=120)
+    clean = run("good.py", PRE_COMMIT="1")
+    assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+    failing = run("bad.py", PRE_COMMIT="1")
+    assert failing.returncode == 1
+    assert failing.stdout.splitlines() and all(": TC104 " in line for line in failing.stdout.splitlines()), failing.stdout
+    assert "Found" not in failing.stdout + failing.stderr
+    # outside pre-commit the summary stays
+    assert "All checks passed!" in run("good.py").stdout
+    assert "Found 1 problem." in run("bad.py").stdout
