@@ -35,6 +35,24 @@ function locationCell(loc: ProbeView["breaks"][number]["location"]): string {
   return `<a href="${escapeHtml(openLocationHref(loc.uri, loc.line))}">${escapeHtml(label)}</a>`;
 }
 
+/** What "no graph break" means for this run: only a completed run that produced graphs and no
+ * error compiled into whole graphs. */
+export function noBreakText(view: ProbeView): string {
+  if (view.completed === false) {
+    return "No graph break was seen before the run stopped (see above): this is not a clean result.";
+  }
+  if (view.compiles.length === 0) {
+    return "No graph break, and nothing was compiled: the probe saw no compiled code.";
+  }
+  if (view.graphs === 0 || view.compiles.every((c) => c.graphs === 0)) {
+    return "No graph break, but no graph was produced either: nothing ran compiled.";
+  }
+  if ((view.errors ?? []).length > 0) {
+    return "No graph break, but the run had errors (see Errors).";
+  }
+  return "No graph break: the code compiled into whole graphs.";
+}
+
 export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonce: string }): string {
   const parts: string[] = [];
   parts.push(`<h1>tclint probe: ${escapeHtml(view.title)}</h1>`);
@@ -44,8 +62,16 @@ export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonc
   if (view.error) {
     parts.push(`<div class="error" role="alert"><strong>Probe failed:</strong> <pre>${escapeHtml(view.error)}</pre></div>`);
   }
-  if (view.summary) {
+  if (view.verdict && view.verdict !== view.error) {
+    parts.push(`<p class="verdict"><strong>${escapeHtml(view.verdict)}</strong></p>`);
+  }
+  if (view.summary && view.summary !== view.error) {
     parts.push(`<p class="summary">${escapeHtml(view.summary)}</p>`);
+  }
+  const errors = view.errors ?? [];
+  if (errors.length > 0) {
+    // errors come first: a view that lists compiles and "no graph break" above them would read as a success
+    parts.push(`<h2 class="error">Errors (${errors.length})</h2><ul class="error">${errors.map((e) => `<li>${escapeHtml(e)}</li>`).join("")}</ul>`);
   }
 
   parts.push(`<h2>Compilations (${view.compiles.length})</h2>`);
@@ -56,7 +82,8 @@ export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonc
     for (const c of view.compiles) {
       parts.push(
         `<tr><td>${escapeHtml(c.index)}</td><td>${escapeHtml(c.frame ?? "")}${c.location ? ` (${locationCell(c.location)})` : ""}</td>` +
-          `<td>${escapeHtml(c.trigger ?? "first call")}</td><td>${c.failedGuard ? `<code>${escapeHtml(c.failedGuard)}</code>${c.guardLocation ? ` (${locationCell(c.guardLocation)})` : ""}` : "—"}</td>` +
+          `<td>${escapeHtml(c.trigger ?? "first call")}${c.dropped ? `<br><strong>Dropped by Dynamo: runs eagerly on every call</strong> (${escapeHtml(c.dropped)})` : ""}</td>` +
+          `<td>${c.failedGuard ? `${c.cause ? `${escapeHtml(c.cause)}<br>` : ""}<code>${escapeHtml(c.failedGuard)}</code>${c.guardLocation ? ` (${locationCell(c.guardLocation)})` : ""}` : "—"}</td>` +
           `<td>${escapeHtml(c.graphs ?? "")}</td></tr>`,
       );
     }
@@ -65,7 +92,7 @@ export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonc
 
   parts.push(`<h2>Graph breaks (${view.breaks.length})</h2>`);
   if (view.breaks.length === 0) {
-    parts.push(`<p class="empty">No graph break: the code compiled into whole graphs.</p>`);
+    parts.push(`<p class="empty">${escapeHtml(noBreakText(view))}</p>`);
   } else {
     parts.push(`<table class="breaks"><thead><tr><th>GB id</th><th>Reason</th><th>Hits</th><th>Where</th></tr></thead><tbody>`);
     for (const b of view.breaks) {

@@ -13,16 +13,28 @@ export interface ProbeView {
   error?: string;
   torchVersion?: string;
   duration?: number;
+  /** How the run ended when it did not complete, hard errors, "no graph produced"... (worst first). */
+  verdict?: string;
+  /** false when the run did not complete (raised, timed out, crashed, inputs rejected...). */
+  completed?: boolean;
+  /** FX graphs produced by all compiles (undefined when the report does not say). */
+  graphs?: number;
   compiles: {
     index: number;
     frame?: string;
     location?: ViewLocation;
     trigger?: string;
     failedGuard?: string;
+    /** The failed guard in the user's terms ("`x` changed dtype: float32 -> float64"). */
+    cause?: string;
     guardLocation?: ViewLocation;
     graphs?: number;
+    /** Dynamo dropped the whole frame: it runs eagerly on every call. */
+    dropped?: string;
   }[];
   breaks: { gbId?: string; reason: string; hits: number; location?: ViewLocation; url?: string }[];
+  /** Hard errors and the run's own exception: shown before everything else. */
+  errors?: string[];
   notes: string[];
 }
 
@@ -112,15 +124,19 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
     const kind = str(o, ["kind"]);
     const guardLoc = location(first(o, ["guard_location"]));
     const failedGuard = kind === undefined || kind === "recompile" ? guardText(o) : undefined;
+    const cause = failedGuard ? str(obj(o.cause), ["text"]) : undefined;
+    const dropped = o.dropped === true ? `${str(o, ["fail_type"]) ?? "failed"}: ${str(o, ["fail_reason"]) ?? ""}`.trim() : undefined;
     return {
       index: i + 1,
-      frame: typeof frame === "string" ? frame : str(frameObj, ["function", "name", "code_name"]),
+      frame: typeof frame === "string" ? frame : str(frameObj, ["qualname", "function", "name", "code_name"]),
       location: location(frameObj) ?? locationOf(o),
       // the failed guard has its own column: the trigger then just says so
-      trigger: failedGuard ? "guard failed" : str(o, ["trigger", "reason", "cause"]) ?? kind,
+      trigger: failedGuard ? "guard failed" : typeof o.trigger === "string" ? o.trigger : str(o, ["reason"]) ?? kind,
       failedGuard,
+      cause,
       guardLocation: guardLoc,
       graphs: num(o, ["graphs", "graph_count", "num_graphs"]),
+      dropped,
     };
   });
   const breaks = list(report, ["graph_breaks", "breaks", "graphBreaks"]).map((b) => {
@@ -142,10 +158,12 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
     const m = str(obj(hit), ["message"]);
     if (m) notes.push(m);
   }
+  const errors: string[] = [];
   for (const e of list(report, ["errors"])) {
     const o = obj(e);
     const where = o.file ? ` (${String(o.file).split(/[\\/]/).pop()}:${o.line ?? "?"})` : "";
-    notes.push(`${str(o, ["kind"]) ?? "error"}: ${str(o, ["type"]) ?? ""} ${str(o, ["message"]) ?? ""}${where}`.replace(/\s+/g, " ").trim());
+    const type = (str(o, ["type"]) ?? "").split(".").pop();
+    errors.push(`${str(o, ["kind"]) ?? "error"}: ${type} ${str(o, ["message"]) ?? ""}${where}`.replace(/\s+/g, " ").trim());
   }
   for (const n of list(report, ["notes", "warnings"])) {
     notes.push(typeof n === "string" ? n : JSON.stringify(n));
@@ -158,10 +176,15 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
     error = message; // the run did not complete: say how it ended, prominently
   }
   const env = obj(report.environment);
+  const graphs = num(report, ["graphs"]) ?? (compiles.length ? compiles.reduce((n, c) => n + (c.graphs ?? 0), 0) : undefined);
   return {
     title: shortenPaths(str(report, ["title", "target", "function", "qualname", "program", "path"]) ?? fallbackTitle),
     summary: message,
     error,
+    verdict: str(report, ["verdict"]) ?? str(top, ["summary"]),
+    completed: status === undefined ? undefined : ["ok", "stopped"].includes(status),
+    graphs,
+    errors,
     torchVersion: str(env, ["torch"]) ?? str(report, ["torch_version", "torchVersion", "torch"]),
     duration: num(obj(report.run), ["wall_s"]) ?? num(report, ["duration", "duration_s", "seconds", "elapsed"]),
     compiles,

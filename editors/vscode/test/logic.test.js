@@ -244,7 +244,7 @@ test("probe view: the report is normalised (compiles, breaks, links)", () => {
     url: "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html",
   });
   const empty = probeModel.normalizeProbeResult(null, "fallback");
-  assert.deepEqual(empty, { title: "fallback", summary: undefined, error: undefined, torchVersion: undefined, duration: undefined, compiles: [], breaks: [], notes: [] });
+  assert.deepEqual(empty, { title: "fallback", summary: undefined, error: undefined, verdict: undefined, completed: undefined, graphs: undefined, errors: [], torchVersion: undefined, duration: undefined, compiles: [], breaks: [], notes: [] });
   assert.equal(probeModel.normalizeProbeResult({ error: { message: "ImportError: torch" } }, "f").error, "ImportError: torch");
   assert.equal(probeModel.toUri("C:\\a b\\m.py"), "file:///C%3A/a%20b/m.py");
   assert.equal(probeModel.shortenPaths("/tmp/x/ws/serve.py"), "serve.py");
@@ -263,7 +263,7 @@ test("probe view: a real runtime-probe report (serve.py as a program)", () => {
     assert.equal(view.error, undefined);
     assert.equal(view.summary, "completed");
     assert.equal(view.compiles.length, 8);
-    assert.deepEqual(view.compiles[0], { index: 1, frame: "decode_step", location: { uri: "file:///ws/serve.py", line: 11, label: "serve.py" }, trigger: "first call", failedGuard: undefined, guardLocation: undefined, graphs: 0 });
+    assert.deepEqual(view.compiles[0], { index: 1, frame: "decode_step", location: { uri: "file:///ws/serve.py", line: 11, label: "serve.py" }, trigger: "first call", failedGuard: undefined, cause: undefined, guardLocation: undefined, graphs: 0, dropped: undefined });
     const recompile = view.compiles[1];
     assert.equal(recompile.trigger, "guard failed");
     assert.equal(recompile.failedGuard, "tensor 'tokens' size mismatch at index 1. expected 5, actual 6");
