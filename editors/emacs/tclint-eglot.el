@@ -27,8 +27,18 @@ nil: $VIRTUAL_ENV/bin/python, else <project>/.venv/bin/python, else python3."
   :type '(choice (const :tag "Detect" nil) string))
 
 (defcustom tclint-server-command nil
-  "Full server command (a list of strings); nil: (PYTHON \"-m\" \"tclint.server\")."
+  "Full server command (a list of strings).
+nil: the `tclint' console script beside the interpreter with
+\"server\", else the interpreter with `tclint-server-bootstrap'."
   :type '(choice (const :tag "Default" nil) (repeat string)))
+
+(defconst tclint-server-bootstrap
+  "import sys; sys.path[:] = [p for p in sys.path if p]; from tclint.server.__main__ import main; sys.exit(main())"
+  "What `python -c' runs instead of `python -m tclint.server'.
+-m (and -c) put the working folder, the workspace, first on
+sys.path, so a workspace holding a `tclint/' package would run its
+own code in place of the server; this drops that entry before any
+import.")
 
 (defcustom tclint-settings nil
   "The server's settings, as a plist.
@@ -53,13 +63,32 @@ workspace/configuration."
                 '(".venv" "venv"))
       "python3"))
 
+(defun tclint--server-script (python)
+  "The `tclint' console script of PYTHON's environment, or nil.
+Beside PYTHON (bin/ or Scripts\\); for a bare interpreter name, the
+`tclint' on PATH."
+  (if (file-name-directory python)
+      (seq-find #'file-executable-p
+                (mapcar (lambda (name) (expand-file-name name (file-name-directory python)))
+                        '("tclint" "tclint.exe")))
+    (executable-find "tclint")))
+
+(defun tclint-default-command (root)
+  "The server command for the project at ROOT.
+The environment's console script (`tclint server': its sys.path
+starts at the script's folder, never the workspace), else the
+interpreter with `tclint-server-bootstrap'; never `python -m'."
+  (let* ((python (tclint--python root))
+         (script (tclint--server-script python)))
+    (if script (list script "server") (list python "-c" tclint-server-bootstrap))))
+
 (defun tclint--contact (&optional _interactive)
   "The eglot contact for the current buffer's project."
   (let* ((project (and (fboundp 'project-current) (project-current)))
          (root (or (and project (if (fboundp 'project-root) (project-root project)
                                   (car (with-no-warnings (project-roots project)))))
                    default-directory))
-         (cmd (or tclint-server-command (list (tclint--python root) "-m" "tclint.server"))))
+         (cmd (or tclint-server-command (tclint-default-command root))))
     (append cmd (list :initializationOptions
                       (list :settings (or tclint-settings (make-hash-table)) :workspaceTrusted t)))))
 

@@ -36,7 +36,8 @@ def test_emacs_eglot_diagnostics_quick_fix_and_probe(project, tmp_path):
     assert out.exists(), f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(out.read_text())
     assert proc.returncode == 0 and "error" not in result, f"{result}\n{proc.stderr[-3000:]}"
-    assert result["server_command"] == [PYTHON, "-m", "tclint.server"]
+    # the console script beside the interpreter, never `python -m` (test_editor_launch.py)
+    assert result["server_command"] == [os.path.join(os.path.dirname(PYTHON), "tclint"), "server"]
     found = {(d["code"], d["line"]) for d in result["diagnostics"]}
     assert {("TC104", 9), ("TC101", 10), (UNUSED_NOQA, 15)} <= found, found
     assert result["fixed_gone"] is True

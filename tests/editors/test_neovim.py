@@ -57,7 +57,8 @@ def test_neovim_diagnostics_quick_fix_and_probe(version, tools_bin, project, tmp
     expected_api = "vim.lsp.start_client" if version.startswith("0.7") else "vim.lsp.config/enable"
     assert result["api"] == expected_api
     assert result["filetype"] == "python"
-    assert result["client"]["cmd"] == [PYTHON, "-m", "tclint.server"]
+    # the console script beside the interpreter, never `python -m` (test_editor_launch.py)
+    assert result["client"]["cmd"] == [os.path.join(os.path.dirname(PYTHON), "tclint"), "server"]
     assert os.path.realpath(result["client"]["root_dir"]) == os.path.realpath(project)  # pyproject.toml marks the root
     found = {(d["code"], d["lnum"] + 1, d["col"] + 1) for d in result["diagnostics"]}
     assert {("TC104", 9, 5), ("TC101", 10, 13), (UNUSED_NOQA, 15, 19)} <= found, found
@@ -96,3 +97,46 @@ def test_probe_report_formatting(version, tools_bin, tmp_path):
     assert "trigger: continuation after the graph break at line 32" in text
     assert "- GB0124 ×3 Unsupported Tensor.item() call" in text and "at serve.py:34" in text
     assert "  https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text
+
+
+VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe", "data", "verdicts")
+CLEAN = "No graph break: the code compiled into whole graphs."
+
+
+def format_report(nvim: str, report: str, tmp_path) -> str:
+    script = tmp_path / "format.lua"
+    script.write_text(FORMAT)
+    out = tmp_path / f"{os.path.basename(report)}.txt"
+    env = dict(os.environ, TCLINT_NVIM_DIR=os.path.join(EDITORS, "neovim"), REPORT=report, OUT=str(out), HOME=str(tmp_path))
+    subprocess.run([nvim, "--headless", "--clean", "-n", "-i", "NONE", "-c", f"luafile {script}"],
+                   env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=True)
+    return out.read_text()
+
+
+@pytest.mark.parametrize("case, said", [
+    ("raised", "Probe failed: raised ValueError at "),
+    ("timeout", "Probe failed: timed out after 4 s"),
+    ("crashed", "Probe failed: the process crashed (SIGSEGV)"),
+    ("inputs_rejected", "Probe failed: the synthesised inputs were rejected by eager code"),
+    ("no_graph", "Verdict: no graph produced"),
+    ("hard_error", "Verdict: 1 hard error"),
+])
+def test_probe_buffer_says_the_truth_in_the_worst_cases(case, said, tmp_path):
+    """Real reports (tests/probe/make_verdict_reports.py): how the run ended and its errors come
+    first, a dropped frame is flagged, and no run that failed or produced no graph reads as clean."""
+    ensure_apt("neovim")
+    text = format_report("/usr/bin/nvim", os.path.join(VERDICTS, f"{case}.json"), tmp_path)
+    assert said in text, text
+    assert text.index(said) < text.index("## Compilations")
+    assert CLEAN not in text, text
+    with open(os.path.join(VERDICTS, f"{case}.json"), encoding="utf-8") as fh:
+        verdict = json.load(fh)["verdict"]
+    assert f"Verdict: {verdict}\n" in text and text.index("Verdict:") < text.index("## Compilations")
+    if case == "no_graph":  # issue 15, point 7: a dropped frame says so
+        assert "1. frame_dropped (model.py:" in text
+        assert "DROPPED by Dynamo: the whole frame runs eagerly on every call (Unsupported:" in text
+        assert "No graph break" not in text or "no graph was produced" in text
+    if case == "hard_error":
+        assert text.index("## Errors (1)") < text.index("## Compilations")
+        assert "! hard-error: AssertionError Attempt to trace forbidden callable" in text
+        assert "No graph break, but no graph was produced either" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -166,17 +167,41 @@ def test_language_server_lint_path(project, tmp_path):
     assert written(markers) == []
 
 
+def _shadow_tclint(root: str, markers: str) -> None:
+    """A `tclint` package of the workspace's own (with `tclint.server` and `tclint.rules`)."""
+    for rel in ("tclint/__init__.py", "tclint/server/__init__.py", "tclint/server/__main__.py",
+                "tclint/rules/__init__.py", "tclint/rules/__main__.py"):
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(_marker(markers, "shadowed " + rel.replace("/", ".")))
+
+
+def _editor_bootstrap() -> str:
+    """What the editors run with `<python> -c` when they start the server from an interpreter
+    (VS Code always; Neovim, Emacs, Zed when the environment has no `tclint` console script)."""
+    with open(os.path.join(ROOT, "editors", "vscode", "src", "launch.ts"), encoding="utf-8") as fh:
+        return re.search(r'SERVER_BOOTSTRAP =\s*"([^"]*)"', fh.read()).group(1)
+
+
 @pytest.mark.slow
 def test_language_server_launched_as_editors_do(project):
-    """VS Code and Emacs start `<python> -m tclint.server` with the workspace as working folder;
-    `-m` puts that folder first on sys.path, so the workspace's `argparse.py`/`logging.py`/`json.py`
-    run inside the server."""
+    """The bundled editor configurations start `<env>/bin/tclint server` or `<python> -c
+    <bootstrap>` with the workspace as working folder (tests/editors/test_editor_launch.py checks
+    each configuration builds exactly these).  Neither imports the workspace's `json.py`,
+    `logging.py`, ... nor a `tclint/` package of its own, which `python -m tclint.server` (what
+    they used to run) imports in place of the server."""
     pytest.importorskip("pygls")
     root, markers = project
+    _shadow_tclint(root, markers)
     try:
-        _server_session([sys.executable, "-m", "tclint.server"], root)
+        for cmd in ([os.path.join(BIN, "tclint"), "server"], [sys.executable, "-c", _editor_bootstrap()]):
+            diags = _server_session(cmd, root)
+            assert {d.get("code") for d in diags} >= {"TC104"}, cmd
     finally:
         assert written(markers) == []
+    run([sys.executable, "-m", "tclint.server", "--version"], cwd=root)
+    assert "shadowed tclint.__init__.py" in written(markers)  # the trap is real
 
 
 def test_module_entry_point(project):

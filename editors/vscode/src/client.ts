@@ -1,5 +1,6 @@
 // The language client's lifecycle: pick the interpreter, check tclint is there (prompt to install
-// it when not), start `<python> -m tclint.server`, restart on setting or interpreter changes.
+// it when not), start the server (`<python> -c` with launch.ts's bootstrap), restart on setting
+// or interpreter changes.
 
 import * as vscode from "vscode";
 import { LanguageClient, RevealOutputChannelOn, State, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";

@@ -1,7 +1,11 @@
-// How the server process is started: `<python> -m tclint.server` from the project's environment,
-// or `<tclint.path> server` when the user points at a tclint executable.
+// How the server process is started: `<python> -c SERVER_BOOTSTRAP` from the project's
+// environment, or `<tclint.path> server` when the user points at a tclint executable.  Never
+// `<python> -m tclint.server`: `-m` puts the working folder (the workspace) first on sys.path, so a
+// workspace holding a `tclint/` package would run its own code in place of the server.
 
-export const SERVER_MODULE = "tclint.server";
+/** `python -c` this: drop the working folder `-c` put first on sys.path, then start the server. */
+export const SERVER_BOOTSTRAP =
+  "import sys; sys.path[:] = [p for p in sys.path if p]; from tclint.server.__main__ import main; sys.exit(main())";
 
 export interface Executable {
   command: string;
@@ -19,7 +23,7 @@ export function serverExecutable(
   if (tclintPath.length > 0) {
     return { command: tclintPath[0], args: [...tclintPath.slice(1), "server"], options: { cwd, env } };
   }
-  return { command: interpreter[0], args: [...interpreter.slice(1), "-m", SERVER_MODULE], options: { cwd, env } };
+  return { command: interpreter[0], args: [...interpreter.slice(1), "-c", SERVER_BOOTSTRAP], options: { cwd, env } };
 }
 
 /** Python files (saved or not) and, for servers that sync notebook documents, Jupyter notebooks. */

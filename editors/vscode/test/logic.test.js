@@ -166,10 +166,11 @@ test("environment: the check script runs in real interpreters", (t) => {
   assert.match(state.version, /^\d+\.\d+/);
 });
 
-test("launch: python -m tclint.server, or the tclint executable's server subcommand", () => {
+test("launch: python -c with the bootstrap (never -m), or the tclint executable's server subcommand", () => {
   const a = launch.serverExecutable(["/v/bin/python", "-X", "utf8"], [], "/ws", { PATH: "/bin" });
   assert.equal(a.command, "/v/bin/python");
-  assert.deepEqual(a.args, ["-X", "utf8", "-m", "tclint.server"]);
+  assert.deepEqual(a.args, ["-X", "utf8", "-c", launch.SERVER_BOOTSTRAP]);
+  assert.ok(!a.args.includes("-m"));
   assert.equal(a.options.cwd, "/ws");
   assert.equal(a.options.env.PATH, "/bin");
   assert.equal(a.options.env.PYTHONUNBUFFERED, "1");

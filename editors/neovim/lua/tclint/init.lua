@@ -3,7 +3,7 @@
 --   require("tclint").setup({
 --     python = nil,           -- interpreter that has tclint-torch[server]; default: $VIRTUAL_ENV,
 --                             -- then <root>/.venv, then python3 on PATH
---     cmd = nil,              -- full server command; default: { python, "-m", "tclint.server" }
+--     cmd = nil,              -- full server command; default: { <python's bin>/tclint, "server" }
 --     settings = {},          -- the server's settings, e.g. { select = { "TC1" }, unsafeFixes = true }
 --     root_markers = { "pyproject.toml", "tclint.toml", "setup.cfg", "setup.py", ".git" },
 --     filetypes = { "python" },
@@ -78,8 +78,40 @@ function M.python(root)
   return "python3"
 end
 
+--- `python -c` with this instead of `python -m tclint.server`: `-m` (and `-c`) put the working
+--- folder -- the workspace -- first on sys.path, so a workspace holding a `tclint/` package would
+--- run its own code in place of the server.  The bootstrap drops that entry before any import.
+M.BOOTSTRAP = "import sys; sys.path[:] = [p for p in sys.path if p]; "
+  .. "from tclint.server.__main__ import main; sys.exit(main())"
+
+--- The `tclint` console script of `python`'s environment (beside it in bin/ or Scripts\), or for
+--- a bare `python3` the `tclint` on PATH; nil when there is none.
+function M.server_script(python)
+  local candidate
+  if python:find("[/\\]") then
+    candidate = dirname(python) .. "/tclint"
+  else
+    candidate = vim.fn.exepath("tclint")
+  end
+  if candidate ~= "" and vim.fn.executable(candidate) == 1 then
+    return candidate
+  end
+  return nil
+end
+
+--- The server command: `cmd` when set; else the environment's console script (`tclint server`:
+--- its sys.path starts at the script's folder, never the workspace); else the interpreter with
+--- the bootstrap.  Never `python -m tclint.server`, which the workspace can shadow.
 function M.cmd(root)
-  return M.config.cmd or { M.python(root), "-m", "tclint.server" }
+  if M.config.cmd then
+    return M.config.cmd
+  end
+  local python = M.python(root)
+  local script = M.server_script(python)
+  if script then
+    return { script, "server" }
+  end
+  return { python, "-c", M.BOOTSTRAP }
 end
 
 local function lsp_settings()
@@ -164,9 +196,34 @@ end
 local function frame_name(c)
   local frame = first(c, { "frame", "function", "name" })
   if type(frame) == "table" then
-    return text(first(frame, { "function", "name", "code_name" }))
+    return text(first(frame, { "qualname", "function", "name", "code_name" }))
   end
   return text(frame)
+end
+
+--- What "no graph break" means for this report: only a completed run that produced graphs and
+--- had no error compiled into whole graphs.
+local function no_break_text(report, completed, compiles, errors)
+  if completed == false then
+    return "No graph break was seen before the run stopped (see above): this is not a clean result."
+  end
+  if #compiles == 0 then
+    return "No graph break, and nothing was compiled: the probe saw no compiled code."
+  end
+  local graphs = tonumber(text(report.graphs))
+  if graphs == nil then
+    graphs = 0
+    for _, c in ipairs(compiles) do
+      graphs = graphs + (tonumber(text(c.graphs)) or 0)
+    end
+  end
+  if graphs == 0 then
+    return "No graph break, but no graph was produced either: nothing ran compiled."
+  end
+  if #errors > 0 then
+    return "No graph break, but the run had errors (see Errors)."
+  end
+  return "No graph break: the code compiled into whole graphs."
 end
 
 local function failed_guard(c)
@@ -194,11 +251,31 @@ function M.format_probe(result, title)
   end
   table.insert(lines, "")
   local err = first(result, { "error" }) or first(report, { "error" })
+  local completed = nil
+  if status then
+    completed = status == "ok" or status == "stopped"
+  end
   if err then
     table.insert(lines, "Probe failed: " .. (text(first(err, { "message" })) or text(err)))
     table.insert(lines, "")
-  elseif status and status ~= "ok" and status ~= "stopped" and message then
+  elseif completed == false and message then
     table.insert(lines, "Probe failed: " .. message)
+    table.insert(lines, "")
+  end
+  local verdict = text(report.verdict)
+  if verdict and verdict ~= "" then
+    table.insert(lines, "Verdict: " .. verdict)
+    table.insert(lines, "")
+  end
+  -- errors first: compilations and "no graph break" above them would read as a success
+  local errors = first(report, { "errors" }) or {}
+  if #errors > 0 then
+    table.insert(lines, string.format("## Errors (%d)", #errors))
+    for _, e in ipairs(errors) do
+      local etype = (text(e.type) or ""):gsub("^.*%.", "")
+      table.insert(lines, string.format("! %s: %s %s%s", text(e.kind) or "error", etype, text(e.message) or "",
+        where(e) and ("  at " .. where(e)) or ""))
+    end
     table.insert(lines, "")
   end
   local compiles = first(report, { "compiles", "compilations" }) or {}
@@ -206,12 +283,21 @@ function M.format_probe(result, title)
   for i, c in ipairs(compiles) do
     local guard = failed_guard(c)
     local trigger = guard and "guard failed" or text(first(c, { "trigger", "reason" })) or "first call"
+    local cause = guard and type(c.cause) == "table" and text(c.cause.text) or nil
     table.insert(lines, string.format("%d. %s%s  trigger: %s%s", i, frame_name(c) or "?",
-      where(c) and (" (" .. where(c) .. ")") or "", trigger, guard and (": " .. guard) or ""))
+      where(c) and (" (" .. where(c) .. ")") or "", trigger,
+      cause and (": " .. cause .. " [Dynamo: " .. guard .. "]") or (guard and (": " .. guard) or "")))
+    if c.dropped == true then
+      table.insert(lines, string.format("   DROPPED by Dynamo: the whole frame runs eagerly on every call (%s: %s)",
+        text(c.fail_type) or "failed", text(c.fail_reason) or ""))
+    end
   end
   table.insert(lines, "")
   local breaks = first(report, { "graph_breaks", "breaks", "graphBreaks" }) or {}
   table.insert(lines, string.format("## Graph breaks (%d)", #breaks))
+  if #breaks == 0 then
+    table.insert(lines, no_break_text(report, completed, compiles, errors))
+  end
   for _, b in ipairs(breaks) do
     local gb = text(first(b, { "gb_id", "gbId", "gb" })) or "?"
     local url = text(first(b, { "url", "link" }))
@@ -221,12 +307,12 @@ function M.format_probe(result, title)
     local reason = text(b.gb_type) or text(first(b, { "reason", "message" })) or ""
     table.insert(lines, string.format("- %s ×%s %s%s", gb, text(first(b, { "hits", "count", "events" })) or "1",
       reason, where(b) and ("  at " .. where(b)) or ""))
+    if b.frame_dropped == true then
+      table.insert(lines, "  DROPPED by Dynamo: the frame around it runs eagerly on every call (hits not counted)")
+    end
     if url then
       table.insert(lines, "  " .. url)
     end
-  end
-  for _, e in ipairs(first(report, { "errors" }) or {}) do
-    table.insert(lines, string.format("! %s: %s %s", text(e.kind) or "error", text(e.type) or "", text(e.message) or ""))
   end
   return lines
 end
