@@ -51,9 +51,34 @@ class ClientFeatures:
         return cls(related, desc, tags, True)
 
 
+@lru_cache(maxsize=64)
+def _below(base: str) -> tuple[str, re.Pattern[str]]:
+    prefix = base.rstrip(os.sep) + os.sep
+    # where a path starts: not inside another path or a word
+    return prefix, re.compile(r"(?<![\w.~/\\-])" + re.escape(prefix))
+
+
+def workspace_relative(text: str, base: str | None) -> str:
+    """``text`` (a message, a region chain, hover text) with the absolute paths of files below
+    ``base``, the document's workspace folder, written relative to it, as the CLI writes them
+    relative to where it runs; paths elsewhere stay absolute."""
+    if not base:
+        return text
+    prefix, pattern = _below(base)
+    return pattern.sub("", text) if prefix in text else text
+
+
 @lru_cache(maxsize=4096)
 def path_to_uri(path: str) -> str:
-    return from_fs_path(os.path.abspath(path)) or ("file://" + os.path.abspath(path))
+    """The ``file:`` URI of ``path``.  A name that is not UTF-8 (lone surrogates from the file
+    system, which pygls cannot quote) has its bytes percent-encoded (``bad%FFname.py``)."""
+    absolute = os.path.abspath(path)
+    try:
+        return from_fs_path(absolute) or ("file://" + absolute)
+    except UnicodeEncodeError:
+        from pathlib import Path
+
+        return Path(absolute).as_uri()
 
 
 class OtherFiles:
@@ -171,8 +196,13 @@ class Converter:
         features: ClientFeatures,
         others: OtherFiles,
         open_texts: dict[str, str] | None = None,
+        base: str | None = None,
     ) -> None:
+        """``base``: the workspace folder of the document; paths below it in messages ("called
+        from Model.forward at /home/me/proj/model.py:46") are shown relative to it, as the CLI
+        shows them relative to where it runs."""
         self.lines = lines
+        self.base = base
         self.encoding = encoding
         self.editor = editor
         self.file_settings = file_settings
@@ -204,12 +234,17 @@ class Converter:
             el, ec = sl, sc
         return f'{{"start":{{"line":{sl},"character":{sc}}},"end":{{"line":{el},"character":{ec}}}}}'
 
+    def shown(self, text: str) -> str:
+        """``text`` with absolute paths below the workspace folder made relative to it."""
+        return workspace_relative(text, self.base)
+
     def convert_text(self, diag: Diagnostic, here: str) -> str:
         lines = self.lines
         enc = self.encoding
         message = diag.message
         if diag.help:
             message = f"{message}\n{diag.help}"
+        message = self.shown(message)
         extra = diag.extra
         if extra.get("confirmed"):
             hits = extra.get("hits")
@@ -227,7 +262,7 @@ class Converter:
             if noqa is not None:
                 data.append('"noqa":' + noqa)
         if extra.get("region"):
-            data.append('"region":' + _js(str(extra["region"])))
+            data.append('"region":' + _js(self.shown(str(extra["region"]))))
         severity = int(self.editor.lsp_severity(diag.code, diag.severity, self.file_settings))
         source = PROBE_SOURCE if diag.origin is Origin.PROBE else SOURCE
         out = (
@@ -249,7 +284,7 @@ class Converter:
                 if rel_lines is None:
                     continue
                 related.append(
-                    f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(rel.message)}}}'
+                    f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(self.shown(rel.message))}}}'
                 )
             if related:
                 out += ',"relatedInformation":[' + ",".join(related) + "]"

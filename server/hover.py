@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from tclint.rules import registry
 from tclint.rules.docs import render_rule
+from tclint.server.convert import workspace_relative
 
 if TYPE_CHECKING:
     from tclint.server.server import Published, TclintServer
@@ -93,7 +94,7 @@ def hover_at(ls: TclintServer, pub: Published, pos: types.Position) -> types.Hov
     for entry in pub.entries:
         rng = lines.span_to_range(entry.span, enc)
         if _contains(rng, pos):
-            parts.append(entry.markdown)
+            parts.append(workspace_relative(entry.markdown, ls.ws.folder_of(pub.path)))
             hit_range = hit_range or rng
     if not parts:
         return None

@@ -112,7 +112,8 @@ async def lint(ls: TclintServer, uri: str) -> None:
             if not is_code:
                 continue
             lines = Lines.of(text)
-            conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings if out else None, ctx["features"], ls.others, ctx["open_texts"])
+            conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings if out else None, ctx["features"], ls.others,
+                             ctx["open_texts"], base=ls.ws.folder_of(path))
             diags = by_cell.get(number, [])
             body = conv.convert_all(diags, path)
             pub = Published(cell_uri, version, path, text, diags, body, f"nb{version}-{hash(body)}", out.settings if out else None, lines=lines, notebook=uri)

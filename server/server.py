@@ -325,7 +325,8 @@ class TclintServer(LanguageServer):
             diags = self.probes.store.apply(out.path, out.text, diags)
             self.probes.refresh_titles()
         lines = Lines.of(out.text)
-        conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings, ctx["features"], self.others, ctx["open_texts"])
+        conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings, ctx["features"], self.others, ctx["open_texts"],
+                         base=self.ws.folder_of(out.path))
         body = conv.convert_all(diags, out.path)
         entries: list[entries_mod.Entry] = []
         targets: list[tuple[int, int, str]] = []
