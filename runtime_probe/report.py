@@ -641,9 +641,9 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
         kind = exc.get("kind")
         if kind == "memory":
             return "memory", f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: " \
-                             f"{_first_line(exc.get('message'))[:120]}); memory cap {_mib(limit)}"
+                             f"{clip(human_sizes(_first_line(exc.get('message'))), 160)}); memory cap {_mib(limit)}"
         phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase"), "")
-        return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {_first_line(exc.get('message'))[:200]}"
+        return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {clip(_first_line(exc.get('message')), 200)}"
     if status == "inputs-rejected":
         return status, rejected_message(result)
     if status in ("need-inputs", "inputs-error", "stopped", "probe-error"):
@@ -661,7 +661,7 @@ def rejected_message(result: dict[str, Any]) -> str:
     where = err.get("user_frame")
     at = f" at {_where(where)}" if where and where.get("file") else ""
     return (f"the synthesised inputs were rejected by eager code (not a compile problem): the probe made up "
-            f"{', '.join(shown) or 'the arguments'}; eager raised {etype}{at}: {_first_line(err.get('message'))[:200]}")
+            f"{', '.join(shown) or 'the arguments'}; eager raised {etype}{at}: {clip(_first_line(err.get('message')), 200)}")
 
 
 def _where(frame: dict[str, Any]) -> str:
@@ -670,7 +670,40 @@ def _where(frame: dict[str, Any]) -> str:
     return f"{display_path(frame['file'])}:{frame['line']}"
 
 
+def human_bytes(n: int) -> str:
+    """``26843545600`` -> ``25 GiB``; ``1536`` -> ``1.5 KiB`` (three significant digits at most)."""
+    size = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024 or unit == "PiB":
+            if unit == "bytes":
+                return f"{int(size)} byte{'' if int(size) == 1 else 's'}"
+            text = f"{size:.3g}" if size < 100 else f"{size:,.0f}"
+            return f"{text} {unit}"
+        size /= 1024
+    return f"{n} bytes"  # pragma: no cover - the loop always returns
+
+
+_BYTES = re.compile(r"\b(\d{4,})\s*bytes\b")
+
+
+def human_sizes(text: str) -> str:
+    """Byte counts in a message in human units: ``allocate 26843545600 bytes`` -> ``allocate 25 GiB``."""
+    return _BYTES.sub(lambda m: human_bytes(int(m.group(1))), text)
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut between words (never inside a number or a name), with "…"."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def _mib(value: Any) -> str:
     if not value:
         return "none"
-    return f"{int(value) / 1024**2:,.0f} MiB"
+    return human_bytes(int(value))

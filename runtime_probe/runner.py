@@ -5,6 +5,14 @@ interpreter, in a session of its own (so a terminal's Ctrl-C or the editor's sig
 it).  The worker enforces each probe's deadline itself; the parent keeps a backstop (deadline +
 grace, then it kills the worker's process group and the probe child's) so that nothing the user
 code does can make the caller wait forever.  Events are read by a thread and routed by probe id.
+
+The parent owns the worker's scratch folder (``/tmp/tclint-probe-*``, probes work below it) and
+marks the worker's environment with a token that every process it starts inherits.  When the
+worker ends in any way, SIGKILL included (user code can kill its own worker), the parent kills
+every process carrying the token or still in the worker's session -- a daemon started with
+``start_new_session=True`` is no longer in the worker's tree, but it carries the token -- and
+removes the scratch folder.  A process that both leaves the session and clears its environment
+before the worker dies is the one thing this cannot find.
 """
 
 from __future__ import annotations
@@ -13,9 +21,12 @@ import itertools
 import json
 import os
 import queue
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +37,65 @@ from tclint.runtime_probe.protocol import WORKER_PATH
 
 START_TIMEOUT = 180.0  # importing torch on a loaded 2-core machine takes seconds, cold disks more
 GRACE = 10.0
+TOKEN_VAR = "TCLINT_PROBE_TOKEN"  # marks every process of one worker's tree (inherited by default)
+
+
+def _environ_has(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _session_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return None if fields[0] in (b"Z", b"X") else int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def tree_members(token: str | None, session: int | None) -> list[int]:
+    """Live processes of one worker's tree: those carrying its token in their environment (a
+    daemon that left the session with ``start_new_session=True`` or ``setsid`` still has it) and
+    those still in its session.  Linux only (``/proc``); elsewhere nothing."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    marker = f"{TOKEN_VAR}={token}".encode() if token else None
+    me = os.getpid()
+    out = []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        pid = int(name)
+        sid = _session_of(pid)
+        if sid is None:
+            continue
+        if (session is not None and sid == session) or (marker is not None and _environ_has(pid, marker)):
+            out.append(pid)
+    return out
+
+
+def kill_tree(token: str | None, session: int | None, rounds: int = 50) -> int:
+    """SIGKILL every process of the tree until none is left (a process forking while it is killed
+    is caught in a later round); how many were killed."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        victims = tree_members(token, session)
+        if not victims:
+            break
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return len(killed)
 
 
 class WorkerError(Exception):
@@ -41,6 +111,7 @@ class Outcome:
     ready: dict[str, Any] | None = None
     parent_status: str | None = None  # set when the parent had to intervene (backstop, cancel)
     cold: bool = False
+    scratch: str | None = None  # the worker's scratch folder (removed when the worker ends)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e.get("t") == kind]
@@ -72,6 +143,9 @@ class WorkerProcess:
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._child_pid: int | None = None
+        self.token: str | None = None  # in the environment of every process the worker starts
+        self.scratch: str | None = None  # /tmp/tclint-probe-*: the worker's probes work below it
+        self._session: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -111,11 +185,15 @@ class WorkerProcess:
                     raise WorkerError(msg.get("error") or "the probe worker failed to start")
 
     def _spawn(self) -> None:
+        self.cleanup()  # what a previous worker of this object left (it may have been SIGKILLed)
         ctl_r, ctl_w = os.pipe()
         evt_r, evt_w = os.pipe()
-        env = {**os.environ, **self.env, "PYTHONBREAKPOINT": "0", "PYTHONUNBUFFERED": "1"}
+        self.token = secrets.token_hex(12)
+        self.scratch = tempfile.mkdtemp(prefix="tclint-probe-")
+        env = {**os.environ, **self.env, "PYTHONBREAKPOINT": "0", "PYTHONUNBUFFERED": "1", TOKEN_VAR: self.token}
         env.pop("PYTHONSTARTUP", None)
-        args = [self.python, WORKER_PATH, "--serve", "--ctl-fd", str(ctl_r), "--evt-fd", str(evt_w)]
+        args = [self.python, WORKER_PATH, "--serve", "--ctl-fd", str(ctl_r), "--evt-fd", str(evt_w),
+                "--scratch", self.scratch]
         if not self.warmup:
             args.append("--no-warmup")
         try:
@@ -126,7 +204,9 @@ class WorkerProcess:
         except OSError as exc:
             for fd in (ctl_r, ctl_w, evt_r, evt_w):
                 os.close(fd)
+            self.cleanup()
             raise WorkerError(f"cannot start the probe worker with {self.python}: {exc.strerror or exc}") from None
+        self._session = self.proc.pid  # start_new_session: the worker leads a session of its own
         os.close(ctl_r)
         os.close(evt_w)
         self._ctl_w, self._evt_r = ctl_w, evt_r
@@ -210,6 +290,19 @@ class WorkerProcess:
             self.kill()
         self.proc = None
         self.ready = None
+        self.cleanup()
+
+    def cleanup(self) -> int:
+        """Kill whatever is left of the worker's process tree, whatever happened to the worker
+        itself (a SIGKILLed worker cannot sweep: its daemons survive it), and remove its scratch
+        folder; how many processes were killed."""
+        if self.proc is not None and self.proc.poll() is None:
+            return 0  # still running: it sweeps its own probes
+        killed = kill_tree(self.token, self._session) if (self.token or self._session) else 0
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        self.token = self.scratch = self._session = None
+        return killed
 
     def kill(self) -> None:
         """SIGKILL the worker's process group and the running probe's (the backstop)."""
@@ -238,6 +331,7 @@ class WorkerProcess:
             self._ctl_w = None
         self.proc = None
         self.ready = None
+        self.cleanup()
 
     # -- probes ------------------------------------------------------------------------------------
 
@@ -258,7 +352,7 @@ class WorkerProcess:
         probe_id = next(self._ids)
         q: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._queues[probe_id] = q
-        outcome = Outcome(ready=self.ready)
+        outcome = Outcome(ready=self.ready, scratch=self.scratch)
         try:
             if not self._send({"op": "probe", "id": probe_id, "spec": spec}):
                 raise WorkerError(self._death_message("the probe worker is not accepting requests"))

@@ -166,7 +166,8 @@ class Bounded:
 
 
 class Server:
-    def __init__(self, ctl_fd: int, evt_fd: int) -> None:
+    def __init__(self, ctl_fd: int, evt_fd: int, scratch: str | None = None) -> None:
+        self.scratch_root = scratch  # the parent's folder for this worker (it removes it)
         self.ctl_fd = ctl_fd
         self.evt_fd = evt_fd
         self.ctl_buf = b""
@@ -298,7 +299,8 @@ class Server:
     def probe(self, req: dict[str, Any]) -> None:
         pid_ = req.get("id")
         spec = req.get("spec") or {}
-        scratch = tempfile.mkdtemp(prefix="tclint-probe-")
+        root = self.scratch_root if self.scratch_root and os.path.isdir(self.scratch_root) else None
+        scratch = tempfile.mkdtemp(prefix="probe-" if root else "tclint-probe-", dir=root)
         fault_path = os.path.join(scratch, ".tclint-faulthandler.txt")
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -652,7 +654,7 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
 def main(argv: list[str]) -> int:
     if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.realpath(HERE):
         sys.path.pop(0)  # our folder must not shadow the user's modules (api.py, cli.py, ...)
-    args = {"ctl": None, "evt": None, "warmup": True}
+    args: dict[str, Any] = {"ctl": None, "evt": None, "warmup": True, "scratch": None}
     it = iter(argv)
     for arg in it:
         if arg == "--ctl-fd":
@@ -661,16 +663,18 @@ def main(argv: list[str]) -> int:
             args["evt"] = int(next(it))
         elif arg == "--no-warmup":
             args["warmup"] = False
+        elif arg == "--scratch":
+            args["scratch"] = next(it)
         elif arg == "--serve":
             pass
         else:
             print(f"tclint probe worker: unknown argument {arg!r}", file=sys.stderr)
             return 2
     if args["ctl"] is None or args["evt"] is None:
-        print("usage: worker.py --serve --ctl-fd N --evt-fd N [--no-warmup]", file=sys.stderr)
+        print("usage: worker.py --serve --ctl-fd N --evt-fd N [--no-warmup] [--scratch DIR]", file=sys.stderr)
         return 2
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    server = Server(int(args["ctl"]), int(args["evt"]))
+    server = Server(int(args["ctl"]), int(args["evt"]), args["scratch"])
     server.boot(bool(args["warmup"]))
     try:
         server.loop()

@@ -4,6 +4,7 @@ process behind, and the warm worker (the editor's) keeps serving probes afterwar
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 
 import pytest
@@ -173,3 +174,30 @@ def test_cancel(pool, options, tmp_path):
     assert time.monotonic() - start < 5
     assert report.run["fault_location"]["line"] == line_of("time.sleep(3600)")
     assert pool.worker().alive
+
+
+def test_a_worker_killed_by_the_probed_code_leaves_nothing_behind(options, tmp_path):
+    """Issue 18 item 15: the probed program starts a `start_new_session=True` daemon (no longer in
+    the worker's session or process group) and SIGKILLs the probe worker, which can then neither
+    sweep nor remove its scratch folder: the parent does both."""
+    from tclint.runtime_probe.protocol import program_spec
+    from tclint.runtime_probe.runner import run_cold
+
+    pids = tmp_path / "pids.txt"
+    opts = options.with_(timeout=30, env={"TCLINT_FIXTURE_PIDS": str(pids)})
+    spec = program_spec("script", FAULT, ["kill_worker"], opts)
+    start = time.monotonic()
+    outcome = run_cold(spec, env=opts.env)
+    assert time.monotonic() - start < 30
+    assert outcome.parent_status == "worker-died"
+    (daemon,) = [int(x) for x in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while pids_alive([daemon]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_alive([daemon]) == []
+    assert outcome.scratch and outcome.scratch.startswith(os.path.join(tempfile.gettempdir(), "tclint-probe-"))
+    assert not os.path.exists(outcome.scratch)
+    from tclint.runtime_probe.report import build_report
+
+    report = build_report(outcome, spec, "fault.py kill_worker")
+    assert report.status == "worker-died" and report.headline() == "the probe worker died"

@@ -366,3 +366,24 @@ def test_report_json_round_trip(tmp_path):
 def test_fixture_dirs_are_not_packages():
     for dirpath, _dirs, files in os.walk(FIX):
         assert "__init__.py" not in files, dirpath
+
+
+def test_out_of_memory_messages_never_cut_numbers_and_say_human_sizes():
+    """Issue 18 item 16: the message was cut at 120 characters, in the middle of the number."""
+    from tclint.runtime_probe.report import clip, human_bytes, run_status
+    from tclint.runtime_probe.runner import Outcome
+
+    msg = ("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: "
+           "you tried to allocate 26843545600 bytes.")
+    result = {"status": "exception", "exception": {"kind": "memory", "type": "RuntimeError", "message": msg}}
+    status, text = run_status(Outcome(end={"status": "finished"}), {"memory_limit": 3 * 1024**3}, result,
+                              {"status": "finished"})
+    assert status == "memory"
+    assert "you tried to allocate 25 GiB." in text and "memory cap 3 GiB" in text
+    assert "26843545" not in text
+    assert [human_bytes(n) for n in (1, 1536, 512 * 1024**2, 3 * 1024**3 // 4 * 5, 26843545600)] == [
+        "1 byte", "1.5 KiB", "512 MiB", "3.75 GiB", "25 GiB"]
+    long = "word " * 30 + "12345678901234567890"
+    cut = clip(long, 160)
+    assert cut.endswith("…") and "1234" not in cut and len(cut) <= 160
+    assert clip("short", 160) == "short"
