@@ -68,18 +68,22 @@ _NOQA_IN_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]
 
 
 def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
-    """Add (or extend) ``# noqa: CODES`` on each line that has findings.  Lines inside
-    multi-line strings cannot take a comment and are skipped."""
-    from tclint.rules.suppress import comment_start
+    """Add (or extend) ``# noqa: CODES`` for the findings: on the finding's line, or, when that line
+    is part of a multi-line string or a backslash-continued statement, on the last line of it (the
+    only place a comment can go there, and where the suppression parser looks for it)."""
+    from tclint.rules.suppress import scan
 
-    by_line: dict[int, set[str]] = {}
+    wanted: dict[int, set[str]] = {}
     for d in diags:
         if d.noqa_line is None or d.code in ("TC000", "TC011", "TC012"):
             continue
-        by_line.setdefault(d.noqa_line, set()).add(d.code)
-    if not by_line:
+        wanted.setdefault(d.noqa_line, set()).add(d.code)
+    if not wanted:
         return text, 0
-    string_lines = _string_interior_lines(text)
+    comments = scan(text)
+    by_line: dict[int, set[str]] = {}
+    for lineno, codes in wanted.items():
+        by_line.setdefault(comments.last_line(lineno), set()).update(codes)
     index = LineIndex(text)
     lines = []
     changed = 0
@@ -90,8 +94,8 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
         body = raw.rstrip("\r\n")
         ending = raw[len(body):]
         codes = by_line.get(lineno)
-        if codes and lineno not in string_lines:
-            comment_at = comment_start(body)
+        if codes and not (lineno > comments.known_until and body.rstrip().endswith("\\")):
+            comment_at = comments.column(lineno, body)
             match = _NOQA_IN_LINE.search(body, comment_at) if comment_at >= 0 else None
             if match is not None:
                 if match.group("codes") is None:
@@ -107,18 +111,3 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
                 changed += 1
         lines.append(body + ending)
     return "".join(lines), changed
-
-
-def _string_interior_lines(text: str) -> set[int]:
-    """Lines that lie strictly inside a multi-line string token (a comment there would be text)."""
-    import io
-    import tokenize
-
-    out: set[int] = set()
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.STRING and tok.start[0] != tok.end[0]:
-                out.update(range(tok.start[0], tok.end[0]))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
-    return out
