@@ -321,10 +321,11 @@ class TclintServer(LanguageServer):
     def build_published(self, uri: str, out: LintOutput, ctx: dict[str, Any]) -> Published:
         """Convert one lint output (lint thread)."""
         diags = out.diagnostics
-        if self.probes is not None:
+        if self.probes is not None and not out.too_large:
             diags = self.probes.store.apply(out.path, out.text, diags)
             self.probes.refresh_titles()
-        lines = Lines.of(out.text)
+        # a buffer over max-file-size has one finding at 1:1: no line index of its whole text
+        lines = Lines.of("" if out.too_large else out.text)
         conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings, ctx["features"], self.others, ctx["open_texts"],
                          base=self.ws.folder_of(out.path))
         body = conv.convert_all(diags, out.path)

@@ -21,9 +21,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from tclint.rules.config import ConfigError, Settings, project_root
+from tclint.rules.config import ConfigError, ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, is_excluded, module_for
 from tclint.rules.engine import (
     SourceText,
@@ -44,6 +44,7 @@ from tclint.server.settings import EditorResolver, EditorSettings
 
 log = logging.getLogger("tclint.server")
 MAX_INDEXED_FILES = 20_000
+DISCOVERY_BUDGET = 5.0  # seconds of listing a root's files before indexing what was found
 FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document is linted
 
 
@@ -60,6 +61,7 @@ class LintOutput:
     mode: str = "full"
     excluded: bool = False
     elapsed: float = 0.0
+    too_large: bool = False  # over max-file-size: one TC011, the text not analysed
 
 
 @dataclass
@@ -75,6 +77,7 @@ class DocState:
     last_good_text: str | None = None
     last_good: list[Diagnostic] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
 
 
 class Root:
@@ -127,17 +130,33 @@ class Root:
             return
         try:
             self.root_settings()  # a broken configuration switches the resolver first
-            found = [os.path.abspath(d.path) for d in discover([self.path], self.resolver, True)]
+            found = self._list()
         except ConfigError as exc:
             self._broken(exc)
-            found = [os.path.abspath(d.path) for d in discover([self.path], self.resolver, True)]
+            found = self._list()
         except OSError as exc:
             log.warning("cannot list %s: %s", self.path, exc)
             found = []
-        if len(found) > MAX_INDEXED_FILES:
-            log.warning("%s holds %d files: indexing the first %d only", self.path, len(found), MAX_INDEXED_FILES)
-            found = found[:MAX_INDEXED_FILES]
         self.pending.extend(p for p in found if p not in self.disk)
+
+    def _list(self) -> list[str]:
+        """The root's files, at most ``MAX_INDEXED_FILES`` and ``DISCOVERY_BUDGET`` seconds of
+        listing (the walk stops there, and the log says so)."""
+        found: list[str] = []
+        budget = _Budgeted(self.resolver, time.monotonic() + DISCOVERY_BUDGET)
+        try:
+            for d in discover([self.path], cast(ConfigResolver, budget), True):
+                found.append(os.path.abspath(d.path))
+                if len(found) >= MAX_INDEXED_FILES:
+                    log.warning("%s holds more than %d files: indexing the first %d only", self.path, MAX_INDEXED_FILES, MAX_INDEXED_FILES)
+                    break
+                budget.check()
+        except _OverBudget:
+            log.warning(
+                "listing %s took over %.0f s: indexing the %d files found by then only (open a smaller folder, or "
+                "exclude large folders with extend-exclude)", self.path, DISCOVERY_BUDGET, len(found),
+            )  # fmt: skip
+        return found
 
     def cache(self) -> Any:
         """The CLI's facts cache, only where the project already has one (we never create it)."""
@@ -252,6 +271,71 @@ class Root:
         return _dedupe_sorted(diags), settings
 
 
+class _OverBudget(Exception):
+    """Listing a root took longer than ``DISCOVERY_BUDGET``."""
+
+
+class _Budgeted:
+    """A root's resolver, for one listing: discovery asks it for every folder's settings, and
+    past the deadline it stops the walk (``_OverBudget``) -- also inside a tree with no source
+    files, where nothing is yielded to check the clock between."""
+
+    def __init__(self, resolver: EditorResolver, deadline: float) -> None:
+        self._resolver = resolver
+        self._deadline = deadline
+
+    def check(self) -> None:
+        if time.monotonic() > self._deadline:
+            raise _OverBudget
+
+    def for_dir(self, directory: str) -> Settings:
+        self.check()
+        return self._resolver.for_dir(directory)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._resolver, name)
+
+
+def unindexable(path: str) -> str | None:
+    """Why the folder ``path`` must not be indexed as one project (the root of the file system,
+    the user's home folder or a folder above it: the whole disk, or everything the user has), or
+    None.  Only its open files are linted then."""
+    path = os.path.normpath(os.path.abspath(path))
+    if os.path.dirname(path) == path:
+        return "it is the root of the file system"
+    home = os.path.expanduser("~")
+    if home == "~" or not os.path.isabs(home):
+        return None
+    home = os.path.normpath(home)
+    if path == home:
+        return "it is your home folder"
+    if home.startswith(path.rstrip(os.sep) + os.sep):
+        return "it holds your home folder"
+    return None
+
+
+def buffer_too_large(text: str, max_size: int | None) -> str | None:
+    """The CLI's TC011 message when ``text`` is over ``max_size`` bytes as UTF-8, else None.
+
+    The size is measured without encoding the text when its length settles it (ASCII text, or
+    more characters than the limit, or too few to reach it even at four bytes each)."""
+    if max_size is None:
+        return None
+    n = len(text)
+    if text.isascii():
+        size = n
+    elif n > max_size:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    elif 4 * n <= max_size:
+        return None
+    else:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= max_size:
+        return None
+    # the wording of ``rules.reading``'s message for files (tests/server/test_limits.py compares)
+    return f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})"
+
+
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
     seen = set()
     out = []
@@ -326,6 +410,13 @@ class Workspace:
         found = os.path.normpath(found)
         root = self.roots.get(found)
         if root is None:
+            reason = unindexable(found) if index else None
+            if reason is not None:
+                index = False
+                log.warning(
+                    "not indexing %s (%s): only its open files are linted; open a project folder (one with a "
+                    "pyproject.toml, tclint.toml or .git) for cross-file checks", found, reason,
+                )  # fmt: skip
             root = self.roots[found] = Root(found, EditorResolver(self.editor_for(found)), index, self.on_config_error)
         return root
 
@@ -393,6 +484,12 @@ class Workspace:
             root.open.pop(path, None)
             state.diagnostics = []
             return LintOutput(path, text, version, [], settings, excluded=True, elapsed=time.perf_counter() - started)
+        message = buffer_too_large(text, settings.max_file_size)
+        if message is not None:
+            return self._too_large(state, text, version, settings, message, started)
+        if state.too_large:
+            state.too_large = False
+            log.info("%s is back under max-file-size: linting it again", path)
         outcome = state.analyzer.analyze(text, full=full)
         src = SourceText(path, text)
         if outcome.facts.error is not None:
@@ -411,6 +508,29 @@ class Workspace:
         state.last_good = diags
         state.diagnostics = diags
         return LintOutput(path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started)
+
+    def _too_large(
+        self, state: DocState, text: str, version: int, settings: Settings, message: str, started: float
+    ) -> LintOutput:
+        """A buffer over ``max-file-size``: what the CLI reports for such a file (one TC011 saying
+        so, the file unreadable for the project), nothing analysed.  Nothing derived from the
+        text is kept (the analyzer's snapshot and the last good text are dropped); the text itself
+        is the editor's own copy, needed to apply the next edit."""
+        path, root = state.path, state.root
+        src = SourceText(path, None, message)
+        module, is_package, import_root = module_for(path)
+        facts = analyze_source(src, module, is_package, import_root, settings.compiling_predicates)
+        if not state.too_large or path not in root.open:
+            log.info("%s: %s -- reporting TC011 only (raise max-file-size to lint it)", path, message)
+            root.open[path] = facts  # an unreadable file, as the CLI sees it
+            root.invalidate()
+        state.too_large = True
+        state.analyzer.snapshot = None
+        state.last_good_text, state.last_good = None, []
+        diags, settings = root.diagnostics(path, src, facts)
+        state.diagnostics = diags
+        return LintOutput(path, text, version, diags, settings, mode="too-large", too_large=True,
+                          elapsed=time.perf_counter() - started)  # fmt: skip
 
     def lint_notebook(self, path: str, data: bytes, version: int) -> LintOutput:
         """Analyse an open notebook (its JSON, as built from the cells) and compute its diagnostics,
@@ -451,7 +571,7 @@ class Workspace:
         """Diagnostics of the other open documents of ``root`` (after its project changed)."""
         out = []
         for path, state in self.docs.items():
-            if state.root is not root or path == skip or path not in root.open or state.notebook:
+            if state.root is not root or path == skip or path not in root.open or state.notebook or state.too_large:
                 continue
             diags, settings = root.diagnostics(path, SourceText(path, state.text), None, state.analyzer.snapshot)
             state.last_good = diags
