@@ -216,3 +216,20 @@ def test_shutdown_then_exit_exits_0(tmp_path):
         {"jsonrpc": "2.0", "method": "exit"},
     ]
     assert _run(messages) == 0
+
+
+def test_a_large_body_is_handed_over_without_a_copy_and_emptied_after_use():
+    """pygls keeps its last body in a local variable until the next message arrives; the body
+    it got is emptied when it asks for the next one (a 50 MB didChange held 55 MB before)."""
+    import io
+
+    large = {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"text": "x" * (2 << 20)}}
+    raw = io.BytesIO(_frame(large) + _frame(GOOD))
+    stdin = FramedStdin(raw, Deframer(logger=logging.getLogger("test.framing")), chunk=100_000)
+    length = int(stdin.readline().split(b":")[1])
+    assert stdin.readline() == b"\r\n"
+    body = stdin.read(length)
+    assert isinstance(body, bytearray) and json.loads(body) == large
+    assert stdin.readline().startswith(b"Content-Length:") and len(body) == 0
+    stdin.readline()
+    assert json.loads(stdin.read(len(json.dumps(GOOD)))) == GOOD
