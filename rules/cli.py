@@ -569,11 +569,14 @@ def run_regions(argv: list[str]) -> int:
     if args.output_format == "json":
         print(json.dumps({"regions": rows, "unresolved": unresolved}, indent=2))
         return 0
+    from tclint.rules.printable import printable
+
     for r in rows:
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
-        print(f"{r['path']}:{r['line']}: {r['function']}{extra}\n    {r['via']}")
+        print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")
     for u in unresolved:
-        print(f"{u['path']}:{u['line']}: unresolved: {u['reason']} (declare it with assume-compiled or `# tclint: compiled`)")
+        print(f"{printable(u['path'])}:{u['line']}: unresolved: {printable(u['reason'])} "
+              "(declare it with assume-compiled or `# tclint: compiled`)")
     print(f"{len(rows)} compiled function{'s' if len(rows) != 1 else ''}, {len(unresolved)} unresolved compile site{'s' if len(unresolved) != 1 else ''}.")
     return 0
 

@@ -60,6 +60,12 @@ def uri_to_path(uri: str) -> str | None:
         return None
     if not path:
         return None
+    if "\ufffd" in path and "%" in uri and os.name == "posix":
+        # percent-escapes that are not UTF-8 (a file name that is not): decoded as the file
+        # system does, so the path names the same bytes (the reverse of ``path_to_uri``)
+        from urllib.parse import unquote_to_bytes, urlsplit
+
+        path = os.fsdecode(unquote_to_bytes(urlsplit(uri).path))
     return os.path.normpath(path)
 
 

@@ -95,3 +95,49 @@ def test_each_file_once_in_a_stable_order(repo):
     assert len(once) == len(set(once)) == 4
     again = [d.path for d in discover([str(repo / "src")], resolver)]
     assert again == once
+
+
+def test_a_folder_the_walk_cannot_list_is_yielded_when_asked(tmp_path, monkeypatch):
+    """Permission errors (simulated: the tests run as root) while walking: the folder itself comes
+    out with ``unlistable=True`` (the run reports it as TC011) and is skipped silently otherwise;
+    a folder removed while the walk runs is skipped either way."""
+    import tclint.rules.discovery as discovery
+
+    _tree(tmp_path, {"ok.py": "", "locked/inner.py": "", "gone/x.py": ""})
+    real_scandir = os.scandir
+
+    def scandir(path):
+        name = os.path.basename(path)
+        if name == "locked":
+            raise PermissionError(13, "Permission denied", path)
+        if name == "gone":
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(discovery.os, "scandir", scandir)
+    resolver = ConfigResolver(isolated=True)
+    asked = sorted(os.path.relpath(d.path, tmp_path) for d in discover([str(tmp_path)], resolver, unlistable=True))
+    assert asked == ["locked", "ok.py"]
+    assert [os.path.relpath(d.path, tmp_path) for d in discover([str(tmp_path)], resolver)] == ["ok.py"]
+
+
+def test_named_path_problems(tmp_path, monkeypatch):
+    from tclint.rules.discovery import named_path_problem
+
+    (tmp_path / "m.py").write_text("")
+    os.mkfifo(tmp_path / "fifo.py")
+    assert named_path_problem(str(tmp_path / "m.py")) is None
+    assert named_path_problem(str(tmp_path)) is None
+    assert named_path_problem(str(tmp_path / "missing.py")) == "no such file or folder"
+    assert named_path_problem(str(tmp_path / "m.py" / "x.py")) == "no such file or folder"
+    assert named_path_problem(str(tmp_path / "fifo.py")).startswith("not a regular file (a named pipe)")
+    assert named_path_problem("/dev/null").startswith("not a regular file (a character device)")
+    real_stat = os.stat
+
+    def denied(path, *a, **k):
+        if str(path).endswith("secret.py"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_stat(path, *a, **k)
+
+    monkeypatch.setattr(os, "stat", denied)
+    assert named_path_problem(str(tmp_path / "secret.py")) == "permission denied"

@@ -81,12 +81,16 @@ def test_non_utf8_name_every_format(bad_name, fmt):
 
 
 def test_non_utf8_name_fix_and_add_noqa(bad_name):
+    _ok(tclint(".", "--output-format", "json", "-o", "out.json", cwd=bad_name))
+    with open(os.path.join(bad_name, "out.json"), encoding="utf-8") as fh:  # strict UTF-8
+        assert len(json.load(fh)) >= 2
     _ok(tclint(".", "--add-noqa", "--no-cache", cwd=bad_name), 0)
     with open(os.path.join(os.fsencode(bad_name), BAD), "rb") as fh:
         assert b"# noqa: TC104" in fh.read()
     _ok(tclint(".", "--fix", "--unsafe-fixes", cwd=bad_name))
     _ok(tclint(".", "--diff", "--unsafe-fixes", cwd=bad_name))
     _ok(tclint(".", "--statistics", cwd=bad_name))
+    assert "bad\\xffname.py:5: f" in _ok(tclint("regions", ".", cwd=bad_name), 0)
 
 
 def test_control_characters_in_names_and_source_are_escaped(tmp_path):
@@ -211,3 +215,16 @@ def test_unreadable_path_named_on_the_command_line(locked_tree, path):
     proc = _as_nobody(locked_tree, path)
     assert proc.returncode == 2, proc
     assert proc.stderr.decode().startswith(f"tclint: error: {path}: permission denied"), proc.stderr
+
+
+def test_language_server_uris_keep_the_bytes_of_a_name():
+    """The server's path <-> URI conversion: a name that is not UTF-8 percent-encodes its bytes
+    (pygls' own quoting raised UnicodeEncodeError) and converts back to the same name."""
+    pytest.importorskip("pygls")
+    from tclint.server.convert import path_to_uri
+    from tclint.server.documents import uri_to_path
+
+    for name in (os.fsdecode(b"/ws/bad\xffname.py"), "/ws/caf\u00e9 x.py", "/ws/new\nline.py"):
+        uri = path_to_uri(name)
+        assert uri.isascii() and uri_to_path(uri) == name, (name, uri)
+    assert path_to_uri(os.fsdecode(b"/ws/bad\xffname.py")) == "file:///ws/bad%FFname.py"
