@@ -5,16 +5,20 @@ file (including those with findings), so an unchanged tree re-lints without pars
 an edit re-parses only the edited file: the project pass that decides regions and diagnostics
 runs on the cached facts.  Entries are written atomically (temp file + rename), so concurrent runs
 and interrupted runs leave a valid cache.
+
+Reading the cache runs no code: entries are plain data (``plaindata``) in ``marshal`` form,
+authenticated with a per-user key kept outside the project (``sealed``); anything that does not
+verify or decode is a miss.  The cache is only used in a folder tclint made (``cachedir``):
+``Cache.refused`` says why a configured folder is not used.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-import tempfile
 from typing import TYPE_CHECKING, Any
 
+from tclint.rules import cachedir, sealed
 from tclint.rules.reading import StatTable
 from tclint.rules.version import FACTS_SCHEMA, __version__
 
@@ -43,9 +47,26 @@ def _tool_fingerprint() -> str:
     return h.hexdigest()
 
 
+def _key_bytes(text: str) -> bytes:
+    """Text holding paths as bytes to hash: a file name that is not UTF-8 (lone surrogates from
+    the file system) hashes as itself instead of failing the run."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+SUFFIX = ".entry"
+STATS = "stats" + SUFFIX
+_STATS_KIND = "stats-1"  # the MAC covers the kind: a table of another layout never verifies
+
+
 class Cache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
+        try:
+            cachedir.check(directory)
+            self.refused: str | None = None
+        except cachedir.CacheDirError as exc:
+            self.refused = str(exc)  # never read from nor written to
+        self._key: bytes | None = None if self.refused else sealed.user_key()
         self.fingerprint = _tool_fingerprint()
         self.facts_dir = os.path.join(directory, "facts", self.fingerprint)
         self._pending: dict[str, FileFacts] = {}
@@ -62,13 +83,13 @@ class Cache:
         return h.hexdigest()
 
     def _path(self, key: str) -> str:
-        return os.path.join(self.facts_dir, key[:2], key + ".pkl")
+        return os.path.join(self.facts_dir, key[:2], key + SUFFIX)
 
     def get_facts(self, key: str) -> FileFacts | None:
-        from tclint.rules.facts import FileFacts
+        from tclint.rules.plaindata import decode_facts
 
-        facts = _load(self._path(key), key)
-        if not isinstance(facts, FileFacts):
+        facts = self._load("facts", key, self._path(key), decode_facts)
+        if facts is None:
             self.misses += 1
             return None
         self.hits += 1
@@ -80,7 +101,7 @@ class Cache:
     def stat_table(self) -> StatTable:
         """Which files are unchanged since they were last hashed (see ``reading.StatTable``)."""
         if self._stats is None:
-            self._stats = StatTable(os.path.join(self.directory, "stats.pkl"))
+            self._stats = StatTable(self._load(_STATS_KIND, STATS, os.path.join(self.directory, STATS), None))
         return self._stats
 
     # -- whole-run results ------------------------------------------------------------------------
@@ -94,12 +115,9 @@ class Cache:
         return h.hexdigest()
 
     def get_run(self, key: str) -> list[Any] | None:
-        from tclint.rules.model import Diagnostic
+        from tclint.rules.plaindata import decode_diagnostics
 
-        value = _load(os.path.join(self.directory, "runs", self.fingerprint, key + ".pkl"), key)
-        if not isinstance(value, list) or not all(isinstance(d, Diagnostic) for d in value):
-            return None
-        return value
+        return self._load("runs", key, os.path.join(self.directory, "runs", self.fingerprint, key + SUFFIX), decode_diagnostics)
 
     def put_run(self, key: str, diagnostics: list[Any]) -> None:
         self._pending_runs[key] = diagnostics
@@ -119,107 +137,87 @@ class Cache:
     def get_output(self, key: str) -> tuple[str, int] | None:
         """A report as printed before for the same run and the same way of printing it, with its
         number of findings (keyed by ``output_key``)."""
-        value = _load(os.path.join(self.directory, "outputs", self.fingerprint, key + ".pkl"), key)
-        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], int)):
+        value = self._load("outputs", key, os.path.join(self.directory, "outputs", self.fingerprint, key + SUFFIX), None)
+        if not (type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is int):
             return None
         return value
 
     def put_output(self, key: str, text: str, count: int) -> None:
         self._pending_outputs[key] = (text, count)
 
-    def flush(self) -> None:
-        """Write what this run computed: per-file facts and the whole-run result."""
+    def _load(self, kind: str, name: str, path: str, decode: Any) -> Any:
+        """An entry's value (``decode``d), or None for a miss: no key, no entry, an entry that
+        does not verify under this user's key, or one that does not decode."""
+        if self._key is None:
+            return None
+        value = sealed.read(path, self._key, kind, name)
+        if value is None or decode is None:
+            return value
         try:
-            os.makedirs(self.directory, exist_ok=True)
-            self._ensure_gitignore()
-        except OSError:
+            return decode(value)
+        except Exception:  # noqa: BLE001 - authentic but of another layout: a miss
+            return None
+
+    def flush(self) -> None:
+        """Write what this run computed: per-file facts, the whole-run result, the stat table.
+        Nothing is written into a refused folder or without this user's key."""
+        key = None if self.refused else sealed.user_key(create=True)
+        try:
+            if key is None:
+                raise OSError("no cache key")
+            cachedir.prepare(self.directory)
+        except (OSError, cachedir.CacheDirError):
             self._pending.clear()
             self._pending_runs.clear()
             self._pending_outputs.clear()
             return
+        self._key = key
         self._flush_facts()
         self._flush_results(self._pending_runs, "runs")
         self._flush_results(self._pending_outputs, "outputs")
-        if self._stats is not None:
-            self._stats.save()
+        table = self._stats.changed() if self._stats is not None else None
+        if table is not None:
+            try:
+                sealed.write(os.path.join(self.directory, STATS), key, _STATS_KIND, STATS, table)
+                self._stats.saved()  # type: ignore[union-attr]
+            except (OSError, ValueError):
+                pass
 
     def _flush_facts(self) -> None:
+        from tclint.rules.plaindata import encode_facts
+
+        assert self._key is not None
         for key, facts in self._pending.items():
             target = self._path(key)
             try:
+                value = encode_facts(facts)
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                _store(target, key, facts)
-            except OSError:
-                continue
+                sealed.write(target, self._key, "facts", key, value)
+            except (OSError, ValueError, TypeError):
+                continue  # a full disk, or facts holding a value the cache cannot store: a miss next time
         self._pending.clear()
 
     def _flush_results(self, pending: dict[str, Any], kind: str, keep: int = 16) -> None:
+        from tclint.rules.plaindata import encode_diagnostics
+
         if not pending:
             return
+        assert self._key is not None
         folder = os.path.join(self.directory, kind, self.fingerprint)
         try:
             os.makedirs(folder, exist_ok=True)
             for key, value in pending.items():
-                _store(os.path.join(folder, key + ".pkl"), key, value)
+                try:
+                    plain = encode_diagnostics(value) if kind == "runs" else value
+                    sealed.write(os.path.join(folder, key + SUFFIX), self._key, kind, key, plain)
+                except (ValueError, TypeError):
+                    continue
             # keep the most recent results only: one per tree state is all a re-run needs
             entries = sorted(
-                (e for e in os.scandir(folder) if e.name.endswith(".pkl")), key=lambda e: e.stat().st_mtime, reverse=True
+                (e for e in os.scandir(folder) if e.name.endswith(SUFFIX)), key=lambda e: e.stat().st_mtime, reverse=True
             )
             for stale in entries[keep:]:
                 os.unlink(stale.path)
         except OSError:
             pass
         pending.clear()
-
-    def _ensure_gitignore(self) -> None:
-        gitignore = os.path.join(self.directory, ".gitignore")
-        if not os.path.exists(gitignore):
-            with open(gitignore, "w") as fh:
-                fh.write("# Automatically created by tclint.\n*\n")
-
-
-_MAGIC = b"TCLINT-CACHE-1\n"
-
-
-def _key_bytes(text: str) -> bytes:
-    """Text holding paths as bytes to hash: a file name that is not UTF-8 (lone surrogates from
-    the file system) hashes as itself instead of failing the run."""
-    return text.encode("utf-8", "surrogatepass")
-
-
-def _store(target: str, key: str, value: Any) -> None:
-    """Entry = magic, key, blake2b of the payload, payload; written atomically (temp + rename)."""
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    digest = hashlib.blake2b(payload, digest_size=16).digest()
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC + key.encode() + b"\n" + digest + payload)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _load(path: str, key: str) -> Any:
-    """The payload of a cache entry, or None for anything damaged, foreign or unreadable: a bad
-    entry is a cache miss, never a crash and never someone else's results."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    header = _MAGIC + key.encode() + b"\n"
-    if not data.startswith(header) or len(data) < len(header) + 16:
-        return None
-    digest = data[len(header) : len(header) + 16]
-    payload = data[len(header) + 16 :]
-    if hashlib.blake2b(payload, digest_size=16).digest() != digest:
-        return None
-    try:
-        return pickle.loads(payload)
-    except Exception:  # noqa: BLE001 - any unpickling failure is a miss
-        return None

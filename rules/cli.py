@@ -276,6 +276,10 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
         root = project_root(paths) or os.getcwd()
         cache_dir = args.cache_dir or os.path.join(root, base_settings.cache_dir)
         cache = Cache(cache_dir)
+        if cache.refused:
+            print(f"tclint: error: {cache.refused}: refusing to use it as the cache; set `cache-dir` (or "
+                  "--cache-dir) to a new folder, or pass --no-cache", file=sys.stderr)
+            return 2
     linter = Linter(resolver, cache, jobs=args.jobs, index_project=not args.no_project_index, exits_after_run=True)
     unsafe = bool(base_settings.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes)
     fmt = args.output_format or base_settings.output_format
@@ -582,11 +586,10 @@ def run_regions(argv: list[str]) -> int:
 
 
 def run_clean(argv: list[str]) -> int:
-    import shutil
-
+    from tclint.rules import cachedir
     from tclint.rules.config import ConfigError, ConfigResolver, project_root
 
-    p = _Parser(prog="tclint clean", description="Remove the cache folder.")
+    p = _Parser(prog="tclint clean", description="Remove the cache folder (only one tclint created).")
     p.add_argument("paths", nargs="*", default=["."])
     args = p.parse_args(argv)
     root = project_root(args.paths) or os.getcwd()
@@ -596,11 +599,18 @@ def run_clean(argv: list[str]) -> int:
         print(f"tclint: configuration error: {exc}", file=sys.stderr)
         return 2
     target = os.path.join(root, settings.cache_dir)
-    if os.path.isdir(target):
-        shutil.rmtree(target, ignore_errors=True)
-        print(f"Removed {target}")
+    if not os.path.isdir(target):
+        return 0
+    try:
+        kept = cachedir.clean(target)
+    except cachedir.CacheDirError as exc:
+        print(f"tclint: error: {exc}: not a tclint cache, nothing removed", file=sys.stderr)
+        return 2
+    if kept:
+        print(f"tclint: {target}: removed tclint's files; kept what tclint did not create: {', '.join(kept)}", file=sys.stderr)
+        return 2
+    print(f"Removed {target}")
     return 0
-
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import stat
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -205,19 +203,13 @@ def _too_large(size: str, max_size: int) -> str:
 
 
 class StatTable:
-    """File stat -> content digest, persisted beside the cache (one pickle, written atomically)."""
+    """File stat -> content digest.  ``cache.Cache`` loads and saves it beside the cache, as one
+    authenticated entry of plain data (``entries``: the table as saved; anything else is an
+    empty table)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._entries: dict[str, tuple[tuple[int, int, int, int, int], str]] = {}
+    def __init__(self, entries: Any = None) -> None:
+        self._entries: dict[str, tuple[tuple[int, int, int, int, int], str]] = entries if type(entries) is dict else {}
         self._dirty = False
-        try:
-            with open(path, "rb") as fh:
-                loaded = pickle.load(fh)
-            if isinstance(loaded, dict):
-                self._entries = loaded
-        except Exception:  # noqa: BLE001 - a missing or damaged table is an empty one
-            self._entries = {}
 
     @staticmethod
     def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
@@ -242,19 +234,15 @@ class StatTable:
             self._entries[key] = entry
             self._dirty = True
 
-    def save(self) -> None:
+    def changed(self) -> dict[str, tuple[tuple[int, int, int, int, int], str]] | None:
+        """The table to save (the newest ``_MAX_ENTRIES``), or None when nothing changed."""
         if not self._dirty:
-            return
+            return None
         if len(self._entries) > _MAX_ENTRIES:
             self._entries = dict(list(self._entries.items())[-_MAX_ENTRIES:])
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(self._entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:
-            return
+        return self._entries
+
+    def saved(self) -> None:
         self._dirty = False
 
 

@@ -167,7 +167,11 @@ class Root:
 
                 directory = os.path.join(self.path, self.root_settings().cache_dir)
                 if os.path.isdir(directory):
-                    self._cache = Cache(directory)
+                    cache = Cache(directory)
+                    if cache.refused:
+                        log.warning("cache not used: %s", cache.refused)
+                    else:
+                        self._cache = cache
             except Exception as exc:  # a broken cache must not stop linting
                 log.warning("cache unavailable: %s", exc)
         return self._cache

@@ -10,7 +10,7 @@ import time
 import pytest
 from lintutil import write_tree
 from tclint.rules import reading
-from tclint.rules.cache import Cache
+from tclint.rules.cache import STATS, Cache
 from tclint.rules.config import ConfigResolver
 from tclint.rules.engine import Linter
 from tclint.rules.report.json_ import to_dict
@@ -117,9 +117,41 @@ def test_stat_table_trusts_only_files_older_than_their_hash(tmp_path):
     assert [d["code"] for d in first] == ["TC101"]
     again = lint(tree, cache)
     assert not any(src.from_stat for src in again.sources.values())  # just written: racy
-    with open(os.path.join(cache, "stats.pkl"), "wb") as fh:
+    with open(os.path.join(cache, STATS), "wb") as fh:
         fh.write(b"\x80\x05not a pickle")
     assert run(tree, cache) == first
+
+
+class _RunsCode:
+    def __reduce__(self):
+        return (os.system, ("id > pwned.txt",))
+
+
+def test_a_cache_shipped_with_the_tree_runs_no_code(tmp_path, monkeypatch):
+    """Issue 18: a repository shipping `.tclint_cache/stats.pkl` (a pickle whose loading runs
+    `id > pwned.txt`) ran it on `tclint .`.  Every file in the cache folder, under the old names
+    and the new ones, in the old entry format with valid checksums: the run is an uncached one."""
+    import hashlib
+    import pickle
+
+    tree = tmp_path / "r"
+    write_tree(str(tree), {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    cache = str(tree / ".tclint_cache")
+    monkeypatch.chdir(tree)
+    expected = run(str(tree), None)
+    run(str(tree), cache)
+    payload = pickle.dumps(_RunsCode())
+    paths = [os.path.join(cache, "stats.pkl"), os.path.join(cache, STATS)]
+    for base, _dirs, names in os.walk(cache):
+        paths += [os.path.join(base, n) for n in names if n.endswith(".entry")]
+    for path in paths:
+        key = os.path.basename(path).rsplit(".", 1)[0]
+        with open(path, "wb") as fh:
+            fh.write(b"TCLINT-CACHE-1\n" + key.encode() + b"\n" + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+        with open(path[: -len(".entry")] + ".pkl" if path.endswith(".entry") else path, "wb") as fh:
+            fh.write(payload)
+    assert run(str(tree), cache) == expected
+    assert not (tree / "pwned.txt").exists()
 
 
 @pytest.mark.parametrize("fmt", ["concise", "full", "json", "sarif", "github"])

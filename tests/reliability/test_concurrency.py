@@ -146,10 +146,11 @@ def test_cache_written_by_a_killed_run_is_complete_or_absent(tree):
         _kill_when(tree, lambda n=n: len(_cache_entries(tree)) >= n)
         cache = Cache(os.path.join(tree, ".tclint_cache"))
         for path in _cache_entries(tree):
-            if path.endswith(".pkl"):
-                key = os.path.basename(path)[: -len(".pkl")]
+            if path.endswith(".entry") and os.path.basename(path) != "stats.entry":
+                key = os.path.basename(path)[: -len(".entry")]
                 kind = os.path.basename(os.path.dirname(os.path.dirname(path)))
-                entry = cache.get_run(key) if kind == "runs" else cache.get_facts(key)
+                get = {"runs": cache.get_run, "outputs": cache.get_output}.get(kind, cache.get_facts)
+                entry = get(key)
                 assert entry is not None, path
 
 

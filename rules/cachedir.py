@@ -1,0 +1,135 @@
+"""The cache folder: only one tclint made is ever written to, ignored by git, or deleted.
+
+A folder is tclint's when it carries tclint's marker, a ``CACHEDIR.TAG`` (the Cache Directory
+Tagging Specification, so backup tools skip it) whose text names tclint.  tclint writes the marker
+when it creates the folder, and also adopts a folder that holds nothing it did not create: an
+empty one, or one left by an older tclint (only the entries listed in ``_OWN``).  Any other folder
+(``.git``, ``src``, the project itself, a folder of someone else's files) is refused, so a
+mistaken ``cache-dir`` never gets a ``.gitignore`` with ``*`` written into it and is never removed
+by ``tclint clean``.
+
+The ``.gitignore`` (``*``: git never offers the cache for committing) and the marker are written
+through a temporary file and a rename, and rewritten whenever they are missing or not exactly what
+tclint writes (a disk that filled up during a first run left an empty one).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from tclint.rules.sealed import TMP_PREFIX, write_atomic
+
+MARKER = "CACHEDIR.TAG"
+MARKER_TEXT = (
+    b"Signature: 8a477f597d28d172789f06886806bc55\n"
+    b"# This file is a cache directory tag created by tclint (tclint-cache).\n"
+    b"# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = b"# Automatically created by tclint.\n*\n"
+# What tclint writes in its cache folder, by top-level name (stats.pkl: the table of older releases)
+_OWN_FOLDERS = frozenset({"facts", "runs", "outputs"})
+_OWN_FILES = {MARKER: MARKER_TEXT, GITIGNORE: GITIGNORE_TEXT, "stats.pkl": None, "stats.entry": None}
+
+
+class CacheDirError(Exception):
+    """The configured cache folder holds files tclint did not create."""
+
+
+def _read(path: str, limit: int = 4096) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except OSError:
+        return None
+
+
+def is_marked(directory: str) -> bool:
+    """True when ``directory`` carries tclint's marker."""
+    return _read(os.path.join(directory, MARKER)) == MARKER_TEXT
+
+
+def _is_own_tmp(name: str) -> bool:
+    # TMP_PREFIX: this tclint's temporary files; tmp*.tmp: those of older releases
+    return name.endswith(".tmp") and (name.startswith(TMP_PREFIX) or name.startswith("tmp"))
+
+
+def foreign_entries(directory: str) -> list[str]:
+    """The names in ``directory`` that tclint did not create (empty: it is tclint's, or missing).
+    Only a folder without the marker is listed."""
+    if not os.path.lexists(directory):
+        return []
+    if not os.path.isdir(directory) or os.path.islink(directory):
+        return [os.path.basename(directory)]
+    if is_marked(directory):
+        return []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        return [f"(cannot list: {exc.strerror or exc})"]
+    foreign = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if name in _OWN_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
+            continue
+        if _is_own_tmp(name) and os.path.isfile(path):
+            continue
+        if name in _OWN_FILES and os.path.isfile(path) and not os.path.islink(path):
+            expected = _OWN_FILES[name]
+            # a marker or .gitignore of tclint's own, possibly cut short by a full disk
+            data = _read(path)
+            if expected is None or (data is not None and expected.startswith(data)):
+                continue
+        foreign.append(name)
+    return foreign
+
+
+def check(directory: str) -> None:
+    """Raise CacheDirError unless ``directory`` is missing or tclint's."""
+    foreign = foreign_entries(directory)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise CacheDirError(f"cache folder {directory} holds files tclint did not create ({shown})")
+
+
+def prepare(directory: str) -> None:
+    """Make ``directory`` ready for entries: created if missing, checked, ignored by git, marked.
+    Raises CacheDirError for a folder that is not tclint's, OSError when it cannot be written."""
+    os.makedirs(directory, exist_ok=True)
+    check(directory)
+    # the .gitignore first: a run stopped before the marker leaves nothing git would offer
+    for name, text in ((GITIGNORE, GITIGNORE_TEXT), (MARKER, MARKER_TEXT)):
+        path = os.path.join(directory, name)
+        if _read(path) != text:
+            write_atomic(path, text)
+
+
+def clean(directory: str) -> list[str]:
+    """Remove what tclint created in ``directory`` (refusing unless it carries the marker or holds
+    only tclint's files), then the folder itself if nothing else is left; the names kept."""
+    check(directory)
+    if not os.path.isdir(directory):
+        return []
+    kept = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name == MARKER:
+            continue
+        if name in _OWN_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif (name in _OWN_FILES or _is_own_tmp(name)) and not os.path.isdir(path):
+            try:
+                os.unlink(path)
+            except OSError:
+                kept.append(name)
+        else:
+            kept.append(name)
+    if kept:
+        return kept
+    try:
+        os.unlink(os.path.join(directory, MARKER))
+        os.rmdir(directory)
+    except OSError as exc:
+        kept.append(f"(cannot remove: {exc.strerror or exc})")
+    return kept

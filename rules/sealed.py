@@ -1,0 +1,175 @@
+"""Cache entries that cannot run code and cannot be forged by the linted repository.
+
+A cache folder travels with a project (a clone, a shared volume, an archive), so its files are as
+untrusted as the project itself.  Every entry is therefore
+
+    MAGIC | MAC (32 bytes) | marshal payload of plain data
+
+where the MAC is keyed BLAKE2b over the entry's kind, its name and the payload, under a random key
+kept outside every project, per user: ``$TCLINT_CACHE_KEY_FILE`` if set, else
+``$XDG_CONFIG_HOME/tclint/cache-key`` (``~/.config/tclint/cache-key``), created with mode 0600 in a
+0700 folder.  The MAC is checked before the payload is decoded; an entry whose MAC does not match
+(written by someone else, moved to another name, damaged, truncated) is a miss, and so is any
+payload marshal or the caller cannot decode.  ``marshal`` builds only plain values (see
+``plaindata``), so even a decoded payload is data, never a call.
+
+Entries are written to a temporary file in the target's folder and renamed over the target; a
+failed write (a full disk) removes its temporary file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import marshal
+import os
+import tempfile
+from typing import Any
+
+KEY_ENV = "TCLINT_CACHE_KEY_FILE"
+MAGIC = b"TCLINT-CACHE-3\n"  # 3: authenticated marshal (1 and 2 were pickles)
+MAC_SIZE = 32
+TMP_PREFIX = ".tclint-tmp-"  # temporary files tclint writes in its cache folder
+MARSHAL_VERSION = 4
+
+_key: bytes | None = None
+_key_path: str | None = None
+
+
+def key_path() -> str:
+    """Where this user's cache key lives (outside every project)."""
+    explicit = os.environ.get(KEY_ENV)
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "tclint", "cache-key")
+
+
+def user_key(create: bool = False) -> bytes | None:
+    """This user's cache key; with ``create``, made if missing or unusable.  None: no key (every
+    read is a miss, nothing is written)."""
+    global _key, _key_path
+    path = key_path()
+    if _key is not None and _key_path == path:
+        return _key
+    key = _read_key(path)
+    if key is None and create:
+        key = _new_key(path)
+    if key is not None:
+        _key, _key_path = key, path
+    return key
+
+
+def _read_key(path: str) -> bytes | None:
+    """The key in ``path`` if it is one this user alone can read and write."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o077):
+            return None  # someone else could read (and so forge with) or replace it
+        text = os.read(fd, 256).strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except ValueError:
+        return None
+    return key if len(key) == MAC_SIZE else None
+
+
+def _new_key(path: str) -> bytes | None:
+    """Write a fresh key (atomically: a key file is never seen half written); when another
+    process got there first, use its key."""
+    folder = os.path.dirname(path) or "."
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-key-")  # mode 0600
+    except OSError:
+        return None
+    key = os.urandom(MAC_SIZE)
+    try:
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(key.hex() + "\n")
+            try:
+                os.link(tmp, path)  # never replaces a key another process just wrote
+            except FileExistsError:
+                existing = _read_key(path)
+                if existing is not None:
+                    return existing
+                os.replace(tmp, path)  # the existing file is no usable key: replace it
+            except OSError:
+                os.replace(tmp, path)  # no hard links on this file system
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        return None
+    return _read_key(path)
+
+
+def _mac(key: bytes, kind: str, name: str, payload: bytes) -> bytes:
+    h = hashlib.blake2b(key=key, digest_size=MAC_SIZE, person=b"tclint-cache")
+    h.update(f"{kind}\0{name}\0".encode())
+    h.update(payload)
+    return h.digest()
+
+
+def seal(key: bytes, kind: str, name: str, value: Any) -> bytes:
+    """The bytes of an entry holding ``value`` (plain data; marshal raises ValueError otherwise)."""
+    payload = marshal.dumps(value, MARSHAL_VERSION)
+    return MAGIC + _mac(key, kind, name, payload) + payload
+
+
+def unseal(key: bytes | None, kind: str, name: str, data: bytes) -> Any:
+    """The value of an entry, or None for anything not written under this key for this kind and
+    name: the MAC is verified before a byte of the payload is decoded."""
+    if key is None or len(data) < len(MAGIC) + MAC_SIZE or not data.startswith(MAGIC):
+        return None
+    mac = data[len(MAGIC) : len(MAGIC) + MAC_SIZE]
+    payload = data[len(MAGIC) + MAC_SIZE :]
+    if not hmac.compare_digest(mac, _mac(key, kind, name, payload)):
+        return None
+    try:
+        return marshal.loads(payload)
+    except Exception:  # noqa: BLE001 - authentic but unreadable (another Python's marshal): a miss
+        return None
+
+
+def read(path: str, key: bytes | None, kind: str, name: str) -> Any:
+    """The value stored in the entry file ``path``, or None (missing, foreign, damaged)."""
+    if key is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    return unseal(key, kind, name, data)
+
+
+def write_atomic(target: str, data: bytes) -> None:
+    """Replace ``target`` with ``data`` through a temporary file in the same folder; on any
+    failure (ENOSPC, EDQUOT, EROFS) the temporary file is removed and the error raised."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=TMP_PREFIX, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write(path: str, key: bytes, kind: str, name: str, value: Any) -> None:
+    """Store ``value`` as the entry file ``path`` (raises OSError, or ValueError for a value that
+    is not plain data)."""
+    write_atomic(path, seal(key, kind, name, value))
