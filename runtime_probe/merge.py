@@ -84,7 +84,8 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
                                    and (_recompile_match(sd, pd) if pd.code == "TC902"
                                         else _covers(sd, _real(pd.path), pd.span.start.line))})
             merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": predicted_by}))
-        elif pd.code in ("TC901", "TC902", "TC903", "TC904"):
+        elif pd.code in ("TC901", "TC902", "TC903", "TC904") and not pd.extra.get("ordinary"):
+            # (an ordinary dynamic-shape generalisation is no hazard a static rule should predict)
             merged_probe.append(pd.with_(extra={**pd.extra, "unpredicted": True}))
         else:
             merged_probe.append(pd)

@@ -1,9 +1,10 @@
 """Probe reports as text and machine formats.
 
 ``concise``: the merged diagnostics one per line (ruff's shape) and a summary line.
-``full``: a report meant to be read, in diagnosis order: run and environment, correctness,
-compilations (recompile-limit hits first and loud), graph breaks ranked by hits with the user
-stack, hard errors, then the diagnostics with source snippets.
+``full``: a report meant to be read: how the run ended and its verdict, hard errors, then in
+diagnosis order environment, correctness, compilations (recompile-limit hits first and loud;
+each failed guard in the user's terms), graph breaks ranked by hits with the user stack, then
+the diagnostics with source snippets.
 ``json``: ``ProbeReport.to_json`` (ruff-compatible ``diagnostics`` + probe sections).
 ``sarif`` / ``github``: tclint's own renderers on the merged diagnostics.
 """
@@ -95,7 +96,10 @@ def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | 
         s.append(f"  ran {run['wall_s']:.2f} s{extra}" + (" (cold worker)" if run.get("cold_start") else " (warm worker)"))
     if run.get("orphans_killed"):
         s.append(f"  note: the code left {run['orphans_killed']} process(es) running; they were killed")
+    if report.headline():
+        s.append(f"  verdict: {report.headline()}")
     s.append("")
+    s.extend(_errors_section(report))  # first: tables above them would read as a success
     s.append("Environment")
     s.append(f"  torch {env.get('torch', '?')}, Python {env.get('python', '?')} ({env.get('executable', '?')})")
     dev = env.get("device", "?")
@@ -127,7 +131,6 @@ def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | 
         s.append("")
     s.extend(_compiles_section(report))
     s.extend(_breaks_section(report))
-    s.extend(_errors_section(report))
     out = run.get("output") or {}
     if report.status not in ("ok", "stopped") and (out.get("tail") or out.get("head")):
         s.append("Output of the probed code (last lines)")
@@ -198,7 +201,12 @@ def _compiles_section(report: Any) -> list[str]:
 def _breaks_section(report: Any) -> list[str]:
     s = ["Graph breaks (most hit first)"]
     if not report.graph_breaks:
-        s.append("  (none)")
+        if not report.completed:
+            s.append("  (none seen before the run stopped: not a clean result)")
+        elif report.compiles and not report.graphs:
+            s.append("  (none, but no graph was produced either: nothing ran compiled)")
+        else:
+            s.append("  (none)")
     for b in report.graph_breaks:
         hits = f"{b['hits']:,} hits" if b["hits"] is not None else "hits not counted (ran eagerly)"
         gb = b.get("gb_id") or "no GB id"

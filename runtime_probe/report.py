@@ -318,6 +318,7 @@ def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[l
         key = (f["file"], f["code_name"], f["line"])
         entry = frames.setdefault(key, {
             "function": f["function"], "file": f["file"], "line": f["line"], "code_name": f["code_name"],
+            "qualname": f.get("qualname") or f["function"],
             "resume": f["code_name"] != f["function"], "compiles": 0, "recompiles": 0, "limit_hit": False,
             "time_s": 0.0, "graphs": 0, "dropped": False, "compile_ids": [],
         })
@@ -339,7 +340,7 @@ def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[l
             last = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c["kind"] == "recompile"]
             hits.append({"function": r["function"], "file": r["file"], "line": r["line"], "compiles": r["compiles"],
                          "last_guard": last[-1]["trigger"] if last else None,
-                         "message": f"`{r['function']}` reached the recompile limit after {r['compiles']} compiles: "
+                         "message": f"`{r['qualname']}` reached the recompile limit after {r['compiles']} compiles: "
                                     "from now on new inputs run eagerly, without compiling"})
     return rows, hits
 
