@@ -383,3 +383,18 @@ def test_copying_a_cache_to_another_user_costs_only_time(tmp_path, monkeypatch):
     cache, theirs = _lint(folder)
     assert cache.hits == 0 and cache.misses == 1 and theirs.project is not None
     assert theirs.diagnostics == mine.diagnostics
+
+
+def test_a_shipped_marked_folder_cannot_redirect_writes(project, tmp_path):
+    """A repository may ship a marked `.tclint_cache` whose `facts` links elsewhere: tclint writes
+    nothing through the link (and `clean` does not follow it)."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    cache = project / ".tclint_cache"
+    cache.mkdir()
+    (cache / "CACHEDIR.TAG").write_bytes(cachedir.MARKER_TEXT)
+    os.symlink(target, cache / "facts")
+    tclint(".", cwd=str(project))
+    assert os.listdir(target) == []
+    tclint("clean", cwd=str(project))
+    assert target.is_dir() and os.listdir(target) == []
