@@ -267,3 +267,99 @@ def test_the_document_model_of_this_test():
     assert apply_change("a🙂b", {"range": {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 4}}, "text": ""}) == "a🙂"
     assert inside("a\r\nb", {"start": {"line": 1, "character": 1}, "end": {"line": 1, "character": 1}})
     assert not inside("a\nb", {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 2}})
+
+
+# ---------------------------------------------------------------------------------------------
+# framing errors (server/framing.py): well-formed frames interleaved with malformed ones
+
+
+def _framed(body: bytes, kind: str, k: int) -> bytes:
+    """``body`` framed well (``kind`` "ok") or with one framing error."""
+    n = len(body)
+    header = {
+        "ok": b"Content-Length: %d\r\n\r\n" % n,
+        "ok-lf-type": b"content-length: %d\nContent-Type: application/vscode-jsonrpc; charset=utf-8\n\n" % n,
+        "no-length": b"Content-Type: application/vscode-jsonrpc\r\n\r\n",
+        "non-numeric": b"Content-Length: 1%s2\r\n\r\n" % (b"x" * (k % 3 + 1)),
+        "negative": b"Content-Length: -%d\r\n\r\n" % n,
+        "huge": b"Content-Length: %s\r\n\r\n" % (b"9" * (21 + k % 10)),
+        "zero": b"Content-Length: 0\r\n\r\n",
+        "short": b"Content-Length: %d\r\n\r\n" % max(1, n - 1 - k % n),
+        "long": b"Content-Length: %d\r\n\r\n" % (n + 1 + k),
+        "garbage": b"\x00not a header " + bytes([33 + k % 90]) * (k % 40),
+    }[kind]
+    return header + body
+
+
+FRAME_KINDS = ["ok", "ok-lf-type", "no-length", "non-numeric", "negative", "huge", "zero", "short", "long", "garbage"]
+_JSON_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+FRAMES = st.lists(
+    st.tuples(
+        st.sampled_from(FRAME_KINDS),
+        st.integers(0, 3000),
+        st.dictionaries(st.sampled_from(["a", "text", "id"]), st.one_of(_JSON_TEXT, st.integers()), max_size=3),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=EXAMPLES * 10, deadline=None, derandomize=True)
+@given(frames=FRAMES, step=st.one_of(st.none(), st.integers(1, 97)))
+def test_fuzzed_framing_errors_lose_only_the_bad_frames(frames, step):
+    """Whatever the framing errors and however the bytes arrive, every well-formed frame comes
+    out, in order, and nothing else that decodes as JSON; a stream with no error logs nothing."""
+    import json
+    import logging
+
+    from tclint.server.framing import Deframer
+
+    good, data = [], b""
+    for i, (kind, k, payload) in enumerate(frames):
+        message = {"jsonrpc": "2.0", "n": i, **payload}
+        data += _framed(json.dumps(message).encode(), kind, k)
+        if kind.startswith("ok"):
+            good.append(message)
+    deframer = Deframer(logger=logging.getLogger("test.fuzz.framing"))
+    got = []
+    chunks = [data] if step is None else [data[i : i + step] for i in range(0, len(data), step)]
+    for chunk in chunks:
+        deframer.feed(chunk)
+        while (body := deframer.next_body()) is not None:
+            try:
+                got.append(json.loads(body))
+            except ValueError:
+                pass  # a body announced too short: the server answers it with a ParseError
+    deframer.end()
+    assert got == good
+    assert (deframer.errors == 0) == all(kind.startswith("ok") for kind, _k, _p in frames)
+
+
+@pytest.fixture(scope="module")
+def framing_session(tmp_path_factory):
+    root = write_project(tmp_path_factory.mktemp("framing") / "proj")
+    loop = asyncio.new_event_loop()
+    client = loop.run_until_complete(RawClient.start())
+    loop.run_until_complete(client.initialize(str(root), {"textDocument": {"publishDiagnostics": {}}}))
+    yield loop, client
+    loop.run_until_complete(client.shutdown())
+    loop.close()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(frames=st.lists(st.tuples(st.sampled_from(FRAME_KINDS[2:]), st.integers(0, 3000)), min_size=1, max_size=4))
+def test_fuzzed_framing_errors_never_silence_the_server(framing_session, frames):
+    """After any run of malformed frames the next well-formed request is answered."""
+    import json
+
+    loop, client = framing_session
+    lost = json.dumps({"jsonrpc": "2.0", "id": "lost", "method": "textDocument/hover", "params": {}}).encode()
+
+    async def run() -> None:
+        for kind, k in frames:
+            client.send_bytes(_framed(lost, kind, k))
+        hover = {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}}
+        reply = await client.request("textDocument/hover", hover, timeout=15)
+        assert "result" in reply and client.proc.returncode is None
+
+    loop.run_until_complete(run())
