@@ -229,3 +229,30 @@ def test_cli_writes_keep_encoding_bytes_and_mode(data, encoding, name, mode, crl
         with open(path, "rb") as fh:
             assert fh.read() == after, "a second --add-noqa changed the file"
         assert sorted(os.listdir(folder)) == [name]
+
+
+_line = st.sampled_from(["x = 1\n", "\n", "y = 'é'\n", "# c\n", "z\r\n", "w\r", "    pass\n", "é"])
+
+
+@budget(300)
+@given(st.lists(_line, max_size=30), st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2), _line), max_size=6))
+def test_write_hunks_describe_the_edit(lines, edits):
+    """The hunks the writer splices are a correct description of any edit (the writer copies
+    everything outside them byte for byte)."""
+    from tclint.rules.writeback import _hunks
+
+    tried("library: the writer's hunks turn the old text into the new")
+    new_lines = list(lines)
+    for at, op, line in edits:
+        at = min(at, len(new_lines))
+        if op == 0:
+            new_lines.insert(at, line)
+        elif new_lines:
+            new_lines[min(at, len(new_lines) - 1):min(at, len(new_lines) - 1) + 1] = [] if op == 1 else [line.rstrip("\n") + "  # noqa\n"]
+    old, new = "".join(lines), "".join(new_lines)
+    out, pos = [], 0
+    for start, end, repl in _hunks(old, new):
+        assert pos <= start <= end
+        out.append(old[pos:start] + repl)
+        pos = end
+    assert "".join(out) + old[pos:] == new
