@@ -7,7 +7,9 @@ class UnreadableFileRule(Rule):
     ## What it does
     Reports a file that could not be read as Python source: not valid UTF-8 (or its declared
     encoding), a binary file, a notebook that is not valid JSON, a file larger than
-    `max-file-size`, or one nested too deeply to analyse.
+    `max-file-size`, or one nested too deeply to analyse.  Also a file the walk found but may not
+    read (permission denied), a folder it found but may not list, and a path that is not a regular
+    file (a named pipe or device swapped in after discovery): tclint reads regular files only.
 
     ## Why is this bad?
     Nothing in the file is checked.  tclint says so once, instead of failing the whole run or
