@@ -38,7 +38,7 @@ def _escape(match: re.Match[str]) -> str:
 
 def printable(text: str) -> str:
     """``text`` with control, bidi and undecodable characters written as escapes (tab kept)."""
-    if _UNSAFE.search(text) is None:
+    if text.isprintable() or _UNSAFE.search(text) is None:  # every escaped character is unprintable
         return text
     return _UNSAFE.sub(_escape, text)
 

@@ -96,3 +96,19 @@ def test_odd_names_in_every_format(files, folder):
     finally:
         os.chdir(cwd)
         shutil.rmtree(top, ignore_errors=True)
+
+
+@budget(300)
+@given(st.text(alphabet=st.characters(codec=None), max_size=40))
+def test_printable_escapes_exactly_the_unsafe_characters(text):
+    """``printable``: the result holds no control, bidi, separator or lone surrogate character;
+    text without them comes back unchanged; a surrogate-escaped byte shows as ``\\xNN``."""
+    from tclint.rules.printable import printable
+
+    tried("library: printable() on arbitrary text")
+    shown = printable(text)
+    assert CONTROL.search(shown) is None and not re.search("[\n\ud800-\udfff]", shown)
+    shown.encode("utf-8")  # always encodable
+    if CONTROL.search(text) is None and not re.search("[\n\ud800-\udfff]", text):
+        assert shown == text
+    assert printable(text + "\udcff") == shown + "\\xff"
