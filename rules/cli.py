@@ -551,6 +551,14 @@ def run_regions(argv: list[str]) -> int:
         overrides["extend:assume_compiled"] = args.assume_compiled
     if args.assume_compiled_forward:
         overrides["assume_compiled_forward"] = True
+    from tclint.rules.discovery import named_path_problem
+    from tclint.rules.printable import printable
+
+    for path in args.paths:
+        problem = named_path_problem(path)
+        if problem is not None:
+            print(f"tclint: error: {printable(path)}: {problem}", file=sys.stderr)
+            return 2
     try:
         resolver = ConfigResolver(args.config, overrides)
         result = Linter(resolver).lint_paths(args.paths, need_project=True)
@@ -573,8 +581,6 @@ def run_regions(argv: list[str]) -> int:
     if args.output_format == "json":
         print(json.dumps({"regions": rows, "unresolved": unresolved}, indent=2))
         return 0
-    from tclint.rules.printable import printable
-
     for r in rows:
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
         print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")

@@ -123,6 +123,8 @@ def test_named_pipe_and_device_named_on_the_command_line(tmp_path):
     proc = subprocess.run([TCLINT, "--no-cache", "/dev/zero"], cwd=root, capture_output=True, timeout=60, env=env())
     assert proc.returncode == 2
     assert b"/dev/zero: not a regular file (a character device)" in proc.stderr
+    proc = subprocess.run([TCLINT, "regions", "fifo.py"], cwd=root, capture_output=True, timeout=60, env=env())
+    assert proc.returncode == 2 and b"fifo.py: not a regular file (a named pipe)" in proc.stderr
 
 
 def test_named_pipe_met_by_the_walk_is_skipped(tmp_path):
