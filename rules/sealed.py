@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import sys
 import tempfile
 from typing import Any
 
@@ -38,26 +39,39 @@ _key_path: str | None = None
 
 def key_path() -> str:
     """Where this user's cache key lives (outside every project)."""
+    return key_paths()[0]
+
+
+def key_paths() -> list[str]:
+    """Where the key may live, first choice first: ``$TCLINT_CACHE_KEY_FILE`` alone when set,
+    else the user's config folder, then (a read-only home) the user's cache folder, then a
+    folder of this user's own in the temporary folder."""
     explicit = os.environ.get(KEY_ENV)
     if explicit:
-        return explicit
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "tclint", "cache-key")
+        return [explicit]
+    home = os.path.expanduser("~")
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return [os.path.join(config, "tclint", "cache-key"), os.path.join(cache, "tclint", "cache-key"),
+            os.path.join(tempfile.gettempdir(), f"tclint-{uid}", "cache-key")]
 
 
 def user_key(create: bool = False) -> bytes | None:
     """This user's cache key; with ``create``, made if missing or unusable.  None: no key (every
     read is a miss, nothing is written)."""
     global _key, _key_path
-    path = key_path()
-    if _key is not None and _key_path == path:
+    paths = key_paths()
+    if _key is not None and _key_path in paths:
         return _key
-    key = _read_key(path)
-    if key is None and create:
-        key = _new_key(path)
-    if key is not None:
-        _key, _key_path = key, path
-    return key
+    for path in paths:
+        key = _read_key(path)
+        if key is None and create:
+            key = _new_key(path)
+        if key is not None:
+            _key, _key_path = key, path
+            return key
+    return None
 
 
 def _read_key(path: str) -> bytes | None:
@@ -88,6 +102,9 @@ def _new_key(path: str) -> bytes | None:
     folder = os.path.dirname(path) or "."
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+        if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+            return None  # a folder someone else made or may write to (the shared temporary folder)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-key-")  # mode 0600
     except OSError:
         return None
@@ -113,9 +130,13 @@ def _new_key(path: str) -> bytes | None:
     return _read_key(path)
 
 
+# marshal's format may change between Python versions: an entry is only read by the version that wrote it
+_WRITER = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
+
+
 def _mac(key: bytes, kind: str, name: str, payload: bytes) -> bytes:
     h = hashlib.blake2b(key=key, digest_size=MAC_SIZE, person=b"tclint-cache")
-    h.update(f"{kind}\0{name}\0".encode())
+    h.update(_WRITER + b"\0" + f"{kind}\0{name}\0".encode("utf-8", "surrogatepass"))
     h.update(payload)
     return h.digest()
 

@@ -398,3 +398,17 @@ def test_a_shipped_marked_folder_cannot_redirect_writes(project, tmp_path):
     assert os.listdir(target) == []
     tclint("clean", cwd=str(project))
     assert target.is_dir() and os.listdir(target) == []
+
+
+def test_a_read_only_config_folder_falls_back_to_the_cache_folder(monkeypatch, tmp_path):
+    """No writable config folder (a read-only home, a container): the key goes to the user's cache
+    folder, so the cache still works; never into the project."""
+    monkeypatch.delenv(sealed.KEY_ENV)
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "not-a-folder" / "cfg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    monkeypatch.setattr(sealed, "_key", None)
+    key = sealed.user_key(create=True)
+    assert key is not None and (tmp_path / "cache-home" / "tclint" / "cache-key").exists()
+    monkeypatch.setattr(sealed, "_key", None)
+    assert sealed.user_key() == key
