@@ -12,6 +12,9 @@ import pickle
 import subprocess
 
 import pytest
+from fuzzutil import budget, gently_mutated_files, python_seeds, tried
+from hypothesis import given
+from hypothesis import strategies as st
 from relutil import tclint
 from tclint.rules import cachedir, sealed
 from tclint.rules.cache import STATS, Cache
@@ -412,3 +415,50 @@ def test_a_read_only_config_folder_falls_back_to_the_cache_folder(monkeypatch, t
     assert key is not None and (tmp_path / "cache-home" / "tclint" / "cache-key").exists()
     monkeypatch.setattr(sealed, "_key", None)
     assert sealed.user_key() == key
+
+
+# -- properties ---------------------------------------------------------------------------------
+_plain = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+_KEY = bytes(range(32))
+
+
+@budget(300)
+@given(_plain, st.sampled_from(["facts", "runs", "outputs", "stats-1"]), st.text(max_size=8), st.binary(max_size=64))
+def test_sealed_values_open_only_under_their_key_kind_and_name(value, kind, name, noise):
+    """Any plain value round-trips under its own key, kind and name; under another key, kind or
+    name, with its MAC replaced by noise, or cut anywhere, it is a miss (None), never an error."""
+    tried("cache: sealed entries open only under their key, kind and name")
+    data = sealed.seal(_KEY, kind, name, value)
+    assert sealed.unseal(_KEY, kind, name, data) == value
+    assert sealed.unseal(bytes(32), kind, name, data) is None
+    assert sealed.unseal(_KEY, kind + "x", name, data) is None
+    assert sealed.unseal(_KEY, kind, name + "x", data) is None
+    forged = sealed.MAGIC + (noise + bytes(32))[:32] + data[len(sealed.MAGIC) + 32 :]
+    assert forged == data or sealed.unseal(_KEY, kind, name, forged) is None
+    cut = len(noise) % (len(data) + 1)
+    assert cut == len(data) or sealed.unseal(_KEY, kind, name, data[:cut]) is None
+
+
+@budget(150)
+@given(gently_mutated_files(python_seeds()))
+def test_facts_and_findings_round_trip_through_plain_data(data):
+    """The facts and findings of any (mutated) file survive the cache's plain-data form exactly:
+    a field type the codec mishandles would show as a difference, not as a wrong finding."""
+    import marshal
+
+    from fuzzutil import lint_bytes
+    from tclint.rules import plaindata
+    from tclint.rules.engine import analyze_source
+    from tclint.rules.reading import read_source
+
+    tried("cache: facts and findings round-trip through plain data")
+    result = lint_bytes(data)
+    plain = marshal.loads(marshal.dumps(plaindata.encode_diagnostics(result.diagnostics), 4))
+    assert plaindata.decode_diagnostics(plain) == result.diagnostics
+    src = read_source("m.py", data)
+    facts = analyze_source(src, "m", False, ".", [])
+    assert plaindata.decode_facts(marshal.loads(marshal.dumps(plaindata.encode_facts(facts), 4))) == facts
