@@ -140,17 +140,50 @@ def _range_json(rng: types.Range) -> dict[str, Any]:
     }
 
 
-_NOQA_CACHE: dict[tuple[str, int, str, str], str | None] = {}
+_NOQA_CACHE: dict[tuple[str, int, str, int, str], str | None] = {}
+
+
+_COMMENTS: list[tuple[Lines, Any]] = []  # the last text scanned for comments (one publish's diagnostics share it)
+
+
+def noqa_line(line_no: int, lines: Lines) -> int:
+    """The line where a ``# noqa`` for a finding on ``line_no`` goes: the last line of the multi-line
+    string or backslash-continued statement it is part of (as ``--add-noqa``; see rules.suppress)."""
+    comments = _comments(lines)
+    return line_no if comments is None else comments.last_line(line_no)
+
+
+def _comments(lines: Lines) -> Any:
+    """``rules.suppress.scan`` of the text, None when it has no multi-line string and no backslash
+    continuation (then every line stands alone and ``comment_start`` reads it right)."""
+    from tclint.rules.suppress import scan
+
+    text = lines.text
+    if '"""' not in text and "'''" not in text and "\\\n" not in text and "\\\r" not in text:
+        return None
+    if not _COMMENTS or _COMMENTS[0][0] is not lines:
+        _COMMENTS[:] = [(lines, scan(text))]
+    return _COMMENTS[0][1]
+
+
+def _comment_column(lines: Lines, line_no: int, text: str) -> int:
+    """Column of the comment on 1-based line ``line_no`` (whose text is ``text``), -1 when none."""
+    from tclint.rules.suppress import comment_start  # the suppression parser's own comment finder
+
+    comments = _comments(lines)
+    return comment_start(text) if comments is None else comments.column(line_no, text)
 
 
 def noqa_json(code: str, line_no: int | None, lines: Lines, encoding: str) -> str | None:
     """``noqa_edit`` as JSON text, memoized by line text (most lines do not change between edits)."""
     if line_no is None or line_no < 1 or line_no > lines.count:
         return None
-    key = (code, line_no, lines.line(line_no - 1), encoding)
+    target = noqa_line(line_no, lines)
+    line = lines.line(target - 1)
+    key = (code, target, line, _comment_column(lines, target, line), encoding)
     if key in _NOQA_CACHE:
         return _NOQA_CACHE[key]
-    edit = noqa_edit(code, line_no, lines, encoding)
+    edit = noqa_edit(code, target, lines, encoding)
     text = json.dumps(edit, ensure_ascii=False, separators=(",", ":")) if edit is not None else None
     if len(_NOQA_CACHE) > 8192:
         _NOQA_CACHE.clear()
@@ -159,15 +192,14 @@ def noqa_json(code: str, line_no: int | None, lines: Lines, encoding: str) -> st
 
 
 def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> dict[str, Any] | None:
-    """The edit adding ``# noqa: CODE`` to 1-based line ``line_no`` (extending an existing list)."""
-    from tclint.rules.suppress import comment_start  # the suppression parser's own comment finder
-
+    """The edit adding ``# noqa: CODE`` to 1-based line ``line_no`` (extending an existing list);
+    ``noqa_line`` says which line that is for a finding."""
     if line_no is None or code in no_noqa_codes() or line_no < 1 or line_no > lines.count:
         return None
     text = lines.line(line_no - 1)
     if text.rstrip().endswith("\\"):
         return None  # a comment after a line continuation is a syntax error
-    start = comment_start(text)
+    start = _comment_column(lines, line_no, text)
     if start >= 0:
         match = _NOQA_IN_LINE.search(text, start)
         if match is not None:
