@@ -119,12 +119,12 @@ def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, e
             if ty is not None and ty.kind == T.COMPILED and ty.ref:
                 out.extend((k, True) for k in project.site_targets.get(ty.ref, ()) if k in root_keys)
         return out
-    if caller is not None and edge.kind in ("self", "instance", "deferred"):
+    if caller is not None and edge.kind in ("self", "instance", "deferred", "elem"):
         if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
             return out
         for key, _m in project.edge_targets(ff, caller, edge):
             region = project.regions.get(key)
-            if key in root_keys and region is not None and region.site is not None and region.site.target_kind in ("instance", "attr", "elem", "deferred", "method"):
+            if key in root_keys and region is not None and region.site is not None and region.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method"):
                 out.append((key, True))
     return out
 

@@ -145,6 +145,7 @@ class FunctionFacts:
     self_name: str | None = None
     attr_writes: list[tuple[str, str, Loc]] = field(default_factory=list)  # (path, how, loc)
     global_writes: list[tuple[str, str, Loc]] = field(default_factory=list)
+    returns_items: tuple[Ty, ...] = ()  # `return a, b`: the types of the items (one return only)
 
 
 @_fast_pickle

@@ -244,6 +244,31 @@ class Project:
             return r[1]
         return None
 
+    def class_keys_for(self, ref: str | None, near: FileFacts | None) -> list[str]:
+        """The project classes a reference stands for: one, or each of a joined ``A;B``."""
+        return [k for k in (self.class_key_for(r, near) for r in T.ref_classes(ref)) if k is not None]
+
+    def submodule_classes(self, cls_key: str, recursive: bool) -> list[str]:
+        """Classes of the submodules ``cls_key`` assigns (``model.children()``); ``recursive``:
+        theirs too, and the class itself (``model.modules()``)."""
+        out: list[str] = [cls_key] if recursive else []
+        todo = [cls_key]
+        seen = {cls_key}
+        while todo:
+            current = todo.pop(0)
+            for k in self.mro(current):
+                ff, cls = self.classes[k]
+                for spec in cls.attrs.values():
+                    if spec.kind not in ("instance", "torch", "compiled", "list", "seq", "dict"):
+                        continue
+                    for sub in self.class_keys_for(T.union_ref(spec.refs), ff):
+                        if sub not in out:
+                            out.append(sub)
+                        if recursive and sub not in seen:
+                            seen.add(sub)
+                            todo.append(sub)
+        return out
+
     def call_method_of_class(self, cls_key: str, method: str) -> str | None:
         """What runs when an instance is called (``__call__`` -> forward) or a method is used."""
         if method in ("__call__", "forward"):
@@ -254,8 +279,14 @@ class Project:
         return self.find_method(cls_key, method)
 
     def elements_of(self, container_ref: str, near: FileFacts) -> tuple[list[str], int | None]:
-        """Class keys of the elements of ``ClassRef|path`` (a ModuleList/Sequential/ModuleDict)."""
+        """Class keys of the elements of ``ClassRef|path`` (a ModuleList/Sequential/ModuleDict),
+        of ``ClassRef|*`` / ``|**`` (its submodules), or of ``@A;B`` (a local container of those)."""
+        if container_ref.startswith(T.CLASSES):
+            return self.class_keys_for(container_ref, near), None
         cls_ref, _, path = container_ref.partition("|")
+        if path in ("*", "**"):
+            owner = self.class_key_for(cls_ref, near)
+            return (self.submodule_classes(owner, path == "**") if owner is not None else []), None
         spec_info = self.spec_at(cls_ref, path, near)
         if spec_info is None:
             return [], None
@@ -295,23 +326,33 @@ class Project:
         return result
 
     def deferred_type(self, ref: str, near: FileFacts | None, depth: int = 0) -> Ty:
-        """The return type of a project function (following returns of other project functions)."""
+        """The return type of a project function (following returns of other project functions);
+        for ``f[i]`` (``a, b = f()``) the type of item i of the tuple it returns."""
         if depth > 6:
             return T.T_UNKNOWN
-        r = self.resolve(ref, near)
+        base, index = _deferred_item(ref)
+        r = self.resolve(base, near)
         if r is None:
             return T.T_UNKNOWN
         kind, key = r
         if kind == "class":
-            return Ty(T.INSTANCE, T.HIGH, None, ref)
+            return Ty(T.INSTANCE, T.HIGH, None, ref) if index is None else T.T_UNKNOWN
         ff, fn = self.functions[key]
-        ret = fn.returns or T.T_UNKNOWN
+        if index is not None:
+            ret = fn.returns_items[index] if index < len(fn.returns_items) else T.T_UNKNOWN
+        else:
+            ret = fn.returns or T.T_UNKNOWN
         if ret.kind == T.DEFERRED and ret.ref:
             return self.deferred_type(ret.ref, ff, depth + 1)
         if ret.kind in (T.INSTANCE, T.MODULE) and ret.ref:
             # keep the class reference relative to the function's own file
             return ret
         return ret
+
+    def _deferred_near(self, ref: str, near: FileFacts) -> FileFacts:
+        """The file a project function's return type is relative to (its own)."""
+        r = self.resolve(_deferred_item(ref)[0], near)
+        return self.functions[r[1]][0] if r and r[0] == "function" else near
 
     # ------------------------------------------------------------------ regions
     def build(self) -> None:
@@ -446,20 +487,17 @@ class Project:
             target = self.call_method_of_class(r[1], "__call__")
             return ([target] if target else []), None
         if kind == "instance":
-            cls_key = self.class_key_for(ref, ff)
-            if cls_key is None:
-                return [], None
-            target = self.call_method_of_class(cls_key, "__call__")
-            return ([target] if target else []), None
+            keys = self.class_keys_for(ref, ff)
+            return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], None
         if kind == "deferred":
             ty = self.deferred_type(ref, ff)
+            near = self._deferred_near(ref, ff)
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
-                r = self.resolve(ref, ff)
-                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
-                cls_key = self.class_key_for(ty.ref, near)
-                if cls_key is not None:
-                    target = self.call_method_of_class(cls_key, "__call__")
-                    return ([target] if target else []), None
+                keys = self.class_keys_for(ty.ref, near)
+                return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], None
+            if ty.kind in (T.MODLIST, T.ELEM) and ty.ref:
+                keys, count = self.elements_of(ty.ref, near)
+                return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], _multiplier(count)
             return [], None
         if kind == "method":
             cls_ref = ref
@@ -469,21 +507,23 @@ class Project:
                 ty = self.deferred_type(fref, ff)
                 if ty.kind not in (T.INSTANCE, T.MODULE) or not ty.ref:
                     return [], None
-                r = self.resolve(fref, ff)
-                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
+                near = self._deferred_near(fref, ff)
                 cls_ref = ty.ref
-            cls_key = self.class_key_for(cls_ref, near)
-            if cls_key is None:
-                return [], None
-            # model.encoder could be a submodule rather than a method
-            found = self.find_method(cls_key, method or "forward")
-            if found is not None:
-                return [found], None
-            attr = self.find_attr(cls_key, method or "")
-            if attr is not None:
-                aff, spec = attr
-                return self._targets_of_spec(aff, spec)
-            return [], None
+            found_all: list[str] = []
+            for cls_key in self.class_keys_for(cls_ref, near):
+                # model.encoder could be a submodule rather than a method
+                found = self.find_method(cls_key, method or "forward")
+                if found is not None:
+                    found_all.append(found)
+                    continue
+                attr = self.find_attr(cls_key, method or "")
+                if attr is not None:
+                    aff, spec = attr
+                    keys, multiplier = self._targets_of_spec(aff, spec)
+                    if len(T.ref_classes(cls_ref)) == 1:
+                        return keys, multiplier
+                    found_all.extend(keys)
+            return found_all, None
         if kind in ("attr",):
             cls_ref, _, path = ref.partition("|")
             info = self.spec_at(cls_ref, path, ff)
@@ -661,7 +701,7 @@ class Project:
                     out.append((t, _multiplier(spec.count) if spec.kind in ("list", "dict") else None))
             return out
         if kind == "elem":
-            if "|" in edge.target:
+            if "|" in edge.target or edge.target.startswith(T.CLASSES):
                 container = edge.target
             else:
                 if cls_key is None or cls_key not in self.classes:
@@ -676,20 +716,17 @@ class Project:
             found = self.find_method(cls_key, edge.method if edge.method != "__call__" else fn.name, after=cls_key)
             return [(found, None)] if found else []
         if kind == "instance":
-            ck = self.class_key_for(edge.target, ff)
-            if ck is None:
-                return []
-            t = self.call_method_of_class(ck, edge.method)
-            return [(t, None)] if t else []
+            keys = self.class_keys_for(edge.target, ff)
+            return [(t, None) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
         if kind == "deferred":
             ty = self.deferred_type(edge.target, ff)
+            near = self._deferred_near(edge.target, ff)
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
-                r = self.resolve(edge.target, ff)
-                near = self.functions[r[1]][0] if r and r[0] == "function" else ff
-                ck = self.class_key_for(ty.ref, near)
-                if ck is not None:
-                    t = self.call_method_of_class(ck, edge.method)
-                    return [(t, None)] if t else []
+                keys = self.class_keys_for(ty.ref, near)
+                return [(t, None) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
+            if ty.kind in (T.MODLIST, T.ELEM) and ty.ref and edge.method in ("__call__", "forward"):
+                keys, count = self.elements_of(ty.ref, near)
+                return [(t, _multiplier(count)) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
             return []
         return []
 
@@ -733,6 +770,15 @@ def _shown(chain: list[Link]) -> list[Link]:
         return chain
     head = CHAIN_SHOWN // 2
     return [*chain[:head], _ELIDED, *chain[-(CHAIN_SHOWN - head - 1):]]
+
+
+def _deferred_item(ref: str) -> tuple[str, int | None]:
+    """``("pkg.build", 0)`` for ``pkg.build[0]`` (item 0 of what it returns), else ``(ref, None)``."""
+    if ref.endswith("]"):
+        base, _, index = ref[:-1].rpartition("[")
+        if base and index.isdigit():
+            return base, int(index)
+    return ref, None
 
 
 def _multiplier(count: int | None) -> str:

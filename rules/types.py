@@ -8,6 +8,7 @@ unknown: rules only speak loudly on HIGH confidence.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 # kinds
@@ -58,10 +59,39 @@ PY_RANDOM_VALUES = frozenset(
 T_OTHER = Ty(CONTAINER, HIGH)
 
 
+# A value that is an instance of one of several classes (`A() if cfg.big else B()`) has the class
+# references joined by UNION in its ``ref``.  A module container or container element whose ``ref``
+# names its element classes (a local `nn.ModuleList([A(), B()])`), rather than the `Class|path` of
+# a submodule attribute, has the CLASSES prefix: ``"@pkg.A;pkg.B"``.
+UNION = ";"
+CLASSES = "@"
+
+
+def union_ref(refs: Iterable[str]) -> str | None:
+    """One ``ref`` for several class references (each once, in order); None when there are none."""
+    out: list[str] = []
+    for ref in refs:
+        for part in ref.split(UNION):
+            if part and part not in out:
+                out.append(part)
+    return UNION.join(out) if out else None
+
+
+def ref_classes(ref: str | None) -> tuple[str, ...]:
+    """The class references a (possibly joined, possibly CLASSES-prefixed) ``ref`` stands for."""
+    if not ref:
+        return ()
+    return tuple(r for r in ref.removeprefix(CLASSES).split(UNION) if r)
+
+
 def join(a: Ty, b: Ty) -> Ty:
     """The type of a variable that holds ``a`` on one path and ``b`` on another."""
     if a == b:
         return a
+    if a.kind in (INSTANCE, MODULE) and b.kind in (INSTANCE, MODULE) and a.ref and b.ref and a.ref != b.ref:
+        # `A() if c else B()`: either class; an instance of a project class wins over a torch module
+        kind = INSTANCE if INSTANCE in (a.kind, b.kind) else MODULE
+        return Ty(kind, max(a.conf, b.conf), None, union_ref((a.ref, b.ref)))
     if a.kind == b.kind:
         dtype = a.dtype if a.dtype == b.dtype else None
         ref = a.ref if a.ref == b.ref else None
@@ -211,6 +241,18 @@ MODULE_CONTAINERS = {
     "torch.nn.ParameterList": "params",
     "torch.nn.ParameterDict": "params",
 }
+
+
+# Wrappers whose forward runs the module they wrap: what `torch.compile(DDP(model))` traces is
+# `model.forward` (inside the wrapper's), and `FSDP(model)` / `fully_shard(model)` stand for it.
+MODULE_WRAPPERS = frozenset(
+    {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+     "torch.distributed.fsdp.FullyShardedDataParallel",
+     "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+     "torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
+     "torch.distributed._composable.fsdp.fully_shard.fully_shard"}
+)  # fmt: skip
 
 
 def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:

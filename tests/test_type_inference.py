@@ -18,10 +18,11 @@ from tclint.rules.analysis.types_infer import binop_type, element_type
 from tclint.rules.types import Ty
 
 PRELUDE = """\
-import logging, math, random
+import copy, logging, math, random
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
 from typing import List, Optional
 x = torch.randn(3)
 xs = [torch.randn(2), torch.randn(2)]
@@ -56,6 +57,24 @@ LOOP = """\
 def f(m: Model):
     for i in range(3):
         for j, blk in enumerate(m.layers):
+            {probe}
+"""
+
+CLASSMETHOD = """\
+class Built(Model):
+    @classmethod
+    def load(cls, path=None):
+        {probe}
+"""
+METHOD = """\
+class Built(Model):
+    def clone(self):
+        {probe}
+"""
+CHILDREN = """\
+def f(m: Model):
+    for name, child in m.named_children():
+        for sub in m.modules():
             {probe}
 """
 
@@ -113,6 +132,30 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "helper(x)", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
     (MODULE, "helper", Ty(T.FUNC, HIGH, None, "pkg.mod.helper")),
     (MODULE, "torch.compile(Model())", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
+    # what a compile site may compile: self-returning nn.Module methods (table from torch's source)
+    (MODULE, "Model().to('cpu').eval()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (MODULE, "Model().float().train(False).requires_grad_(False)", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (MODULE, "nn.Linear(2, 2).half()", Ty(T.MODULE, HIGH, None, "torch.nn.Linear")),
+    (MODULE, "helper(x).cuda()", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
+    (MODULE, "Model().zero_grad()", T.T_UNKNOWN),
+    # ... wrappers and copies stand for the module they hold
+    (MODULE, "copy.deepcopy(Model())", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (MODULE, "DDP(Model().to('cpu'))", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    # ... either class of a conditional construction
+    (MODULE, "Model() if x is None else nn.Identity()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model;torch.nn.Identity")),
+    # ... local containers of modules name their element classes
+    (MODULE, "[Model(), Model()]", Ty(T.MODLIST, HIGH, "list", "@pkg.mod.Model")),
+    (MODULE, "nn.Sequential(Model(), nn.ReLU())", Ty(T.MODLIST, HIGH, "seq", "@pkg.mod.Model;torch.nn.ReLU")),
+    (MODULE, "nn.ModuleList([Model().eval()])[0]", Ty(T.ELEM, HIGH, None, "@pkg.mod.Model")),
+    (MODULE, "nn.ModuleList(torch.compile(b) for b in [Model()])", Ty(T.MODLIST, HIGH, "list", "@pkg.mod.Model")),
+    (MODULE, "Model().layers", Ty(T.MODLIST, HIGH, "list", "pkg.mod.Model|layers")),
+    (MODULE, "[torch.compile(helper)][0]", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
+    (MODULE, "{'f': torch.compile(helper)}['f']", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
+    (CLASSMETHOD, "cls()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
+    (METHOD, "self.__class__()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
+    (METHOD, "type(self)()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
+    (CHILDREN, "child", Ty(T.ELEM, MEDIUM, None, "pkg.mod.Model|*")),
+    (CHILDREN, "sub", Ty(T.ELEM, MEDIUM, None, "pkg.mod.Model|**")),
     # inside forward: parameters by name and annotation, submodules, buffers
     (FORWARD, "h", Ty(T.TENSOR, MEDIUM)),
     (FORWARD, "use_cache", T.T_UNKNOWN),
@@ -137,7 +180,7 @@ ROWS: list[tuple[str, str, Ty]] = [
     # loop variables
     (LOOP, "i", T.T_INT),
     (LOOP, "j", T.T_INT),
-    (LOOP, "blk", Ty(T.ELEM, MEDIUM, None, "pkg.mod.Model|layers")),
+    (LOOP, "blk", Ty(T.ELEM, HIGH, None, "pkg.mod.Model|layers")),
 ]
 
 

@@ -54,6 +54,7 @@ class Analyzer(Walker, CallGraph, TypeInference):
         self.extra_predicates = frozenset(compiling_predicates)
         self.marker_lines = self._marker_lines()
         self._alone: list[bool] = [False]  # per open block: does it hold a single statement?
+        self._attr_stores: set[str] = set()
 
     def segment(self, node: ast.AST) -> str:
         """Source text of a node.  (``ast.get_source_segment`` re-splits the whole file on every

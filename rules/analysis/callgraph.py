@@ -380,6 +380,11 @@ class CallGraph(AnalyzerBase):
     def _describe_target(self, target: ast.expr) -> tuple[str, str | None, str | None]:  # noqa: C901
         scope = self.scope
         if isinstance(target, ast.Lambda):
+            forwarded = _forwarded_call(target)
+            if forwarded is not None:
+                # torch.compile(lambda *a, **k: model(*a, **k)): the arguments reach `model` as
+                # they are, so the guards and the code traced are model's
+                return self._describe_target(forwarded)
             qual = self._lambda_function(target)
             return "local", qual, None
         if isinstance(target, ast.Name):
@@ -391,11 +396,15 @@ class CallGraph(AnalyzerBase):
                 return "func", ty.ref, None
             return self._describe_value(ty, target.id)
         if isinstance(target, ast.Call):
+            if target.args and self.qualify(target.func) == "functools.partial":
+                return self._describe_target(target.args[0])  # torch.compile(partial(f, k=v))
             ty = self.type_of(target)
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
                 return "instance", ty.ref, None
             if ty.kind == T.DEFERRED and ty.ref:
                 return "deferred", ty.ref, None
+            if ty.kind == T.MODLIST and (ty.ref or "").startswith(T.CLASSES):
+                return "modlist", ty.ref, None  # torch.compile(nn.Sequential(A(), B()))
             # torch.compile(torch.compiler.disable(f)) and friends
             return "unknown", self._short(target), None
         if isinstance(target, ast.Attribute):
@@ -557,3 +566,33 @@ class CallGraph(AnalyzerBase):
                 self.facts.fake_registrations.add(base)
         return local_q
 
+
+def _forwarded_call(node: ast.Lambda) -> ast.expr | None:
+    """The callee of a lambda that only forwards its parameters, in order (``lambda x: f(x)``,
+    ``lambda *a, **k: m(*a, **k)``), else None."""
+    body, args = node.body, node.args
+    if not isinstance(body, ast.Call) or args.posonlyargs or args.kwonlyargs or args.defaults:
+        return None
+    wanted = [a.arg for a in args.args]
+    got = []
+    for arg in body.args:
+        if isinstance(arg, ast.Name):
+            got.append(arg.id)
+        elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and args.vararg is not None:
+            got.append("*" + arg.value.id)
+        else:
+            return None
+    if args.vararg is not None:
+        wanted.append("*" + args.vararg.arg)
+    kw = [k for k in body.keywords]
+    if args.kwarg is not None:
+        if len(kw) != 1 or kw[0].arg is not None or not isinstance(kw[0].value, ast.Name) or kw[0].value.id != args.kwarg.arg:
+            return None
+    elif kw:
+        return None
+    if got != wanted:
+        return None
+    names = set(wanted) | ({args.kwarg.arg} if args.kwarg else set())
+    if any(isinstance(n, ast.Name) and n.id.lstrip("*") in names for n in ast.walk(body.func)):
+        return None
+    return body.func

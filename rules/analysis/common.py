@@ -139,6 +139,7 @@ class AnalyzerBase:
     _types: dict[int, Ty]
     _site_counter: int
     _alone: list[bool]
+    _attr_stores: set[str]  # local names with attributes assigned (`holder.fn = ...`)
 
     if TYPE_CHECKING:
         def segment(self, node: ast.AST) -> str: ...

@@ -101,12 +101,23 @@ def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | No
             q = a.qualify(node.func)
             if q in COMPILE_FUNCS and node.args and isinstance(node.args[0], ast.Call):
                 q = a.qualify(node.args[0].func)
+            elif q in COMPILE_FUNCS and node.args:
+                # nn.ModuleList(torch.compile(b) for b in blocks): the compiled elements' classes
+                ty = a.type_of(node.args[0])
+                q = None
+                if ty.kind in (T.INSTANCE, T.MODULE, T.ELEM) and ty.ref and "|" not in ty.ref:
+                    refs.extend(T.ref_classes(ty.ref))
+                    continue
             if q is not None:
                 refs.append(q)
             elif isinstance(node.func, ast.Name):
                 ty = a._name_type(node.func.id)
                 if ty.ref:
                     refs.append(ty.ref)
+            else:
+                ty = a.type_of(node)  # Block().to(dtype), build_block(cfg)
+                if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+                    refs.extend(T.ref_classes(ty.ref))
     seen: list[str] = []
     for r in refs:
         if r not in seen:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from tclint.rules import types as T
 from tclint.rules.analysis.common import AnalyzerBase, dtype_of, literal
-from tclint.rules.analysis.submodules import spec_type
+from tclint.rules.analysis.submodules import container_elements, spec_type
 from tclint.rules.facts import ClassFacts
 from tclint.rules.names import canonical, dotted, self_path
+from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.types import Ty
 
 if TYPE_CHECKING:
@@ -119,6 +120,10 @@ class TypeInference(AnalyzerBase):
             sp = self_path(node, self.scope.self_name)
             if sp is not None:
                 return self._self_attr_type(sp)
+            if isinstance(node.value, ast.Name) and node.value.id in self._attr_stores:
+                stored = self.scope.lookup(f"{node.value.id}.{node.attr}")
+                if stored is not None:
+                    return stored
             q = self.qualify(node)
             if q is not None:
                 if q.startswith("torch.") and q.rsplit(".", 1)[-1] in T.DTYPE_NAMES:
@@ -131,6 +136,10 @@ class TypeInference(AnalyzerBase):
                 return T.T_INT
             if base.kind == T.MODULE and node.attr in ("weight", "bias"):
                 return Ty(T.TENSOR, T.MEDIUM, "float")
+            if base.kind == T.INSTANCE and base.ref:
+                sub = self._instance_submodule(base.ref, node.attr)
+                if sub is not None:
+                    return sub
             if base.kind == T.INSTANCE and node.attr in ("shape",):
                 return T.T_SIZE
             if node.attr in ("shape",) and base.kind == T.UNKNOWN:
@@ -190,6 +199,8 @@ class TypeInference(AnalyzerBase):
                 return base
             if base.kind == T.CONTAINER and base.dtype == "tolist":
                 return Ty(T.SCALAR, base.conf, "number")
+            if base.kind == T.CONTAINER and base.dtype == "compiled":
+                return Ty(T.COMPILED, base.conf, None, base.ref)
             return T.T_UNKNOWN
         if isinstance(node, ast.JoinedStr):
             return T.T_STR
@@ -199,13 +210,28 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.TLIST, max(e.conf for e in elts))
             if isinstance(node, ast.Tuple) and elts and all(e.kind == T.SCALAR and e.dtype == "int" for e in elts):
                 return T.T_SIZE
+            modules = _module_classes(elts) if isinstance(node, ast.List) else None
+            if modules is not None:
+                return Ty(T.MODLIST, T.HIGH, "list", T.CLASSES + modules)  # [Block(), Block()]
+            compiled = {e.ref for e in elts if e.kind == T.COMPILED}
+            if elts and len(compiled) == 1 and all(e.kind == T.COMPILED for e in elts):
+                return Ty(T.CONTAINER, T.HIGH, "compiled", compiled.pop())  # [torch.compile(f)]
             return T.T_OTHER
-        if isinstance(node, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):
+        if isinstance(node, ast.Dict):
+            values = [self.type_of(v) for v in node.values]
+            compiled = {v.ref for v in values if v.kind == T.COMPILED}
+            if values and len(compiled) == 1 and all(v.kind == T.COMPILED for v in values):
+                return Ty(T.CONTAINER, T.HIGH, "compiled", compiled.pop())  # {"fn": torch.compile(f)}
+            return T.T_OTHER
+        if isinstance(node, (ast.Set, ast.DictComp, ast.SetComp)):
             return T.T_OTHER
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             elt = self.type_of(node.elt)
             if elt.kind == T.TENSOR:
                 return Ty(T.TLIST, elt.conf, elt.dtype)
+            modules = _module_classes([elt])
+            if modules is not None:
+                return Ty(T.MODLIST, T.HIGH, "list", T.CLASSES + modules)
             return T.T_OTHER
         if isinstance(node, ast.NamedExpr):
             return self.type_of(node.value)
@@ -225,6 +251,17 @@ class TypeInference(AnalyzerBase):
         func = node.func
         q = self.qualify(func)
         if q is not None:
+            if q in T.MODULE_WRAPPERS or q in ("copy.deepcopy", "copy.copy"):
+                # DDP(model), FSDP(model), copy.deepcopy(model): what runs is the argument
+                inner = self.type_of(node.args[0]) if node.args else T.T_UNKNOWN
+                if inner.kind in (T.INSTANCE, T.MODULE, T.MODLIST, T.ELEM, T.DEFERRED, T.COMPILED):
+                    return inner
+            container = T.MODULE_CONTAINERS.get(q)
+            if container in ("list", "seq", "dict"):
+                # a local nn.Sequential(A(), B()) / nn.ModuleList([...]): its element classes
+                refs = T.union_ref(container_elements(node, self)[0])
+                if refs is not None:
+                    return Ty(T.MODLIST, T.HIGH, container, T.CLASSES + refs)
             if q.startswith("torch."):
                 if q in ("torch.where",) and len(node.args) == 1:
                     return Ty(T.TLIST, T.HIGH, "int")
@@ -243,6 +280,9 @@ class TypeInference(AnalyzerBase):
             if q.startswith(("numpy.", "np.")):
                 return T.T_OTHER
             return self._project_call_type(q, node)
+        own = self._own_class_call(func)
+        if own is not None:
+            return own
         if isinstance(func, ast.Name):
             name = func.id
             local = self.scope.local_def(name)
@@ -312,6 +352,9 @@ class TypeInference(AnalyzerBase):
             receiver = self.type_of(func.value)
             if receiver.kind == T.TENSOR:
                 return T.tensor_method_result(method, receiver, self._method_dtype(node))
+            if method in SELF_RETURNING_METHODS and receiver.kind in _MODULE_LIKE and receiver.ref:
+                if receiver.kind != T.DEFERRED or method != "type":  # (tensor.type() is a str)
+                    return receiver  # model.to(device).eval(): the module itself
             if receiver.kind in (T.MODULE, T.ELEM, T.COMPILED) and method in ("forward", "__call__"):
                 return Ty(T.TENSOR, T.MEDIUM)
             if receiver.kind == T.TLIST and method in ("index",):
@@ -343,14 +386,57 @@ class TypeInference(AnalyzerBase):
         head, _, last = q.rpartition(".")
         if head and head.rsplit(".", 1)[-1][:1].isupper() and (last.startswith(("from_", "_from_")) or last in ("build", "create")):
             return Ty(T.INSTANCE, T.HIGH, None, head)  # Model.from_config(cfg): an instance of Model
-        if last[:1].isupper():
+        prefix = f"{self.module}." if self.module else ""
+        if last[:1].isupper() or (q.startswith(prefix) and q[len(prefix) :] in self.facts.classes):
             # Constructing a class: a project module, an external model class, a dataclass...
             return Ty(T.INSTANCE, T.HIGH, None, q)
         return Ty(T.DEFERRED, T.MEDIUM, None, q)
 
 
+    def _instance_submodule(self, ref: str, attr: str) -> Ty | None:
+        """``wrapper.inner`` for an instance of a class of this file that assigns
+        ``self.inner = Block()``: the submodule (other attributes stay unknown)."""
+        prefix = f"{self.module}." if self.module else ""
+        if T.UNION in ref or not ref.startswith(prefix):
+            return None
+        cls = self.facts.classes.get(ref[len(prefix) :])
+        spec = cls.attrs.get(attr) if cls is not None else None
+        if spec is None or spec.kind not in ("instance", "torch", "compiled", "list", "seq", "dict"):
+            return None
+        return spec_type(spec, f"{ref}|{attr}")
+
+    def _own_class_call(self, func: ast.expr) -> Ty | None:
+        """``cls(...)`` in a classmethod, ``type(self)(...)`` / ``self.__class__(...)`` in a method:
+        an instance of the enclosing class."""
+        scope = self.scope
+        cls = self.ctx.cls
+        if cls is None or scope.func is None or scope.self_name is None:
+            return None
+        own = False
+        if isinstance(func, ast.Name) and func.id == scope.self_name:
+            own = any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators)
+        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type" and len(func.args) == 1:
+            own = isinstance(func.args[0], ast.Name) and func.args[0].id == scope.self_name
+        elif isinstance(func, ast.Attribute) and func.attr == "__class__":
+            own = isinstance(func.value, ast.Name) and func.value.id == scope.self_name
+        return Ty(T.INSTANCE, T.HIGH, None, self._class_ref(cls)) if own else None
+
     def _iter_element(self, iter_node: ast.expr, it: Ty) -> Ty:
-        """What a `for` loop variable holds; `instance.layers` may be a module container."""
+        """What a `for` loop variable holds; `instance.layers` may be a module container, and
+        `model.children()` / `named_children()` (`modules()` / `named_modules()`: recursively,
+        the module included) yield its submodules: ``Class|*`` (``Class|**``)."""
+        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Attribute):
+            which = _SUBMODULE_ITERATORS.get(iter_node.func.attr)
+            owner = iter_node.func.value
+            if which is not None:
+                cls = self.ctx.cls
+                if isinstance(owner, ast.Name) and owner.id == self.scope.self_name and cls is not None:
+                    return Ty(T.ELEM, T.MEDIUM, None, f"{self._class_ref(cls)}|{which}")
+                owner_ty = self.type_of(owner)
+                if owner_ty.kind in (T.INSTANCE, T.MODULE) and owner_ty.ref:
+                    refs = T.ref_classes(owner_ty.ref)
+                    if len(refs) == 1:
+                        return Ty(T.ELEM, T.MEDIUM, None, f"{refs[0]}|{which}")
         if isinstance(iter_node, ast.Attribute) and it.kind == T.UNKNOWN:
             owner = self.type_of(iter_node.value)
             if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
@@ -480,3 +566,14 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
         return Ty(T.TENSOR, T.MEDIUM)
     return T.T_UNKNOWN
 
+
+_SUBMODULE_ITERATORS = {"children": "*", "named_children": "*", "modules": "**", "named_modules": "**"}
+_MODULE_LIKE = (T.MODULE, T.INSTANCE, T.ELEM, T.MODLIST, T.DEFERRED, T.COMPILED)
+
+
+def _module_classes(elts: list[Ty]) -> str | None:
+    """The joined class references of a literal's items when every item is a module or class
+    instance (``[Block(), Block()]``), else None."""
+    if not elts or not all(e.kind in (T.MODULE, T.INSTANCE) and e.ref and e.ref[:1] != "<" for e in elts):
+        return None
+    return T.union_ref(e.ref for e in elts if e.ref)

@@ -225,7 +225,9 @@ class Walker(AnalyzerBase):
             ty = self.expr(node.value) if node.value is not None else T.T_NONE
             scope = self.scope
             if scope.func is not None and not scope.eager_only:
-                scope.returns = ty if scope.returns is None else T.join(scope.returns, ty)
+                first = scope.returns is None
+                scope.returns = ty if first else T.join(scope.returns, ty)
+                self._note_returned_items(node.value, first)
                 self._check_wrapper_return(node)
             self._dispatch(node)
             return True
@@ -459,6 +461,12 @@ class Walker(AnalyzerBase):
             inner = iter_node.args[0]
             self._bind_target(target.elts[0], T.T_INT)
             self._bind_target(target.elts[1], self._iter_element(inner, self.type_of(inner)))
+        elif (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Attribute)
+                and iter_node.func.attr in ("named_children", "named_modules")
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            # `for name, child in model.named_children():`
+            self._bind_target(target.elts[0], T.T_STR)
+            self._bind_target(target.elts[1], self._iter_element(iter_node, it))
         else:
             self._bind_target(target, self._iter_element(iter_node, it))
         # loop counters: `for i in range(...)`, `for step, batch in enumerate(...)`
@@ -585,11 +593,18 @@ class Walker(AnalyzerBase):
             for i, elt in enumerate(target.elts):
                 if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                     self._assign_target(elt, value.elts[i], self.type_of(value.elts[i]), stmt)
+                elif ty.kind == T.DEFERRED and ty.ref and isinstance(value, ast.Call) and not isinstance(elt, ast.Starred):
+                    # `model, opt = build()`: item i of what the project function returns
+                    self._bind_target(elt, Ty(T.DEFERRED, ty.conf, None, f"{ty.ref}[{i}]"))
                 else:
                     self._bind_target(elt, elt_ty)
             return
         if isinstance(target, ast.Attribute):
             self.expr(target.value)
+            if isinstance(target.value, ast.Name) and target.value.id != scope.self_name and ty.kind != T.UNKNOWN:
+                # `holder.fn = torch.compile(f)`: what a local object's attribute holds
+                self._attr_stores.add(target.value.id)
+                scope.env[f"{target.value.id}.{target.attr}"] = ty
             q = self.qualify(target)
             if q is not None and q.startswith("torch._dynamo.config.") and q.count(".") == 3:
                 self.facts.dynamo_config[q.rsplit(".", 1)[1]] = (self._config_value(value), node_loc(stmt, self.index))
@@ -646,6 +661,20 @@ class Walker(AnalyzerBase):
         old = self.facts.dynamo_config.get(key)
         previous = old[0] if old is not None and isinstance(old[0], tuple) else ()
         self.facts.dynamo_config[key] = ((*previous, *added), node_loc(node, self.index))
+
+    def _note_returned_items(self, value: ast.expr | None, first: bool) -> None:
+        """``return model, optimizer``: the item types, for ``m, opt = build()`` at call sites."""
+        func = self.scope.func
+        assert func is not None
+        items: tuple[Ty, ...] = ()
+        if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            items = tuple(self.type_of(e) for e in value.elts)
+        if first:
+            func.returns_items = items
+        elif len(items) == len(func.returns_items):
+            func.returns_items = tuple(T.join(a, b) for a, b in zip(func.returns_items, items, strict=True))
+        else:
+            func.returns_items = ()
 
     def _bind_target(self, target: ast.expr, ty: Ty) -> None:
         if isinstance(target, ast.Name):
