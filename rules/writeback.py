@@ -244,12 +244,15 @@ def _replace(path: str, target: str, data: bytes, before: os.stat_result) -> boo
         try:
             _write_all(fd, data)
             st = os.fstat(fd)
-            if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid):
+            if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid) and hasattr(os, "fchown"):
                 try:
                     os.fchown(fd, before.st_uid, before.st_gid)
                 except PermissionError:
                     return False
-            os.fchmod(fd, stat.S_IMODE(before.st_mode))  # after chown, which clears set-id bits
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, stat.S_IMODE(before.st_mode))  # after chown, which clears set-id bits
+            else:  # Windows before Python 3.13
+                os.chmod(tmp, stat.S_IMODE(before.st_mode))
             os.fsync(fd)
         finally:
             os.close(fd)

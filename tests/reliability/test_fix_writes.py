@@ -231,6 +231,29 @@ def test_in_place_write_that_fails_restores_the_original(tmp_path, monkeypatch):
     assert leftovers(tmp_path) == []
 
 
+def test_when_even_the_restore_fails_the_backup_keeps_the_original(tmp_path, monkeypatch):
+    path = tmp_path / "m.py"
+    path.write_text(FIXABLE)
+    os.link(path, tmp_path / "twin.py")
+    real_write_all = writeback._write_all
+    calls = []
+
+    def disk_gone_after_the_backup(fd, data):
+        calls.append(len(data))
+        if len(calls) >= 2:
+            real_write_all(fd, data[:5])
+            raise OSError(errno.EIO, "Input/output error")
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(writeback, "_write_all", disk_gone_after_the_backup)
+    rc, _, err = cli("m.py", "--fix", cwd=str(tmp_path))
+    assert rc == 2 and "Input/output error" in err and "its original bytes are in" in err
+    backups = leftovers(tmp_path)
+    assert len(backups) == 1 and backups[0].endswith(writeback.BACKUP_SUFFIX)
+    assert (tmp_path / backups[0]).read_text() == FIXABLE
+    assert backups[0] in err
+
+
 # ---------------------------------------------------------------------------------------------
 # item 8: two runs at once
 
