@@ -241,6 +241,7 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
             "fail_location": _fail_location(rec),
             "dropped": dropped,
             "restart_reasons": rec.get("restart_reasons") or [],
+            "start_time_us": rec.get("start_time_us"),
         })
     _share_guard_locations(out)
     _fold_secondary(out)
@@ -260,7 +261,9 @@ def _fold_secondary(compiles: list[dict[str, Any]]) -> None:
     function recompiled did so because of the same call (the new batch size, the new mode reach
     it too): it is marked ``secondary_of`` the first recompile of that call, which gets the count."""
     by_id = {c["compile_id"]: c for c in compiles}
-    for prev, c in zip(compiles, compiles[1:], strict=False):
+    timed = all(isinstance(c.get("start_time_us"), int) for c in compiles)
+    ordered = sorted(compiles, key=lambda c: c["start_time_us"]) if timed else compiles  # as they happened
+    for prev, c in zip(ordered, ordered[1:], strict=False):
         f, p = c["frame"], prev["frame"]
         if c["kind"] != "recompile" or f["code_name"] == f["function"]:
             continue

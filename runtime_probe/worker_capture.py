@@ -271,7 +271,7 @@ _METRIC_FIELDS = (
     "compile_id", "co_name", "co_filename", "co_firstlineno", "recompile_reason", "fail_type", "fail_reason",
     "fail_user_frame_filename", "fail_user_frame_lineno", "has_guarded_code", "entire_frame_compile_time_s",
     "backend_compile_time_s", "graph_op_count", "graph_node_count", "graph_input_count", "guard_count",
-    "num_graph_breaks", "restart_reasons", "dynamo_time_before_restart_s",
+    "num_graph_breaks", "restart_reasons", "dynamo_time_before_restart_s", "start_time_us",
 )  # fmt: skip
 
 
