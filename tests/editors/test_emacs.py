@@ -65,3 +65,40 @@ def test_probe_report_formatting(tmp_path):
     assert "2. decode_step (serve.py:11)  trigger: guard failed: tensor 'tokens' size mismatch at index 1" in text
     assert "- GB0124 x3 Unsupported Tensor.item() call" in text and "at serve.py:34" in text
     assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text
+
+
+VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe", "data", "verdicts")
+CLEAN = "No graph break: the code compiled into whole graphs."
+
+
+@pytest.mark.parametrize("case, said", [
+    ("raised", "Probe failed: raised ValueError at "),
+    ("timeout", "Probe failed: timed out after 4 s"),
+    ("crashed", "Probe failed: the process crashed (SIGSEGV)"),
+    ("inputs_rejected", "Probe failed: the synthesised inputs were rejected by eager code"),
+    ("no_graph", "Verdict: no graph produced"),
+    ("hard_error", "Verdict: 1 hard error"),
+])
+def test_probe_buffer_says_the_truth_in_the_worst_cases(case, said, tmp_path):
+    """Real reports (tests/probe/make_verdict_reports.py), as in the Neovim and VS Code tests."""
+    ensure_apt("emacs-nox", "elpa-eglot")
+    report = os.path.join(VERDICTS, f"{case}.json")
+    out = tmp_path / "out.txt"
+    form = f"""(progn (add-to-list 'load-path "{os.path.join(EDITORS, 'emacs')}") (require 'tclint-eglot) (require 'json)
+      (let* ((json-object-type 'plist) (json-array-type 'vector) (json-null :null) (json-false :json-false)
+             (data (json-read-file "{report}")))
+        (with-temp-file "{out}" (insert (mapconcat #'identity (tclint-format-probe data "t") "\\n")))))"""
+    proc = subprocess.run(["emacs", "--batch", "-q", "--eval", form], env=dict(os.environ, HOME=str(tmp_path)),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    with open(report, encoding="utf-8") as fh:
+        verdict = json.load(fh)["verdict"]
+    assert said in text and text.index(said) < text.index("## Compilations"), text
+    assert f"Verdict: {verdict}\n" in text
+    assert CLEAN not in text
+    if case == "no_graph":
+        assert "DROPPED by Dynamo: the whole frame runs eagerly on every call (Unsupported:" in text
+    if case == "hard_error":
+        assert text.index("## Errors (1)") < text.index("## Compilations")
+        assert "No graph break, but no graph was produced either" in text
