@@ -206,7 +206,7 @@ def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, res
     """``{kind, text, subject}``: what changed, said the way the user would (Dynamo's words stay in
     ``recompile["guard"]``).  ``kind`` is one of: train-eval, grad-mode, autocast, global-state,
     requires-grad, dtype, size, rank, stride, device, tensor, carried-value, none, type, identity,
-    length, emptiness, global, attribute, value, backend, aliasing, guard-error, other.
+    length, emptiness, global, attribute, value, backend, aliasing, missing-key, guard-error, other.
 
     ``resume_line``: the frame is the code Dynamo resumes after a graph break at that line (its
     ``___stack`` values were computed there).  ``automatic_dynamic``: Dynamo's
@@ -264,6 +264,10 @@ def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, res
         return {"kind": "backend", "subject": "backend", "text": "the same code was compiled again for another backend"}
     if "Duplicate tensor found" in guard or "aliasing" in guard:
         return {"kind": "aliasing", "subject": None, "text": "two arguments now share one tensor (or stopped sharing it)"}
+    key = re.match(r"^KeyError on (.+)$", guard)
+    if key:
+        what = readable(key.group(1))
+        return {"kind": "missing-key", "subject": what, "text": f"`{what}` is missing now (the key was there when compiled)"}
     if _EXCEPTION.match(guard):
         return {"kind": "guard-error", "subject": None,
                 "text": f"a value Dynamo checks changed kind, so checking it raised ({guard}): usually a tensor "

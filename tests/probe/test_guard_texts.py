@@ -153,6 +153,7 @@ def test_a_value_carried_across_a_break_points_at_the_break():
     ("'NoneType' object has no attribute 'size'", "guard-error", "usually a tensor that is now None"),
     ("___check_obj_id(L['fn'], 140230)", "identity", "`fn` is another object"),
     ("len(L['xs']) == 2", "length", "`xs` changed length (compiled for 2 items)"),
+    ("KeyError on L['cfg']['scale']", "missing-key", "`cfg['scale']` is missing now"),
     ("BACKEND_MATCH failure: torch.compile detected different backend callables.", "backend", "another backend"),
     ("tensor 'x' device mismatch. expected cpu, actual cuda:0", "device", "`x` moved to another device"),
     ("expected type of 'y' to be a tensor type, ' but found <class 'int'>", "type", "`y` changed type"),
