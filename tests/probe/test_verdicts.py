@@ -170,3 +170,28 @@ def test_no_graph_produced_is_said(pool, options, tmp_path):
     text = concise(report, report.diagnostics())
     assert "no graph produced" in text.splitlines()[-1]
     assert "Dynamo dropped frame_dropped" in text
+
+
+@pytest.mark.dynamo
+def test_dynamos_wrapper_of_the_eager_error_is_the_same_error():
+    """Issue 15 point 1: compiled code re-raised the conv2d error inside `TorchRuntimeError`, and
+    the call was reported as eager and compiled differing."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(HERE)), "runtime_probe", "worker_compare.py")
+    spec = importlib.util.spec_from_file_location("_tclint_worker_compare", path)
+    cmp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cmp)
+
+    class TorchRuntimeError(RuntimeError):
+        pass
+
+    eager = RuntimeError("Given groups=1, weight of size [8, 3, 4, 4], expected input[1, 4, 8] to have 3 channels")
+    wrapped = TorchRuntimeError("Dynamo failed to run FX node with fake tensors: call_function conv2d(...): "
+                                f"got RuntimeError('{eager}')")
+    assert cmp.same_error(eager, wrapped)
+    chained = ValueError("outer")
+    chained.__cause__ = RuntimeError(str(eager))
+    assert cmp.same_error(eager, chained)
+    assert not cmp.same_error(eager, TorchRuntimeError("something else"))
+    assert not cmp.same_error(eager, RuntimeError("another message"))
