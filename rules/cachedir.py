@@ -3,7 +3,7 @@
 A folder is tclint's when it carries tclint's marker, a ``CACHEDIR.TAG`` (the Cache Directory
 Tagging Specification, so backup tools skip it) whose text names tclint.  tclint writes the marker
 when it creates the folder, and also adopts a folder that holds nothing it did not create: an
-empty one, or one left by an older tclint (only the entries listed in ``_OWN``).  Any other folder
+empty one, or one an older tclint left (see ``foreign_entries``).  Any other folder
 (``.git``, ``src``, the project itself, a folder of someone else's files) is refused, so a
 mistaken ``cache-dir`` never gets a ``.gitignore`` with ``*`` written into it and is never removed
 by ``tclint clean``.
@@ -30,7 +30,7 @@ GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Automatically created by tclint.\n*\n"
 # What tclint writes in its cache folder, by top-level name (stats.pkl: the table of older releases)
 _OWN_FOLDERS = frozenset({"facts", "runs", "outputs"})
-_OWN_FILES = {MARKER: MARKER_TEXT, GITIGNORE: GITIGNORE_TEXT, "stats.pkl": None, "stats.entry": None}
+_OWN_FILES = frozenset({MARKER, GITIGNORE, "stats.pkl", "stats.entry"})
 
 
 class CacheDirError(Exception):
@@ -50,38 +50,62 @@ def is_marked(directory: str) -> bool:
     return _read(os.path.join(directory, MARKER)) == MARKER_TEXT
 
 
-def _is_own_tmp(name: str) -> bool:
-    # TMP_PREFIX: this tclint's temporary files; tmp*.tmp: those of older releases
-    return name.endswith(".tmp") and (name.startswith(TMP_PREFIX) or name.startswith("tmp"))
+def _is_own_tmp(name: str, legacy: bool) -> bool:
+    # TMP_PREFIX: this tclint's temporary files; tmp*.tmp: an older release's (in its own folder only)
+    return name.endswith(".tmp") and (name.startswith(TMP_PREFIX) or legacy and name.startswith("tmp"))
+
+
+def _is_real_dir(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _fingerprints(path: str) -> tuple[list[str], list[str]]:
+    """(tclint's, the others): the entries of ``facts``/``runs``/``outputs``, whose folders are
+    named by a tool fingerprint (16 hex digits)."""
+    own, other = [], []
+    for name in sorted(os.listdir(path)):
+        is_fp = len(name) == 16 and all(c in "0123456789abcdef" for c in name)
+        (own if is_fp and _is_real_dir(os.path.join(path, name)) else other).append(name)
+    return own, other
 
 
 def foreign_entries(directory: str) -> list[str]:
     """The names in ``directory`` that tclint did not create (empty: it is tclint's, or missing).
-    Only a folder without the marker is listed."""
+
+    A folder with the marker is tclint's.  Without it, the folder is adopted only if it is empty,
+    or if it is what an older tclint (or a first run stopped by a full disk) left: tclint's
+    ``.gitignore`` (written before anything else, possibly cut short) beside nothing but the
+    names tclint writes, its ``facts``/``runs``/``outputs`` holding only fingerprint folders.  A
+    ``runs`` folder of someone else's (TensorBoard's) is not tclint's."""
     if not os.path.lexists(directory):
         return []
-    if not os.path.isdir(directory) or os.path.islink(directory):
+    if not _is_real_dir(directory):
         return [os.path.basename(directory)]
     if is_marked(directory):
         return []
     try:
         names = sorted(os.listdir(directory))
+        gitignore = os.path.join(directory, GITIGNORE)
+        data = _read(gitignore) if os.path.isfile(gitignore) and not os.path.islink(gitignore) else None
+        legacy = data is not None and GITIGNORE_TEXT.startswith(data)
+        foreign = []
+        for name in names:
+            path = os.path.join(directory, name)
+            if _is_own_tmp(name, legacy) and os.path.isfile(path) and not os.path.islink(path):
+                continue
+            if name == GITIGNORE and legacy:
+                continue
+            if name == MARKER and os.path.isfile(path) and not os.path.islink(path):
+                text = _read(path)
+                if text is not None and MARKER_TEXT.startswith(text):  # cut short by a full disk
+                    continue
+            if legacy and name in _OWN_FILES and name not in (GITIGNORE, MARKER) and os.path.isfile(path):
+                continue
+            if legacy and name in _OWN_FOLDERS and _is_real_dir(path) and not _fingerprints(path)[1]:
+                continue
+            foreign.append(name)
     except OSError as exc:
         return [f"(cannot list: {exc.strerror or exc})"]
-    foreign = []
-    for name in names:
-        path = os.path.join(directory, name)
-        if name in _OWN_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
-            continue
-        if _is_own_tmp(name) and os.path.isfile(path):
-            continue
-        if name in _OWN_FILES and os.path.isfile(path) and not os.path.islink(path):
-            expected = _OWN_FILES[name]
-            # a marker or .gitignore of tclint's own, possibly cut short by a full disk
-            data = _read(path)
-            if expected is None or (data is not None and expected.startswith(data)):
-                continue
-        foreign.append(name)
     return foreign
 
 
@@ -119,9 +143,17 @@ def clean(directory: str) -> list[str]:
         path = os.path.join(directory, name)
         if name == MARKER:
             continue
-        if name in _OWN_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        elif (name in _OWN_FILES or _is_own_tmp(name)) and not os.path.isdir(path):
+        if name in _OWN_FOLDERS and _is_real_dir(path):
+            own, other = _fingerprints(path)
+            for fp in own:
+                shutil.rmtree(os.path.join(path, fp), ignore_errors=True)
+            kept.extend(f"{name}/{n}" for n in other)
+            if not other:
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    kept.append(name)
+        elif (name in _OWN_FILES or _is_own_tmp(name, True)) and not os.path.isdir(path):
             try:
                 os.unlink(path)
             except OSError:

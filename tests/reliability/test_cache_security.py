@@ -44,7 +44,16 @@ def test_the_reported_pickle_in_stats_runs_nothing(repo):
     """The issue's reproduction, verbatim: a repository shipping `.tclint_cache/stats.pkl`."""
     (repo / ".tclint_cache" / "stats.pkl").write_bytes(pickle.dumps(_Pwn()))
     proc = tclint(".", cwd=str(repo))
-    assert proc.returncode == 0, proc.stderr.decode()
+    assert not (repo / "pwned.txt").exists()
+    # tclint did not make that folder (it writes its .gitignore first): it refuses to use it
+    assert proc.returncode == 2 and "stats.pkl" in proc.stderr.decode(), proc.stderr.decode()
+    assert tclint(".", "--no-cache", cwd=str(repo)).returncode == 0
+    # the same file in a cache folder tclint made is never read either
+    (repo / ".tclint_cache" / "stats.pkl").unlink()
+    assert tclint(".", cwd=str(repo)).returncode == 0
+    (repo / ".tclint_cache" / "stats.pkl").write_bytes(pickle.dumps(_Pwn()))
+    proc = tclint(".", cwd=str(repo))
+    assert proc.returncode == 0 and b"All checks passed!" in proc.stdout, proc.stderr.decode()
     assert not (repo / "pwned.txt").exists()
 
 
@@ -462,3 +471,27 @@ def test_facts_and_findings_round_trip_through_plain_data(data):
     src = read_source("m.py", data)
     facts = analyze_source(src, "m", False, ".", [])
     assert plaindata.decode_facts(marshal.loads(marshal.dumps(plaindata.encode_facts(facts), 4))) == facts
+
+
+def test_a_folder_of_tensorboard_runs_is_not_a_cache(project):
+    """`runs/` is a name tclint uses in its cache, and TensorBoard's default log folder: a
+    `cache-dir` naming a folder of runs is refused (nothing hidden from git, nothing deleted), and
+    `clean` on a marked cache keeps a `runs/` entry that is not tclint's."""
+    logs = project / "experiments" / "runs" / "Dec01_12-00-00_host"
+    logs.mkdir(parents=True)
+    (logs / "events.out.tfevents").write_bytes(b"\x00" * 64)
+    (project / "tclint.toml").write_text("cache-dir = 'experiments'\n")
+    before = _snapshot(project / "experiments")
+    for args in (["."], ["clean"]):
+        proc = tclint(*args, cwd=str(project))
+        assert proc.returncode == 2 and "did not create" in proc.stderr.decode(), proc.stderr.decode()
+        assert _snapshot(project / "experiments") == before
+    (project / "tclint.toml").unlink()
+    tclint(".", cwd=str(project))
+    cache = project / ".tclint_cache"
+    (cache / "runs" / "tb").mkdir()
+    (cache / "runs" / "tb" / "events").write_text("x")
+    proc = tclint("clean", cwd=str(project))
+    assert proc.returncode == 2 and "runs/tb" in proc.stderr.decode()
+    assert (cache / "runs" / "tb" / "events").read_text() == "x"
+    assert sorted(os.listdir(cache)) == ["CACHEDIR.TAG", "runs"] and os.listdir(cache / "runs") == ["tb"]
