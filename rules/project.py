@@ -285,7 +285,7 @@ class Project:
             return self.class_keys_for(container_ref, near), None
         cls_ref, _, path = container_ref.partition("|")
         if path in ("*", "**"):
-            owner = self.class_key_for(cls_ref, near)
+            owner = self._owner_key(cls_ref, near)
             return (self.submodule_classes(owner, path == "**") if owner is not None else []), None
         spec_info = self.spec_at(cls_ref, path, near)
         if spec_info is None:
@@ -300,10 +300,21 @@ class Project:
         return [], None
 
     def spec_at(self, cls_ref: str, path: str, near: FileFacts) -> tuple[FileFacts, Any] | None:
-        cls_key = self.class_key_for(cls_ref, near)
+        cls_key = self._owner_key(cls_ref, near)
         if cls_key is None:
             return None
         return self.spec_at_key(cls_key, path)
+
+    def _owner_key(self, cls_ref: str, near: FileFacts) -> str | None:
+        """The class of ``Class`` or, for ``deferred:pkg.build``, of what ``pkg.build`` returns."""
+        if not cls_ref.startswith("deferred:"):
+            return self.class_key_for(cls_ref, near)
+        fref = cls_ref[len("deferred:") :]
+        ty = self.deferred_type(fref, near)
+        if ty.kind not in (T.INSTANCE, T.MODULE) or not ty.ref:
+            return None
+        keys = self.class_keys_for(ty.ref, self._deferred_near(fref, near))
+        return keys[0] if len(keys) == 1 else None
 
     def spec_at_key(self, cls_key: str, path: str) -> tuple[FileFacts, Any] | None:
         """What ``self.<path>`` holds in class ``cls_key`` (following submodules' own attributes)."""

@@ -128,6 +128,11 @@ class CallGraph(AnalyzerBase):
                             DisableSite(target, kw_bool(func, "recursive", True), node_loc(node, self.index))
                         )
                 return
+        if isinstance(func, ast.Name) and func.id == scope.self_name and scope.func is not None \
+                and not any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators):
+            # `self(x)` in a method (`generate` calling the module): its forward runs
+            self._edge("self", "forward", "__call__", node)
+            return
         if isinstance(func, ast.Name):
             local = scope.local_def(func.id)
             if local is not None:
@@ -509,6 +514,8 @@ class CallGraph(AnalyzerBase):
             direct, refs = self._predicate_parts(value)
             func.compiling_predicate = func.compiling_predicate or direct
             func.predicate_refs = (*func.predicate_refs, *refs)
+        if isinstance(value, ast.Name):
+            self._check_compiled_param_return(value, func)
         if not isinstance(value, ast.Call):
             return
         q = self.qualify(value.func)
@@ -522,6 +529,20 @@ class CallGraph(AnalyzerBase):
                 ]
         elif q in COMPILING_PREDICATES:
             func.compiling_predicate = True
+
+    def _check_compiled_param_return(self, value: ast.Name, func: FunctionFacts) -> None:
+        """``model = torch.compile(model, mode=m); return model`` with ``model`` a parameter: the
+        function wraps torch.compile like ``return torch.compile(model)`` does."""
+        ty = self.type_of(value)
+        if ty.kind != T.COMPILED or not ty.ref:
+            return
+        names = [p.name for p in func.params]
+        for site in self.facts.compile_sites:
+            if site.id == ty.ref:
+                if site.func == func.qualname and site.target_kind == "unknown" and site.ref in names:
+                    func.compile_wrapper_param = names.index(site.ref)
+                    self.facts.compile_sites = [s for s in self.facts.compile_sites if s is not site]
+                return
 
     def _decorator(self, dec: ast.expr, facts: FunctionFacts, node: ast.AST) -> str | None:
         call = dec if isinstance(dec, ast.Call) else None

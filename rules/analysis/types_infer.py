@@ -383,10 +383,17 @@ class TypeInference(AnalyzerBase):
         return None
 
     def _project_call_type(self, q: str, node: ast.Call) -> Ty:
+        prefix = f"{self.module}." if self.module else ""
+        local = self.facts.functions.get(q[len(prefix) :]) if q.startswith(prefix) else None
+        if local is not None and local.compile_wrapper_param is not None and local.compile_wrapper_param < len(node.args):
+            # `model = setup(model)` where setup returns torch.compile(model): the compiled module
+            # forwards attribute access to the module it wraps
+            inner = self.type_of(node.args[local.compile_wrapper_param])
+            if inner.kind in _MODULE_LIKE and inner.ref:
+                return inner
         head, _, last = q.rpartition(".")
         if head and head.rsplit(".", 1)[-1][:1].isupper() and (last.startswith(("from_", "_from_")) or last in ("build", "create")):
             return Ty(T.INSTANCE, T.HIGH, None, head)  # Model.from_config(cfg): an instance of Model
-        prefix = f"{self.module}." if self.module else ""
         if last[:1].isupper() or (q.startswith(prefix) and q[len(prefix) :] in self.facts.classes):
             # Constructing a class: a project module, an external model class, a dataclass...
             return Ty(T.INSTANCE, T.HIGH, None, q)
@@ -441,6 +448,9 @@ class TypeInference(AnalyzerBase):
             owner = self.type_of(iter_node.value)
             if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
                 return Ty(T.ELEM, T.MEDIUM, None, f"{owner.ref}|{iter_node.attr}")
+            if owner.kind == T.DEFERRED and owner.ref:
+                # `model = build_model(cfg)` ... `for blk in model.blocks`: resolved across files
+                return Ty(T.ELEM, T.MEDIUM, None, f"deferred:{owner.ref}|{iter_node.attr}")
         return element_type(it, iter_node)
 
     def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901

@@ -386,6 +386,7 @@ class Walker(AnalyzerBase):
                     scope.cold.append(cold)
                 if maybe_ref is not None and maybe_dead_body:
                     scope.unless.append(maybe_ref)
+                self._narrow_submodule(link.test)
                 try:
                     body_exit = self.block(link.body)
                 finally:
@@ -425,6 +426,21 @@ class Walker(AnalyzerBase):
                 merged[name] = T.join(ty, merged[name]) if name in merged else ty
         scope.env = merged
         return False
+
+    def _narrow_submodule(self, test: ast.expr) -> None:
+        """``for m in model.modules(): if isinstance(m, Block): m.compile()``: inside the branch,
+        ``m`` is a ``Block`` (only for a name holding a submodule of unknown class)."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and self.qualify(test.func) is None):
+            return
+        name = test.args[0].id
+        current = self._name_type(name)
+        if current.kind != T.ELEM or not current.ref or not (current.ref.endswith(("|*", "|**")) or current.ref.startswith(T.CLASSES)):
+            return
+        classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        refs = [self.qualify(c) for c in classes]
+        if refs and all(refs):
+            self.scope.env[name] = Ty(T.INSTANCE, T.HIGH, None, T.union_ref(r for r in refs if r))
 
     def _dispatch_condition(self, test: ast.expr) -> None:
         """Conditions get a second dispatch so control-flow rules need not re-walk statements."""

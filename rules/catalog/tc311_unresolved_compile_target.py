@@ -1,3 +1,4 @@
+from tclint.rules import types as T
 from tclint.rules.model import Diagnostic, Severity, Span
 from tclint.rules.rule import Example, Rule
 
@@ -47,6 +48,8 @@ class UnresolvedCompileTarget(Rule):
 
         for unresolved in project.unresolved:
             site = unresolved.site
+            if _torch_only(site):
+                continue  # torch.compile(nn.Linear(4, 4)), torch.compile(torch.sin): no project code
             loc = site.loc
             yield Diagnostic(
                 code=self.code, name=self.name,
@@ -85,4 +88,22 @@ model = torch.compile(Net().to("cpu").eval())
             proof=False,
             title="static: a module built and moved in one chain resolves",
         ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+layer = torch.compile(nn.Linear(4, 4))
+fast_sin = torch.compile(torch.sin)
+""",
+            proof=False,
+            title="static: torch's own modules and functions hold no project code to check",
+        ),
     )
+
+
+def _torch_only(site) -> bool:
+    """The target is torch's own module class or function: nothing of the project is compiled."""
+    if site.target_kind not in ("instance", "func") or not site.ref:
+        return False
+    return all(ref.startswith("torch.") for ref in T.ref_classes(site.ref))

@@ -1,0 +1,114 @@
+"""Compile sites in the shapes real scripts use, beyond the corpus-driven idiom matrix: what each
+compiles (the regions), and TC311 where tclint cannot tell."""
+
+from __future__ import annotations
+
+from lintutil import lint_tree, write_tree
+
+MODELS = """
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+    def generate(self, x):
+        return self(x)
+
+    @classmethod
+    def load(cls, path):
+        model = cls()
+        model.load_state_dict(torch.load(path))
+        return model
+
+def build_model(cfg):
+    return Net() if cfg else Net()
+"""
+
+
+def _lint(tmp_path, main: str):
+    write_tree(str(tmp_path), {"models.py": MODELS, "main.py": main})
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    tc311 = sorted(d.span.start.line for d in result.diagnostics if d.code == "TC311" and d.path.endswith("main.py"))
+    return regions, tc311
+
+
+def test_helper_that_compiles_its_parameter_and_returns_it(tmp_path):
+    main = """
+import torch
+from models import Net
+
+def setup(model, mode):
+    model = torch.compile(model, mode=mode)
+    return model
+
+m = setup(Net.load("x.pt").eval(), "reduce-overhead")
+for blk in m.blocks:
+    blk.compile()
+"""
+    assert _lint(tmp_path, main) == ({"Net.forward", "Block.forward"}, [])
+
+
+def test_regional_compilation_of_a_factory_result_from_another_file(tmp_path):
+    main = """
+from models import build_model
+
+model = build_model(True).cuda()
+for blk in model.blocks:
+    blk.compile()
+"""
+    assert _lint(tmp_path, main) == ({"Block.forward"}, [])
+
+
+def test_compiling_a_method_of_an_instance(tmp_path):
+    main = """
+import torch
+from models import build_model
+
+model = build_model(None)
+gen = torch.compile(model.generate)
+"""
+    assert _lint(tmp_path, main) == ({"Net.generate", "Net.forward", "Block.forward"}, [])
+
+
+def test_named_modules_filtered_by_isinstance(tmp_path):
+    main = """
+from models import Block, Net
+
+model = Net()
+for name, module in model.named_modules():
+    if isinstance(module, Block):
+        module.compile()
+"""
+    assert _lint(tmp_path, main) == ({"Block.forward"}, [])
+
+
+def test_what_cannot_be_told_is_a_tc311_at_the_site(tmp_path):
+    main = """
+import importlib
+import torch
+
+def make(name):
+    cls = getattr(importlib.import_module("models"), name)
+    return cls()
+
+model = torch.compile(make("Net"))
+"""
+    assert _lint(tmp_path, main) == (set(), [9])
