@@ -680,6 +680,8 @@ def main(argv: list[str]) -> int:
         server.loop()
     finally:
         server.sweep(-1)
+        if server.scratch_root:  # the parent removes it too (it may have died: then only this does)
+            shutil.rmtree(server.scratch_root, ignore_errors=True)
     return 0
 
 
