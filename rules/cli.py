@@ -370,8 +370,9 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
                         fixed += n
             if args.diff:
                 remaining.extend(file_diags)
-        if not args.diff and fixed:
-            # re-lint to report what is left (fixes can expose or remove other findings)
+        if not args.diff and (fixed or writes.skipped):
+            # re-lint to report what is left (fixes can expose or remove other findings; a file
+            # skipped because it changed during the run is reported as it is now)
             again = linter.lint_paths(paths, force_exclude=args.force_exclude) if not stdin_mode else None
             remaining = again.diagnostics if again is not None else [d for d in diags if not fix_allowed(d.fix, unsafe)]
             if again is not None:
@@ -408,7 +409,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
         return 0
     if args.exit_non_zero_on_fix and any_fix:
         return 1
-    return 1 if diags or writes.skipped else 0
+    return 1 if diags else 0
 
 
 def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:

@@ -106,6 +106,27 @@ def test_an_edit_made_during_the_run_is_not_overwritten(tmp_path, monkeypatch):
     assert leftovers(tmp_path) == []
 
 
+def test_a_skipped_file_is_reported_as_it_is_now(tmp_path, monkeypatch):
+    """Another run (or the user) fixed the file meanwhile: nothing is left to report for it."""
+    from tclint.rules.engine import Linter
+
+    path = tmp_path / "m.py"
+    path.write_text(FIXABLE)
+    theirs = FIXABLE.replace("  # noqa: TC101", "") + "# fixed by the other run\n"
+    lint_paths = Linter.lint_paths
+
+    def lint_then_edit(self, *args, **kwargs):
+        result = lint_paths(self, *args, **kwargs)
+        if path.read_text() == FIXABLE:
+            path.write_text(theirs)
+        return result
+
+    monkeypatch.setattr(Linter, "lint_paths", lint_then_edit)
+    rc, out, err = cli("m.py", "--fix", cwd=str(tmp_path))
+    assert path.read_text() == theirs and "Skipped 1 file" in err
+    assert "TC012" not in out and rc == 0
+
+
 def test_an_edit_between_reading_and_replacing_is_seen(tmp_path):
     path = tmp_path / "m.py"
     path.write_bytes(b"x = 1\n")
