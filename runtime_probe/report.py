@@ -182,10 +182,11 @@ def _first_line(text: Any) -> str:
 
 
 def build_compiles(records: list[dict[str, Any]], search: list[str] | None = None,
-                   automatic_dynamic: bool = True) -> list[dict[str, Any]]:
+                   automatic_dynamic: bool = True, mode_switched: bool = False) -> list[dict[str, Any]]:
     """One entry per frame compile, in compile order.  ``search``: the user's files where a
     train/eval, grad-mode or autocast switch may be made (the probed script or function file,
-    the inputs file); ``automatic_dynamic``: Dynamo's ``automatic_dynamic_shapes``."""
+    the inputs file); ``automatic_dynamic``: Dynamo's ``automatic_dynamic_shapes``;
+    ``mode_switched``: the run's calls switched train/eval mode (declared ``"mode"`` items)."""
     by_frame: dict[str, dict[str, Any]] = {}
     for rec in records:
         if rec.get("co_name"):
@@ -214,6 +215,10 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
         guard_param = guards.parameter(file, line, name, recompile.get("source")) if recompile else None
         dropped = bool(rec.get("fail_type")) and not rec.get("has_guarded_code") and not limit
         cause = guards.explain(recompile, file, resume_at, automatic_dynamic) if recompile else None
+        if cause is not None and mode_switched and cause["kind"] in ("guard-error", "none"):
+            # what Dynamo says when a module's mode changed under a value that exists in one mode only
+            cause = {**cause, "kind": "train-eval",
+                     "text": f"train/eval mode changed between the calls: {cause['text']}"}
         if cause is not None and cause["kind"] in guards.CAUSE_CALLS:
             switch = guards.find_calls([*(search or []), *([file] if file else [])], _switch_calls(cause, recompile))
             if switch is not None:
@@ -250,9 +255,11 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
 
 def _switch_calls(cause: dict[str, Any], recompile: dict[str, Any]) -> tuple[str, ...]:
     """The calls that make the change a cause names: compiled in train mode -> ``.eval()``."""
+    guard = (recompile.get("guard") or "").rstrip()
+    if cause["kind"] == "train-eval" and guard.endswith(("True", "False")):
+        return ("eval", "mode") if guard.endswith("True") else ("train", "mode")
     if cause["kind"] == "train-eval":
-        was_train = (recompile.get("guard") or "").rstrip().endswith("True")
-        return ("eval", "mode") if was_train else ("train", "mode")
+        return ("train", "eval", "mode")
     return guards.CAUSE_CALLS[cause["kind"]]
 
 
@@ -532,7 +539,9 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
     hits = end.get("hits") if end.get("hits") is not None else capture.get("hits")
     calls = capture.get("calls") if capture.get("calls") is not None else end.get("calls")
     cfg = (result.get("env") or {}).get("config") or {}
-    compiles = build_compiles(records, _search_files(spec, result), bool(cfg.get("automatic_dynamic_shapes", True)))
+    modes = {c.get("mode") or "as built" for c in result.get("correctness") or []}
+    compiles = build_compiles(records, _search_files(spec, result), bool(cfg.get("automatic_dynamic_shapes", True)),
+                              mode_switched=len(modes) > 1)
     frames, limit_hits = build_frames(compiles, int(capture.get("limit_refusals") or 0))
     breaks = build_breaks(events, compiles, hits, hits_supported)
     correctness = result.get("correctness") or [

@@ -170,3 +170,17 @@ def test_readable_sources():
     assert guards.readable("L['x']") == "x"
     assert guards.readable("self._modules['drop'].training") == "self.drop.training"
     assert guards.readable("G['SCALE']") == "SCALE"
+
+
+def test_a_guard_error_when_the_calls_switch_mode_is_said_as_a_mode_change():
+    """Issue 15 point 5: "'NoneType' object has no attribute 'size'" is what Dynamo printed when
+    the module switched from train to eval; with declared calls switching mode, say so."""
+    recs = records("case_train_eval_after_break")
+    (resume,) = [r for r in recs if r["compile_id"] == "1/1"]
+    resume["recompile"] = {**resume["recompile"], "guard": "'NoneType' object has no attribute 'size'", "source": None}
+    plain = next(c for c in build_compiles(copy.deepcopy(recs), search=[CAUSES]) if c["compile_id"] == "1/1")
+    assert plain["cause"]["kind"] == "guard-error"
+    c = next(c for c in build_compiles(recs, search=[CAUSES], mode_switched=True) if c["compile_id"] == "1/1")
+    assert c["cause"]["kind"] == "train-eval"
+    assert c["cause"]["text"].startswith("train/eval mode changed between the calls: ")
+    assert SOURCE[c["cause"]["switched_at"]["line"] - 1].strip().startswith(("m.train()", "m.eval()"))
