@@ -353,6 +353,20 @@ def test_read_only_file_system_is_a_clean_error(tmp_path, monkeypatch):
     assert path.read_text() == FIXABLE and sorted(os.listdir(tmp_path)) == ["m.py"]
 
 
+@pytest.mark.parametrize("step", ["fsync", "fchmod", "replace"])
+def test_a_failure_at_any_later_step_leaves_no_temporary_file(tmp_path, monkeypatch, step):
+    path = tmp_path / "m.py"
+    path.write_text(FIXABLE)
+
+    def fail(*_args, **_kwargs):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(writeback.os, step, fail)
+    rc, _, err = cli("m.py", "--fix", cwd=str(tmp_path))
+    assert rc == 2 and "cannot write m.py: Input/output error" in err and "Traceback" not in err
+    assert path.read_text() == FIXABLE and sorted(os.listdir(tmp_path)) == ["m.py"]
+
+
 def test_notebook_add_noqa_goes_through_the_same_writer(tmp_path, monkeypatch):
     import json
 
