@@ -97,6 +97,7 @@ class Root:
         self._cache: Any = None
         self._cache_checked = False
         self.generation = 0  # bumped whenever the project changes
+        self._indexing: tuple[float, int] | None = None  # (started, files) of the index under way
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -138,6 +139,9 @@ class Root:
             log.warning("cannot list %s: %s", self.path, exc)
             found = []
         self.pending.extend(p for p in found if p not in self.disk)
+        if self.pending:
+            log.info("indexing %d files of %s in the background", len(self.pending), self.path)
+            self._indexing = (time.monotonic(), len(self.pending))
 
     def _list(self) -> list[str]:
         """The root's files, at most ``MAX_INDEXED_FILES`` and ``DISCOVERY_BUDGET`` seconds of
@@ -216,6 +220,10 @@ class Root:
                 self.analyze_disk(path)
             except Exception:  # one unreadable file must not stop the index
                 log.exception("indexing %s failed", path)
+        if not self.pending and self._indexing is not None:
+            started, files = self._indexing
+            self._indexing = None
+            log.info("indexed %d files of %s in %.1f s", files, self.path, time.monotonic() - started)
         if not self.pending and self._cache is not None:
             try:
                 self._cache.flush()
@@ -393,6 +401,7 @@ class Workspace:
             root.disk.clear()
             root.discovered = False
             root.pending.clear()
+            root._indexing = None
             root.invalidate()
         for doc in self.docs.values():
             root = doc.root

@@ -176,3 +176,16 @@ def test_the_project_path_is_unaffected(tmp_path):
     assert r.index
     r.discover()
     assert {Path(p).name for p in r.pending} >= {"model.py", "train.py"}
+
+
+def test_the_log_says_what_is_indexed(tmp_path, caplog):
+    root = write_project(tmp_path / "p")
+    caplog.set_level(logging.INFO, "tclint.server")
+    ws = Workspace()
+    ws.set_folders([str(root)])
+    r = ws.root_for(str(root))
+    r.discover()
+    assert f"indexing 3 files of {root} in the background" in caplog.text
+    while r.index_step(1.0):
+        pass
+    assert f"indexed 3 files of {root} in " in caplog.text
