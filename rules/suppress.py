@@ -1,8 +1,8 @@
 """Suppression comments: ``# noqa``, ``# noqa: TC101``, ``# tclint: noqa[: TC101]`` (file level),
 ``# tclint: disable[TC101]`` ... ``# tclint: enable[TC101]`` (ranges), and which of them did nothing.
 
-Directives are read from real comment tokens (:func:`scan`, Python's tokenizer), never from text
-inside a string or docstring.  As in ruff, a ``# noqa`` comment on the last line of a multi-line
+Directives are read from real comments (:func:`scan`, which agrees with Python's tokenizer), never
+from text inside a string or docstring.  As in ruff, a ``# noqa`` comment on the last line of a multi-line
 string, or of a statement continued with backslashes, speaks for every line of that string or
 statement (no comment can go on the lines before), and ``--add-noqa`` puts its comment there.
 
@@ -149,8 +149,8 @@ _MARKER = re.compile(r"noqa|tclint:", re.IGNORECASE)
 
 def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
     """Suppression directives, found by searching for the markers (not by walking every line),
-    then read from the comment tokens of the lines that hold a marker after a ``#``: the
-    tokenizer runs only for files with such a line, and only up to the last of them."""
+    then read from the comments of the lines that hold a marker after a ``#``: :func:`scan`
+    runs only for files with such a line, and only up to the last of them."""
     if "noqa" not in text and "NOQA" not in text and "tclint:" not in text:
         return []
     index = index or LineIndex(text)
