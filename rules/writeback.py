@@ -37,6 +37,7 @@ import stat
 import tempfile
 from collections.abc import Callable
 
+from tclint.rules.printable import printable
 from tclint.rules.source import decode_source
 
 TEMP_SUFFIX = ".tclint.tmp"
@@ -47,7 +48,7 @@ class FileChanged(Exception):
     """The file no longer holds the bytes that were linted; it was not written."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"{path} changed while it was being linted; left as it is (run tclint again)")
+        super().__init__(f"{printable(path)} changed while it was being linted; left as it is (run tclint again)")
         self.path = path
 
 
@@ -55,9 +56,9 @@ class WriteError(Exception):
     """The file could not be written; it holds what it held before (see ``backup`` otherwise)."""
 
     def __init__(self, path: str, reason: str, backup: str | None = None) -> None:
-        message = f"cannot write {path}: {reason}"
+        message = f"cannot write {printable(path)}: {reason}"
         if backup is not None:
-            message += f" (its original bytes are in {backup})"
+            message += f" (its original bytes are in {printable(backup)})"
         super().__init__(message)
         self.path = path
         self.backup = backup

@@ -367,6 +367,28 @@ def test_a_failure_at_any_later_step_leaves_no_temporary_file(tmp_path, monkeypa
     assert path.read_text() == FIXABLE and sorted(os.listdir(tmp_path)) == ["m.py"]
 
 
+def test_odd_file_names_are_fixed_and_named_safely(tmp_path, monkeypatch):
+    """A name that is not UTF-8 (and one with a newline) is written like any other, and the error
+    message escapes it instead of crashing on it or forging a line."""
+    names = [os.fsdecode(b"bad\xffname.py"), "new\nline.py"]
+    for name in names:
+        (tmp_path / name).write_text(FIXABLE)
+        os.chmod(tmp_path / name, 0o640)
+    cli("--fix", "--", *names, cwd=str(tmp_path))
+    for name in names:
+        assert (tmp_path / name).read_text() == FIXABLE.replace("  # noqa: TC101", "")
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640
+        (tmp_path / name).write_text(FIXABLE)
+
+    def read_only(*_args, **_kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(writeback.tempfile, "mkstemp", read_only)
+    rc, _, err = cli("--fix", "--", *names, cwd=str(tmp_path))
+    assert rc == 2 and "cannot write bad\\xffname.py: Read-only" in err and "cannot write new\\nline.py" in err
+    assert "Traceback" not in err
+
+
 def test_notebook_add_noqa_goes_through_the_same_writer(tmp_path, monkeypatch):
     import json
 
