@@ -74,8 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = create_server()
     _tune_gc()
     if args.tcp:
-        server.start_tcp(host, port)
-        return 0
+        from tclint.server.framing import serve_tcp
+
+        assert host is not None and port is not None
+        serve_tcp(server, host, port)
+        return server.protocol.exit_code  # type: ignore[attr-defined]
     from tclint.server.framing import FramedStdin
 
     stderr = logging.StreamHandler(sys.stderr)  # framing errors also reach the editor's server log

@@ -10,7 +10,7 @@ with nothing logged.
 
 Here the frames are parsed by ``Deframer`` (no I/O, fed bytes) and pygls is given only
 well-formed frames, through the reader ``start_io`` takes (``FramedStdin``: ``readline`` and
-``read``).  The rules:
+``read``; ``serve_tcp`` does the same for ``--tcp``).  The rules:
 
 * A header block is lines ending in ``\\r\\n`` (a bare ``\\n`` is accepted) up to an empty line,
   at most ``HEADER_LIMIT`` bytes.  Each line is ``Name: value``; names are case-insensitive and
@@ -29,16 +29,18 @@ well-formed frames, through the reader ``start_io`` takes (``FramedStdin``: ``re
 * A body announced too short is passed on as read (pygls' JSON decoding fails and the protocol
   answers a ``ParseError``); what follows it is not a header and is dropped as above.
 
-A dropped request gets no reply: its id is unknown.  The TCP transport (``--tcp``, a debugging
-aid) still uses pygls' own reader.
+A dropped request gets no reply: its id is unknown.  The TCP transport (``--tcp``) reads the
+same way (``serve_tcp``, ``FramedStream``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import threading
 from collections import deque
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 log = logging.getLogger("tclint.server.framing")
 
@@ -293,59 +295,129 @@ class Deframer:
         )
 
 
-class FramedStdin:
-    """The ``stdin`` given to pygls' ``start_io``: each well-formed frame of ``raw`` is presented
-    as ``Content-Length: N\\r\\n``, ``\\r\\n``, then the body (what pygls' reader expects), so pygls
-    never sees a framing error.  pygls calls ``readline`` and ``read`` from its thread pool, one
-    call at a time.
+class _Presenter:
+    """Well-formed frames presented the way pygls' readers read them: ``Content-Length: N\\r\\n``,
+    ``\\r\\n``, then the body, so pygls never sees a framing error.
 
     A large body is handed over as a bytearray and emptied in place when pygls asks for the next
     message (it has decoded and handled it by then): pygls' loop keeps its last body in a local
     variable until the next one arrives, which after a 50 MB ``didChange`` held 55 MB for as
     long as the user paused."""
 
-    def __init__(self, raw: BinaryIO, deframer: Deframer | None = None, chunk: int = 1 << 16) -> None:
-        self.raw = raw
+    def __init__(self, deframer: Deframer | None, chunk: int) -> None:
         self.deframer = deframer or Deframer()
         self.chunk = chunk
         self._ahead: deque[bytes | bytearray] = deque()
         self._handed: bytearray | None = None
         self._eof = False
 
-    def _read_raw(self, size: int) -> bytes:
-        read1 = getattr(self.raw, "read1", None)
-        return read1(size) if read1 is not None else self.raw.read(size)
-
-    def _next_body(self) -> bytes | bytearray | None:
-        while True:
-            body = self.deframer.next_body()
-            if body is not None:
-                return body
-            if self._eof:
-                return None
-            data = self._read_raw(min(max(self.chunk, self.deframer.want()), 1 << 24))
-            if not data:
-                self._eof = True
-                self.deframer.end()
-                return None
-            self.deframer.feed(data)
-
-    def readline(self) -> bytes:
+    def _queued_line(self) -> bytes | None:
+        """The blank line of the frame being read, or None at the start of a frame."""
         if self._ahead:
             return bytes(self._ahead.popleft())
         if self._handed is not None:
             self._handed.clear()  # pygls is done with it (see the class docstring)
             self._handed = None
-        body = self._next_body()
+        return None
+
+    def _want(self) -> int:
+        return min(max(self.chunk, self.deframer.want()), 1 << 24)
+
+    def _got(self, data: bytes) -> None:
+        if data:
+            self.deframer.feed(data)
+        else:
+            self._eof = True
+            self.deframer.end()
+
+    def _present(self, body: bytes | bytearray | None) -> bytes:
         if body is None:
-            return b""
+            return b""  # the end of the stream
         self._ahead.extend((b"\r\n", body))
         return b"Content-Length: %d\r\n" % len(body)
 
+    def _take_body(self) -> bytes | bytearray:
+        if not self._ahead:
+            return b""
+        body = self._ahead.popleft()
+        if isinstance(body, bytearray):
+            self._handed = body
+        return body
+
+
+class FramedStdin(_Presenter):
+    """The ``stdin`` given to pygls' ``start_io`` (which calls ``readline`` and ``read`` from its
+    thread pool, one call at a time)."""
+
+    def __init__(self, raw: BinaryIO, deframer: Deframer | None = None, chunk: int = 1 << 16) -> None:
+        super().__init__(deframer, chunk)
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        line = self._queued_line()
+        if line is not None:
+            return line
+        while (body := self.deframer.next_body()) is None and not self._eof:
+            read1 = getattr(self.raw, "read1", None)  # what is there, without waiting for more
+            self._got(read1(self._want()) if read1 is not None else self.raw.read(self._want()))
+        return self._present(body)
+
     def read(self, size: int = -1) -> bytes | bytearray:
-        if self._ahead:
-            body = self._ahead.popleft()
-            if isinstance(body, bytearray):
-                self._handed = body
-            return body
-        return b""
+        return self._take_body()
+
+
+class FramedStream(_Presenter):
+    """The reader given to pygls' ``run_async`` for a TCP connection (``serve_tcp``)."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, deframer: Deframer | None = None, chunk: int = 1 << 16
+    ) -> None:
+        super().__init__(deframer, chunk)
+        self.reader = reader
+
+    async def readline(self) -> bytes:
+        line = self._queued_line()
+        if line is not None:
+            return line
+        while (body := self.deframer.next_body()) is None and not self._eof:
+            self._got(await self.reader.read(self._want()))
+        return self._present(body)
+
+    async def readexactly(self, n: int) -> bytes | bytearray:
+        return self._take_body()
+
+
+def serve_tcp(server: Any, host: str, port: int) -> None:
+    """pygls' ``start_tcp`` with ``FramedStream`` as the reader (pygls takes no reader there):
+    serve one client connection on ``host:port``, then stop."""
+    from pygls.io_ import run_async
+
+    stop = threading.Event()
+    listener: asyncio.Server | None = None
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server.protocol.set_writer(writer)
+        try:
+            await run_async(
+                stop_event=stop, reader=FramedStream(reader), protocol=server.protocol,
+                logger=logging.getLogger("pygls.server"), error_handler=server.report_server_error,
+            )  # fmt: skip
+        finally:
+            if listener is not None:
+                listener.close()
+
+    async def main() -> None:
+        nonlocal listener
+        listener = await asyncio.start_server(connection, host, port)
+        log.info("serving on %s", ", ".join(str(sock.getsockname()) for sock in listener.sockets))
+        async with listener:
+            try:
+                await listener.serve_forever()
+            except asyncio.CancelledError:
+                pass
+
+    try:
+        asyncio.run(main())
+    finally:
+        stop.set()
+        server.shutdown()

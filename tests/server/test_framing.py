@@ -233,3 +233,50 @@ def test_a_large_body_is_handed_over_without_a_copy_and_emptied_after_use():
     assert stdin.readline().startswith(b"Content-Length:") and len(body) == 0
     stdin.readline()
     assert json.loads(stdin.read(len(json.dumps(GOOD)))) == GOOD
+
+
+async def test_the_tcp_transport_resynchronises_too():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tclint.server",
+        "--tcp",
+        f"127.0.0.1:{port}",
+        cwd=ROOT,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the server did not listen")
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        }
+        writer.write(MALFORMED["no Content-Length"] + MALFORMED["long by 20"] + _frame(init))
+        await writer.drain()
+        header = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        reply = json.loads(await reader.readexactly(length))
+        assert reply["id"] == 1 and "capabilities" in reply["result"]
+        writer.write(_frame({"jsonrpc": "2.0", "method": "exit"}))  # without shutdown
+        await writer.drain()
+        assert await asyncio.wait_for(proc.wait(), 30) == 1
+        assert proc.stderr is not None
+        assert (await proc.stderr.read()).count(b"framing error from the client") == 2
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
