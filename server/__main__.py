@@ -1,8 +1,8 @@
 """``tclint server`` / ``python -m tclint.server``: start the language server.
 
-stdio by default (what editors launch), read through ``framing.FramedStdin`` (a malformed
-header is logged and skipped instead of silencing the server); ``--tcp HOST:PORT`` to attach a
-client by hand while debugging.  The exit status is 0 after ``shutdown`` then ``exit``, 1 for an
+stdio by default (what editors launch); ``--tcp HOST:PORT`` to attach a client by hand while
+debugging.  Both read through ``framing`` (a malformed header is logged and skipped instead of
+silencing the server).  The exit status is 0 after ``shutdown`` then ``exit``, 1 for an
 ``exit`` without ``shutdown`` (the protocol's rule).  stdout is the protocol channel, so
 everything else that could print (warnings, user code never runs here, stray prints in
 libraries) is pointed at stderr first.
