@@ -279,6 +279,7 @@ def test_when_even_the_restore_fails_the_backup_keeps_the_original(tmp_path, mon
 # item 8: two runs at once
 
 
+@pytest.mark.slow
 def test_two_concurrent_fix_runs_do_not_crash(tmp_path):
     """Both runs fix the same files at about the same time: each file is fixed once (the second
     writer sees it changed and skips it), nobody crashes, no temporary file is left."""
