@@ -406,7 +406,8 @@ def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], h
         if comp is not None and comp["dropped"]:
             entry["frame_dropped"] = True
             f = comp["frame"]
-            name = f"{f['function']} ({_where({'file': f['file'], 'line': f['line']})})" if f.get("file") else f["function"]
+            shown = f.get("qualname") or f["function"]
+            name = f"{shown} ({_where({'file': f['file'], 'line': f['line']})})" if f.get("file") else shown
             if name not in entry["dropped_frames"]:
                 entry["dropped_frames"].append(name)
     out = []
