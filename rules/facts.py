@@ -54,6 +54,10 @@ class CallEdge:
       "instance" target = a class reference (qualified) whose instance is called / method used
       "deferred" target = qualified name of a project function whose *return value* is called
       "ref"      target = qualified name of a function passed as a value (checkpoint(fn, x))
+      "hook"     ``module.register_forward_hook(fn)`` and the other hook registrations: target = the
+                 hook function (method = how it is described: "func" qualified, "local" nested
+                 qualname, "deferred" a project function returning it), arg0 = the module it is
+                 registered on, described as a compile target
     """
 
     kind: str
@@ -87,8 +91,10 @@ class CompileSite:
 
     target kinds: "func" (ref = qualified function), "local" (ref = nested qualname),
     "instance" (ref = class reference), "self" (ref = self path in class ``owner``),
-    "elem" (ref = self path of a container, or class refs joined by ','), "method" (ref = class,
-    method = name), "deferred" (ref = project function returning the target), "unknown".
+    "elem"/"modlist" (ref = ``Class|path`` of a container attribute, ``Class|*`` / ``Class|**``
+    for its submodules, or ``@A;B`` for the element classes of a local container), "method"
+    (ref = class, method = name), "deferred" (ref = project function returning the target, ``f[i]``
+    for item i of the tuple it returns), "unknown".  Class refs may join several classes: ``A;B``.
     """
 
     id: str

@@ -371,6 +371,7 @@ class Project:
         self._collect_opaque()
         self._collect_config()
         roots = list(self._roots())
+        self._collect_hooks()
         self._bfs(roots)
 
     def _collect_disabled(self) -> None:
@@ -397,6 +398,48 @@ class Project:
                     self.allowed_in_graph.add(r[1])
             for qual in ff.custom_ops:
                 self.allowed_in_graph.add(f"{ff.path}::{qual}")
+
+    def _collect_hooks(self) -> None:
+        """Hook functions by the function whose frame runs them: a hook registered on a module
+        runs inside the frame that calls the module, i.e. with its ``forward``."""
+        self.hooks: dict[str, list[tuple[str, Link]]] = {}
+        for ff in self.files.values():
+            for edge, owner in self._all_edges(ff):
+                if edge.kind != "hook" or edge.arg0 is None:
+                    continue
+                hook_keys = self._hook_functions(ff, edge)
+                if not hook_keys:
+                    continue
+                kind, ref, meth = edge.arg0
+                probe = CompileSite(id="", how="hook", target_kind=kind, ref=ref, method=meth, loc=edge.loc,
+                                    func=None, owner=owner, options={}, text="")
+                anchors, _m = self._site_targets(ff, probe)
+                if not anchors and kind in ("attr", "method") and ref:
+                    # model.fc.register_forward_hook(h), fc a torch module: it runs when the
+                    # owner's forward calls self.fc
+                    owner_key = self._owner_key(ref.partition("|")[0], ff)
+                    found = self.call_method_of_class(owner_key, "__call__") if owner_key else None
+                    anchors = [found] if found else []
+                link = Link(ff.path, edge.loc, f"hook registered at {ff.path}:{edge.loc.line}")
+                for anchor in anchors:
+                    self.hooks.setdefault(anchor, []).extend((h, link) for h in hook_keys if h != anchor)
+
+    def _hook_functions(self, ff: FileFacts, edge: CallEdge) -> list[str]:
+        kind, ref = edge.method, edge.target
+        if kind == "local":
+            key = f"{ff.path}::{ref}"
+            return [key] if key in self.functions else []
+        if kind == "deferred":
+            ty = self.deferred_type(ref, ff)
+            near = self._deferred_near(ref, ff)
+            if ty.kind != T.FUNC or not ty.ref:
+                return []
+            if ty.ref.startswith("<local>"):
+                key = f"{near.path}::{ty.ref[len('<local>') :]}"
+                return [key] if key in self.functions else []
+            ref, ff = ty.ref, near
+        r = self.resolve(ref, ff)
+        return [r[1]] if r is not None and r[0] == "function" else []
 
     def _collect_config(self) -> None:
         for ff in self.files.values():
@@ -580,6 +623,8 @@ class Project:
             ff, fn = self.functions[key]
             for wrapper in self.decorator_wrappers(ff, fn):
                 self._enqueue_wrapper(queue, wrapper, region, ff, fn)
+            for hook, link in self.hooks.get(key, ()):
+                self._enqueue_hook(queue, hook, link, region, fn)
             for edge in fn.calls:
                 if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
                     continue  # under a branch that is not traced under compile
@@ -633,6 +678,18 @@ class Project:
             depth=region.depth + 1, parent=region,
         )
         queue.append(wrapper)
+
+    def _enqueue_hook(self, queue: deque[str], hook: str, link: Link, region: Region, fn: FunctionFacts) -> None:
+        if hook in self.regions or hook not in self.functions or hook in self.disabled:
+            return
+        hff, hfn = self.functions[hook]
+        self.regions[hook] = Region(
+            func_key=hook, site=region.site, root_label=region.root_label,
+            links=[link, Link(hff.path, hfn.name_loc, f"{_display(hfn)} (a hook of {_display(fn)})")],
+            multiplier=region.multiplier, loop_caller=region.loop_caller, fullgraph=region.fullgraph,
+            options=region.options, depth=region.depth + 1, parent=region,
+        )
+        queue.append(hook)
 
     def _enqueue(self, queue: deque[str], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None) -> None:
         if callee in self.regions or callee not in self.functions:

@@ -112,3 +112,32 @@ def make(name):
 model = torch.compile(make("Net"))
 """
     assert _lint(tmp_path, main) == (set(), [9])
+
+
+def test_hooks_registered_in_eager_code_run_in_the_compiled_frame(tmp_path):
+    main = """
+import functools
+import torch
+from models import Block, Net
+
+def log_hook(mod, args, out):
+    print(out.shape)
+
+def make_hook(name):
+    def hook(mod, args, out):
+        print(name)
+    return hook
+
+def tagged(mod, args, out, tag=None):
+    print(tag)
+
+model = Net()
+model.register_forward_hook(log_hook)
+for name, m in model.named_modules():
+    if isinstance(m, Block):
+        m.register_forward_pre_hook(make_hook(name))
+model.register_forward_hook(functools.partial(tagged, tag="x"))
+compiled = torch.compile(model)
+"""
+    regions = {"Net.forward", "Block.forward", "log_hook", "make_hook.<locals>.hook", "tagged"}
+    assert _lint(tmp_path, main) == (regions, [])

@@ -8,7 +8,9 @@ filled in), lints the rewritten program alone, and compares its findings, as (li
 inserted lines mapped back onto the site's line, with the original program's.  ``tclint regions``
 must report no unresolved site, and no TC311 (compile target not resolved) may appear.  The
 self-returning ``nn.Module`` methods come from ``tclint.rules.nn_module_methods`` (derived from
-torch's source, see tests/test_nn_module_methods.py): each is one more idiom.
+torch's source, see tests/test_nn_module_methods.py): each is one more idiom.  Hook shapes
+(``"hook"`` idioms) register a hook holding a ``print`` on the compiled module: their findings are
+the original ones plus that one TC104 (mapped onto the site's line).
 
 Adding an idiom is one line in ``IDIOMS``.
 """
@@ -67,6 +69,16 @@ IDIOMS: list[tuple[str, str, str]] = [
     ("stored-in-dict", "any", "_compiled = {{'fn': torch.compile({arg}{opts})}}\n{name} = _compiled['fn']"),
     ("stored-in-list", "any", "_compiled = [torch.compile({arg}{opts})]\n{name} = _compiled[0]"),
     ("stored-on-object", "any", "class _Holder:\n    pass\n_holder = _Holder()\n_holder.fn = torch.compile({arg}{opts})\n{name} = _holder.fn"),
+    # hook shapes (issue 12 item 3): each registers a hook holding one `print` on the compiled
+    # module; the hook runs inside the compiled frame, so exactly one more finding: TC104 there
+    ("hook-direct", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n_m.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-pre", "hook", "def _hook(mod, args):\n    print('hook')\n_m = {arg}\n_m.register_forward_pre_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-named-modules", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\nfor _n, _sub in _m.named_modules():\n    _sub.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-factory", "hook", "def _make_hook(tag):\n    def _hook(mod, args, out):\n        print(tag)\n    return _hook\n_m = {arg}\n_m.register_forward_hook(_make_hook('m'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-partial", "hook", "import functools\ndef _hook(mod, args, out, tag=None):\n    print(tag)\n_m = {arg}\n_m.register_forward_hook(functools.partial(_hook, tag='m'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-lambda", "hook", "_m = {arg}\n_m.register_forward_hook(lambda mod, args, out: print('hook'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-after-compile", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n{name} = torch.compile(_m{opts})\n_m.register_forward_hook(_hook)"),
+    ("hook-method", "hook", "class _Logger:\n    def hook(self, mod, args, out):\n        print('hook')\n_m = {arg}\n_m.register_forward_hook(_Logger().hook)\n{name} = torch.compile(_m{opts})"),
 ]
 
 
@@ -138,7 +150,7 @@ def _cases() -> list[tuple[str, int, str]]:
     for rel, text in _programs():
         for site in _sites(text):
             for idiom, applies, _ in IDIOMS:
-                if applies in ("any", site.kind):
+                if applies in ("any", site.kind) or (applies == "hook" and site.kind == "module"):
                     cases.append((rel, site.line, idiom))
     return cases
 
@@ -157,12 +169,13 @@ def test_idiom_gives_the_same_findings(tmp_path, rel: str, line: int, idiom: str
         assert not unresolved, unresolved
         _BASELINE[rel] = base
     site = next(s for s in _sites(text) if s.line == line)
-    template = next(t for name, _, t in IDIOMS if name == idiom)
+    applies, template = next((a, t) for name, a, t in IDIOMS if name == idiom)
     variant, added = rewrite(text, site, template)
     got, unresolved = findings(tmp_path, rel, variant)
     assert not unresolved, f"{idiom} at {rel}:{line}: {unresolved}"
     mapped = {(ln if ln < line else (line if ln <= line + added else ln - added), code) for ln, code in got}
     assert "TC311" not in {code for _, code in got}
-    assert mapped == _BASELINE[rel], (
-        f"{idiom} at {rel}:{line}: missing {sorted(_BASELINE[rel] - mapped)}, extra {sorted(mapped - _BASELINE[rel])}"
+    expected = _BASELINE[rel] | ({(line, "TC104")} if applies == "hook" else set())
+    assert mapped == expected, (
+        f"{idiom} at {rel}:{line}: missing {sorted(expected - mapped)}, extra {sorted(mapped - expected)}"
     )

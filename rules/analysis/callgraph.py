@@ -151,6 +151,8 @@ class CallGraph(AnalyzerBase):
                 self._maybe_ref_edge(arg, node)
             return
         if isinstance(func, ast.Attribute):
+            if method in HOOK_METHODS and node.args:
+                self._hook_edge(node, func.value, node.args[0])
             # module.compile() : regional / whole-model compilation through nn.Module.compile
             if method == "compile" and self._looks_like_module_compile(node):
                 self._method_compile(node)
@@ -184,6 +186,24 @@ class CallGraph(AnalyzerBase):
                 recv = self.type_of(func.value)
                 if recv.kind == T.MODLIST and recv.ref:
                     self._edge_for_value(Ty(T.ELEM, recv.conf, None, recv.ref), "__call__", node)
+
+    def _hook_edge(self, node: ast.Call, receiver: ast.expr, hook: ast.expr) -> None:
+        """``module.register_forward_hook(fn)``: fn runs inside the frame that calls ``module``."""
+        cls = self.ctx.cls
+        if isinstance(receiver, ast.Name) and receiver.id == self.scope.self_name and cls is not None:
+            owner: tuple[str, str | None, str | None] = ("instance", self._class_ref(cls), None)
+        else:
+            owner = self._describe_target(receiver)
+        if owner[0] == "unknown":
+            return
+        kind, ref, meth = self._describe_target(hook)  # (partial(hook, ...) and lambdas included)
+        if kind == "method" and ref and meth and not ref.startswith("deferred:"):
+            kind, ref = "func", f"{ref}.{meth}"  # self._hook / obj.hook: a method of that class
+        if kind not in ("func", "local", "deferred") or not ref:
+            return
+        edge = self._edge("hook", ref, kind, node)
+        if edge is not None:
+            edge.arg0 = owner
 
     def _looks_like_module_compile(self, node: ast.Call) -> bool:
         func = node.func
