@@ -86,12 +86,13 @@ def _under(path: str, pkg_dirs: Sequence[str]) -> bool:
     return any(path.startswith(d + os.sep) for d in pkg_dirs)
 
 
-def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: dict[str, str]) -> dict[str, Any]:
+def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: dict[str, str],
+                depth: int | None = 8) -> dict[str, Any]:
     """One graph-break artifact -> its GB id, type, and the innermost frame inside ``pkg_dirs``.
 
     ``file`` is relative to ``base`` (the folder holding the packages: site-packages), None when no
-    frame of the traceback is inside a measured package.  ``stack`` is the last 8 frames, package
-    frames relative to ``base``; ``innermost`` is the very last frame (wherever it is), which tells
+    frame of the traceback is inside a measured package.  ``stack`` is the last ``depth`` frames (all
+    of them for None), package frames relative to ``base``; ``innermost`` is the very last frame (wherever it is), which tells
     a break in the package's own statement from one inside a callee (torch, another library).
     """
     lines = payload.splitlines()
@@ -137,7 +138,7 @@ def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: di
         "line": user[1] if user else None,
         "func": user[2] if user else None,
         "reported_at": reported.replace(base + os.sep, ""),
-        "stack": [f"{show(f[0])}:{f[1]}:{f[2]}" for f in frames][-8:],
+        "stack": [f"{show(f[0])}:{f[1]}:{f[2]}" for f in frames][-depth if depth else 0:],
         "innermost": f"{show(frames[-1][0])}:{frames[-1][1]}:{frames[-1][2]}" if frames else None,
     }
 
