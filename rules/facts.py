@@ -54,7 +54,7 @@ class CallEdge:
       "instance" target = a class reference (qualified) whose instance is called / method used
       "deferred" target = qualified name of a project function whose *return value* is called
       "ref"      target = qualified name of a function passed as a value (checkpoint(fn, x))
-      "hook"     ``module.register_forward_hook(fn)`` and the other hook registrations: target = the
+      "hook"     ``module.register_forward_hook(fn)`` / ``register_forward_pre_hook``: target = the
                  hook function (method = how it is described: "func" qualified, "local" nested
                  qualname, "deferred" a project function returning it), arg0 = the module it is
                  registered on, described as a compile target

@@ -141,3 +141,20 @@ compiled = torch.compile(model)
 """
     regions = {"Net.forward", "Block.forward", "log_hook", "make_hook.<locals>.hook", "tagged"}
     assert _lint(tmp_path, main) == (regions, [])
+
+
+def test_backward_hooks_run_eagerly_in_the_backward_pass(tmp_path):
+    """Measured on torch 2.13: a full backward hook holding a print causes no graph break and runs
+    after the compiled forward, so its body is not compiled code."""
+    main = """
+import torch
+from models import Net
+
+def grad_hook(mod, grad_in, grad_out):
+    print(grad_out[0].norm())
+
+model = Net()
+model.register_full_backward_hook(grad_hook)
+compiled = torch.compile(model)
+"""
+    assert _lint(tmp_path, main) == ({"Net.forward", "Block.forward"}, [])

@@ -19,6 +19,7 @@ from tclint.rules.analysis.common import (
     COMPILE_OPTION_KEYS,
     COMPILING_PREDICATES,
     DISABLE_FUNCS,
+    FORWARD_HOOK_METHODS,
     HOOK_METHODS,
     OPTIMIZE_FUNCS,
     UNEVALUABLE,
@@ -151,7 +152,7 @@ class CallGraph(AnalyzerBase):
                 self._maybe_ref_edge(arg, node)
             return
         if isinstance(func, ast.Attribute):
-            if method in HOOK_METHODS and node.args:
+            if method in FORWARD_HOOK_METHODS and node.args:
                 self._hook_edge(node, func.value, node.args[0])
             # module.compile() : regional / whole-model compilation through nn.Module.compile
             if method == "compile" and self._looks_like_module_compile(node):

@@ -39,6 +39,9 @@ HOOK_METHODS = frozenset(
     {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
      "register_full_backward_pre_hook", "register_backward_hook"}
 )  # fmt: skip
+# Hooks that run inside the frame calling the module (measured: Dynamo traces them, a break in
+# one is a graph break); backward hooks run in the backward pass, eagerly, and are not listed.
+FORWARD_HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 COMPILE_OPTION_KEYS = ("fullgraph", "dynamic", "backend", "mode", "options", "disable", "recompile_limit")
 
 
