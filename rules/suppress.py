@@ -72,7 +72,8 @@ class Comments:
     last one.  Lines after ``known_until`` were not scanned (``scan``'s ``until``): there
     :meth:`column` falls back to :func:`comment_start`."""
 
-    columns: dict[int, int]  # line -> column of the comment on it
+    starts: list[int]  # line start offsets of the text (LineIndex.starts)
+    offsets: list[int]  # where each comment starts, in order
     groups: list[tuple[int, int]]  # merged (first line, last line) of joined lines, in order
     known_until: int
 
@@ -80,7 +81,21 @@ class Comments:
         """Column of the comment on line ``lineno`` (whose text is ``line``), -1 when none."""
         if lineno > self.known_until:
             return comment_start(line)
-        return self.columns.get(lineno, -1)
+        if not 1 <= lineno <= len(self.starts):
+            return -1
+        start = self.starts[lineno - 1]
+        end = self.starts[lineno] if lineno < len(self.starts) else float("inf")
+        i = bisect.bisect_left(self.offsets, start)
+        return self.offsets[i] - start if i < len(self.offsets) and self.offsets[i] < end else -1
+
+    @property
+    def columns(self) -> dict[int, int]:
+        """line -> column of the comment on it, for every scanned comment."""
+        out: dict[int, int] = {}
+        for offset in self.offsets:
+            lineno = bisect.bisect_right(self.starts, offset)
+            out.setdefault(lineno, offset - self.starts[lineno - 1])
+        return out
 
     def _group(self, lineno: int) -> tuple[int, int] | None:
         i = bisect.bisect_right(self.groups, (lineno, float("inf"))) - 1
@@ -118,30 +133,38 @@ _LEXEME = re.compile(
 
 def scan(text: str, until: int | None = None, index: LineIndex | None = None) -> Comments:
     """The comments and joined lines of ``text`` (up to line ``until`` when given).  Total: on
-    source that does not tokenize the answer is a best effort, as the file is a TC000 anyway."""
+    source that does not tokenize the answer is a best effort, as the file is a TC000 anyway.
+    Line numbers are computed only for the few lexemes that span lines; a comment's line is
+    looked up when asked for."""
     starts = (index or LineIndex(text)).starts
     stop = starts[until] if until is not None and until < len(starts) else len(text)
-    columns: dict[int, int] = {}
+    offsets: list[int] = []
     groups: list[tuple[int, int]] = []
     line_of = bisect.bisect_right
+    find = text.find
     for m in _LEXEME.finditer(text):
-        if m.start() >= stop:
+        begin = m.start()
+        if begin >= stop:
             break  # (a string that starts before ``stop`` is matched whole: its text is no comment)
         kind = m.lastgroup
-        first = line_of(starts, m.start())
         if kind == "comment":
-            columns.setdefault(first, m.start() - starts[first - 1])
+            offsets.append(begin)
             continue
-        last = line_of(starts, m.end() - 1) if kind == "string" else first + 1
-        if last == first:
-            continue
+        finish = m.end()
+        if kind == "string":
+            if find("\n", begin, finish) < 0 and find("\r", begin, finish) < 0:
+                continue  # one line
+            first, last = line_of(starts, begin), line_of(starts, finish - 1)
+        else:
+            first = line_of(starts, begin)
+            last = first + 1
         if groups and first <= groups[-1][1]:
             if last > groups[-1][1]:
                 groups[-1] = (groups[-1][0], last)
         else:
             groups.append((first, last))
     known_until = until if until is not None else len(starts) + 1
-    return Comments(columns, groups, known_until)
+    return Comments(starts, offsets, groups, known_until)
 
 
 _MARKER = re.compile(r"noqa|tclint:", re.IGNORECASE)
