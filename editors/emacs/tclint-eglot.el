@@ -208,7 +208,10 @@ break its GB id, hits, link and location."
              (url (or (tclint--get b :url :link)
                       (and (string-match-p "\\`GB[0-9]+\\'" gb)
                            (format "https://meta-pytorch.github.io/compile-graph-break-site/gb/%s.html" (downcase gb))))))
-        (setq lines (append lines (list (format "- %s x%s %s%s" gb (or (tclint--get b :hits :count :events) 1)
+        (setq lines (append lines (list (format "- %s x%s %s%s" gb
+                                                (or (tclint--get b :hits :count)
+                                                    (if (eq (plist-get b :hits_counted) :json-false) "? (hits not counted)"
+                                                      (or (plist-get b :events) 1)))
                                                 (or (tclint--get b :gb_type :reason :message) "")
                                                 (if (tclint--where b) (format "  at %s" (tclint--where b)) "")))
                             (and (eq (plist-get b :frame_dropped) t)

@@ -98,7 +98,7 @@ export function renderProbeHtml(view: ProbeView, opts: { cspSource: string; nonc
     for (const b of view.breaks) {
       parts.push(
         `<tr><td>${b.gbId ? link(b.gbId, b.url) : "—"}</td><td>${escapeHtml(b.reason)}</td>` +
-          `<td class="num">${escapeHtml(b.hits)}</td><td>${locationCell(b.location)}</td></tr>`,
+          `<td class="num">${b.hits === undefined ? "not counted" : escapeHtml(b.hits)}</td><td>${locationCell(b.location)}</td></tr>`,
       );
     }
     parts.push(`</tbody></table>`);

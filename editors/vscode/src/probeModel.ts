@@ -32,7 +32,8 @@ export interface ProbeView {
     /** Dynamo dropped the whole frame: it runs eagerly on every call. */
     dropped?: string;
   }[];
-  breaks: { gbId?: string; reason: string; hits: number; location?: ViewLocation; url?: string }[];
+  /** hits undefined: not counted (the break's frame ran eagerly), never shown as a number. */
+  breaks: { gbId?: string; reason: string; hits?: number; location?: ViewLocation; url?: string }[];
   /** Hard errors and the run's own exception: shown before everything else. */
   errors?: string[];
   notes: string[];
@@ -148,7 +149,7 @@ export function normalizeProbeResult(raw: unknown, fallbackTitle: string): Probe
     return {
       gbId,
       reason,
-      hits: num(o, ["hits", "count", "occurrences"]) ?? num(o, ["events"]) ?? 1,
+      hits: num(o, ["hits", "count", "occurrences"]) ?? (o.hits_counted === false ? undefined : num(o, ["events"]) ?? 1),
       location: locationOf(o),
       url: str(o, ["url", "link", "doc_url"]) ?? (gbId && /^GB\d+$/i.test(gbId) ? gbUrl(gbId) : undefined),
     };

@@ -47,6 +47,8 @@ test("probe view: a run that produced no graph does not claim whole graphs", () 
   assert.equal(view.graphs, 0);
   assert.match(html, /<strong>no graph produced<\/strong>/);
   assert.match(html, /Dropped by Dynamo: runs eagerly on every call/);
+  assert.equal(view.breaks[0].hits, undefined); // not counted: the frame ran eagerly
+  assert.match(html, /<td class="num">not counted<\/td>/);
   assert.doesNotMatch(html, CLEAN);
 });
 

@@ -305,8 +305,12 @@ function M.format_probe(result, title)
       url = "https://meta-pytorch.github.io/compile-graph-break-site/gb/" .. gb:lower() .. ".html"
     end
     local reason = text(b.gb_type) or text(first(b, { "reason", "message" })) or ""
-    table.insert(lines, string.format("- %s ×%s %s%s", gb, text(first(b, { "hits", "count", "events" })) or "1",
-      reason, where(b) and ("  at " .. where(b)) or ""))
+    local hits = text(first(b, { "hits", "count" }))
+    if hits == nil then
+      -- a dropped frame's break runs eagerly: its hits are not counted (never shown as 1 or 0)
+      hits = b.hits_counted == false and "? (hits not counted)" or (text(b.events) or "1")
+    end
+    table.insert(lines, string.format("- %s ×%s %s%s", gb, hits, reason, where(b) and ("  at " .. where(b)) or ""))
     if b.frame_dropped == true then
       table.insert(lines, "  DROPPED by Dynamo: the frame around it runs eagerly on every call (hits not counted)")
     end
