@@ -152,6 +152,7 @@ class FunctionFacts:
     attr_writes: list[tuple[str, str, Loc]] = field(default_factory=list)  # (path, how, loc)
     global_writes: list[tuple[str, str, Loc]] = field(default_factory=list)
     returns_items: tuple[Ty, ...] = ()  # `return a, b`: the types of the items (one return only)
+    placeholder: bool = False  # abstract, or a body of only pass / ... / raise NotImplementedError
 
 
 @_fast_pickle

@@ -248,6 +248,38 @@ class Project:
         """The project classes a reference stands for: one, or each of a joined ``A;B``."""
         return [k for k in (self.class_key_for(r, near) for r in T.ref_classes(ref)) if k is not None]
 
+    def subclasses(self, cls_key: str) -> list[str]:
+        """The project's classes deriving from ``cls_key``, transitively (computed once)."""
+        index = self.memo.get("subclasses")
+        if index is None:
+            index = {}
+            for key in self.classes:
+                for base in self.class_bases(key):
+                    index.setdefault(base, []).append(key)
+            self.memo["subclasses"] = index
+        out: list[str] = []
+        todo = list(index.get(cls_key, ()))
+        while todo:
+            k = todo.pop(0)
+            if k not in out:
+                out.append(k)
+                todo.extend(index.get(k, ()))
+        return out
+
+    def with_overrides(self, cls_key: str, name: str, found: str) -> list[str]:
+        """``found`` (what ``self.name()`` resolves to in ``cls_key``) and, when it is a
+        placeholder (abstract, ``pass``, ``raise NotImplementedError``), the subclasses' overrides:
+        ``self._advance(t)`` in a base solver runs the concrete solver's ``_advance``."""
+        if not self.functions[found][1].placeholder:
+            return [found]
+        out = [found]
+        for sub in self.subclasses(cls_key):
+            sff, scls = self.classes[sub]
+            qual = scls.methods.get(name)
+            if qual is not None and f"{sff.path}::{qual}" not in out:
+                out.append(f"{sff.path}::{qual}")
+        return out
+
     def submodule_classes(self, cls_key: str, recursive: bool) -> list[str]:
         """Classes of the submodules ``cls_key`` assigns (``model.children()``); ``recursive``:
         theirs too, and the class itself (``model.modules()``)."""
@@ -744,7 +776,7 @@ class Project:
             if "." not in path and edge.method == "__call__":
                 found = self.find_method(cls_key, path)
                 if found is not None:
-                    return [(found, None)]
+                    return [(k, None) for k in self.with_overrides(cls_key, path, found)]
             info = self.spec_at_key(cls_key, path)
             if info is None:
                 if "." in path:

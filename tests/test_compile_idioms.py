@@ -158,3 +158,45 @@ model.register_full_backward_hook(grad_hook)
 compiled = torch.compile(model)
 """
     assert _lint(tmp_path, main) == ({"Net.forward", "Block.forward"}, [])
+
+
+def test_a_registry_of_classes_and_template_methods(tmp_path):
+    """`SOLVERS[method](...)` is one of the registry's classes; `self._step()` in a base class
+    whose `_step` is abstract runs the subclasses' overrides (torchdiffeq's shape)."""
+    files = {
+        "solvers.py": """
+import abc
+import torch
+
+class Base(abc.ABC):
+    def integrate(self, t):
+        out = []
+        for x in t:
+            out.append(self._step(x))
+        return out
+
+    @abc.abstractmethod
+    def _step(self, x):
+        ...
+
+class Euler(Base):
+    def _step(self, x):
+        return x * 2
+
+class RK4(Base):
+    def _step(self, x):
+        return x.item()
+
+SOLVERS = {"euler": Euler, "rk4": RK4}
+
+@torch.compile
+def solve(t, method: str):
+    solver = SOLVERS[method]()
+    return solver.integrate(t)
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert regions == {"solve", "Base.integrate", "Base._step", "Euler._step", "RK4._step"}

@@ -201,6 +201,8 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.SCALAR, base.conf, "number")
             if base.kind == T.CONTAINER and base.dtype == "compiled":
                 return Ty(T.COMPILED, base.conf, None, base.ref)
+            if base.kind == T.CONTAINER and base.dtype == "classes":
+                return Ty(T.FUNC, T.MEDIUM, None, base.ref)  # SOLVERS[method]: one of those classes
             return T.T_UNKNOWN
         if isinstance(node, ast.JoinedStr):
             return T.T_STR
@@ -222,6 +224,9 @@ class TypeInference(AnalyzerBase):
             compiled = {v.ref for v in values if v.kind == T.COMPILED}
             if values and len(compiled) == 1 and all(v.kind == T.COMPILED for v in values):
                 return Ty(T.CONTAINER, T.HIGH, "compiled", compiled.pop())  # {"fn": torch.compile(f)}
+            if values and all(v.kind == T.FUNC and _is_class_ref(v.ref) for v in values):
+                # SOLVERS = {"dopri5": Dopri5Solver, ...}: a registry of classes
+                return Ty(T.CONTAINER, T.HIGH, "classes", T.union_ref(v.ref for v in values if v.ref))
             return T.T_OTHER
         if isinstance(node, (ast.Set, ast.DictComp, ast.SetComp)):
             return T.T_OTHER
@@ -330,8 +335,8 @@ class TypeInference(AnalyzerBase):
                 if any(t.kind in (T.TENSOR, T.TLIST) for t in tys):
                     return Ty(T.TENSOR, max(t.conf for t in tys if t.kind in (T.TENSOR, T.TLIST)))
                 return Ty(T.SCALAR, T.MEDIUM, "number") if tys and all(t.kind == T.SCALAR for t in tys) else T.T_UNKNOWN
-            if name == "getattr":
-                return T.T_UNKNOWN
+            if ty.kind == T.FUNC and _is_class_ref(ty.ref) and name not in self.scope.params:
+                return Ty(T.INSTANCE, ty.conf, None, ty.ref)  # cls = SOLVERS[name]; cls(...)
             return T.T_UNKNOWN
         if isinstance(func, ast.Attribute):
             method = func.attr
@@ -368,6 +373,9 @@ class TypeInference(AnalyzerBase):
             if receiver.kind == T.CONTAINER and receiver.dtype == "tolist":
                 return T.T_UNKNOWN
             return T.T_UNKNOWN
+        called = self.type_of(func)
+        if called.kind == T.FUNC and _is_class_ref(called.ref):
+            return Ty(T.INSTANCE, called.conf, None, called.ref)  # SOLVERS[method](...)
         return T.T_UNKNOWN
 
     def _looks_like_python_container(self, node: ast.expr) -> bool:
@@ -575,6 +583,12 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
     if isinstance(op, ast.MatMult) and (left.kind == T.UNKNOWN or right.kind == T.UNKNOWN):
         return Ty(T.TENSOR, T.MEDIUM)
     return T.T_UNKNOWN
+
+
+def _is_class_ref(ref: str | None) -> bool:
+    """A (possibly joined) reference to classes: each names something capitalised."""
+    refs = T.ref_classes(ref)
+    return bool(refs) and ref is not None and ref[:1] != "<" and all(r.rsplit(".", 1)[-1][:1].isupper() for r in refs)
 
 
 _SUBMODULE_ITERATORS = {"children": "*", "named_children": "*", "modules": "**", "named_modules": "**"}

@@ -797,6 +797,7 @@ class Walker(AnalyzerBase):
         # `# tclint: compiled` on the def line, a decorator line, or the line just above them.
         head_lines = {node.lineno} | {d.lineno for d in node.decorator_list}
         facts.compile_marker = bool(self.marker_lines & (head_lines | {min(head_lines) - 1}))
+        facts.placeholder = in_class and _is_placeholder(node)
         self.facts.functions[qualname] = facts
         if in_class and parent.cls is not None:
             parent.cls.methods[node.name] = qualname
@@ -851,3 +852,21 @@ class Walker(AnalyzerBase):
         finally:
             self.scope = parent
 
+
+def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method subclasses are meant to override: ``@abstractmethod``, or a body of only a
+    docstring and ``pass`` / ``...`` / ``raise NotImplementedError``."""
+    if any((dotted(d) or "").endswith("abstractmethod") for d in node.decorator_list):
+        return True
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1:
+        return not body
+    stmt = body[0]
+    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis):
+        return True
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        return (dotted(exc) or "").endswith("NotImplementedError")
+    return False
