@@ -181,6 +181,8 @@ class Server:
             _write_all(self.evt_fd, _line(obj))
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.EBADF):
+                if self.scratch_root:  # the parent is gone and cannot remove it
+                    shutil.rmtree(self.scratch_root, ignore_errors=True)
                 os._exit(0)  # the parent is gone: nobody to report to
             raise
 

@@ -175,9 +175,22 @@ def test_killing_the_caller_takes_the_probe_down(tmp_path):
     while not _marked(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _marked(marker), "the probed program never started"
+    scratch = [_scratch_of(pid) for pid in _in_folder(os.path.realpath(tmp_path))]
+    (scratch,) = {s for s in scratch if s}  # the worker's folder, given on its command line
+    assert os.path.isdir(scratch)
     caller.send_signal(signal.SIGKILL)
     caller.wait(10)
     deadline = time.monotonic() + 10
-    while _marked(marker) and time.monotonic() < deadline:
+    while (_marked(marker) or os.path.exists(scratch)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _marked(marker) == []
+    assert not os.path.exists(scratch)  # the worker removes it when its parent is gone
+
+
+def _scratch_of(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return None
+    return args[args.index("--scratch") + 1] if "--scratch" in args and "worker.py" in " ".join(args) else None
