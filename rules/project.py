@@ -439,7 +439,7 @@ class Project:
             for edge, owner in self._all_edges(ff):
                 if edge.kind != "hook" or edge.arg0 is None:
                     continue
-                hook_keys = self._hook_functions(ff, edge)
+                hook_keys = self.function_keys(edge.method, edge.target, ff)
                 if not hook_keys:
                     continue
                 kind, ref, meth = edge.arg0
@@ -456,8 +456,9 @@ class Project:
                 for anchor in anchors:
                     self.hooks.setdefault(anchor, []).extend((h, link) for h in hook_keys if h != anchor)
 
-    def _hook_functions(self, ff: FileFacts, edge: CallEdge) -> list[str]:
-        kind, ref = edge.method, edge.target
+    def function_keys(self, kind: str, ref: str, ff: FileFacts) -> list[str]:
+        """The project function a ``("func"|"local"|"deferred", ref)`` description names (for
+        "deferred", the function that project function returns: a closure or a function)."""
         if kind == "local":
             key = f"{ff.path}::{ref}"
             return [key] if key in self.functions else []
@@ -574,7 +575,11 @@ class Project:
             return ([target] if target else []), None
         if kind == "instance":
             keys = self.class_keys_for(ref, ff)
-            return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], None
+            targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
+            if not targets and site.how in ("call", "method") and len(keys) == 1:
+                # torch.compile(self) in a base class without forward: the subclasses' forwards
+                targets = [t for t in (self.call_method_of_class(k, "__call__") for k in self.subclasses(keys[0])) if t]
+            return targets, None
         if kind == "deferred":
             ty = self.deferred_type(ref, ff)
             near = self._deferred_near(ref, ff)
@@ -584,6 +589,8 @@ class Project:
             if ty.kind in (T.MODLIST, T.ELEM) and ty.ref:
                 keys, count = self.elements_of(ty.ref, near)
                 return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], _multiplier(count)
+            if ty.kind == T.FUNC and ty.ref:
+                return self.function_keys("deferred", ref, ff), None  # torch.compile(build_program(cfg))
             return [], None
         if kind == "method":
             cls_ref = ref
@@ -595,6 +602,10 @@ class Project:
                     return [], None
                 near = self._deferred_near(fref, ff)
                 cls_ref = ty.ref
+            if ref.startswith("elem:"):
+                # torch.compile(self.layers[i].masked_forward): that method of the elements' classes
+                keys, _count = self.elements_of(ref[len("elem:") :], ff)
+                return [m for m in (self.find_method(k, method or "forward") for k in keys) if m], None
             found_all: list[str] = []
             for cls_key in self.class_keys_for(cls_ref, near):
                 # model.encoder could be a submodule rather than a method
@@ -629,6 +640,9 @@ class Project:
         return [], None
 
     def _targets_of_spec(self, ff: FileFacts, spec: Any) -> tuple[list[str], str | None]:
+        if spec.kind == "func":
+            # self._fn = helper ... torch.compile(self._fn)
+            return [k for r in spec.refs for k in self.function_keys("func", r, ff)], None
         keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
         targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
         if spec.kind in ("list", "seq", "dict"):

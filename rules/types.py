@@ -99,6 +99,8 @@ def join(a: Ty, b: Ty) -> Ty:
     for x, y in ((a, b), (b, a)):
         if x.kind == TENSOR and y.kind == SCALAR and y.dtype == "none":
             return x  # Optional[Tensor]: still a tensor when it is used as one
+        if x.kind in (FUNC, INSTANCE, MODULE, COMPILED) and x.ref and y.kind == SCALAR and y.dtype == "none":
+            return x  # `self.fn = helper if cfg.x else None`: the callable, where it is one
         if x.kind == TENSOR and y.kind in (UNKNOWN, DEFERRED):
             return x.weaker(MEDIUM)
         if x.kind == TENSOR and y.kind == SCALAR and y.dtype in ("bool", "int", "float"):

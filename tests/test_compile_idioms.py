@@ -200,3 +200,57 @@ def solve(t, method: str):
     assert result.project is not None
     regions = {key.split("::", 1)[1] for key in result.project.regions}
     assert regions == {"solve", "Base.integrate", "Base._step", "Euler._step", "RK4._step"}
+
+
+def test_compile_sites_inside_library_classes(tmp_path):
+    """Shapes from kornia: compiling an attribute holding a function (or None), `self` in a base
+    class whose subclasses define forward, a closure a factory returns, and a method of a
+    container's elements."""
+    files = {
+        "lib.py": """
+import torch
+import torch.nn as nn
+
+def blur(x):
+    return x * 2
+
+def build_program(k):
+    def program(x):
+        return x + k
+    return program
+
+class Layer(nn.Module):
+    def forward(self, x):
+        return x
+
+    def masked_forward(self, x, mask):
+        return x * mask
+
+class Augment(nn.Module):
+    def __init__(self, order=None):
+        super().__init__()
+        self._fn = blur if order is None else None
+        self.layers = nn.ModuleList([Layer(), Layer()])
+
+    def compile_parts(self):
+        self._fn = torch.compile(self._fn)
+        for i in range(len(self.layers)):
+            self.layers[i].masked_forward = torch.compile(self.layers[i].masked_forward)
+
+class ModelBase(nn.Module):
+    def compile(self, **kw):
+        return torch.compile(self, **kw)
+
+class Detector(ModelBase):
+    def forward(self, x):
+        return x
+
+program = torch.compile(build_program(3))
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert regions == {"blur", "Layer.masked_forward", "Detector.forward", "build_program.<locals>.program"}
+    assert [d for d in result.diagnostics if d.code == "TC311"] == []

@@ -413,6 +413,9 @@ class CallGraph(AnalyzerBase):
                 return self._describe_target(forwarded)
             qual = self._lambda_function(target)
             return "local", qual, None
+        cls = self.ctx.cls
+        if isinstance(target, ast.Name) and target.id == scope.self_name and cls is not None:
+            return "instance", self._class_ref(cls), None  # torch.compile(self)
         if isinstance(target, ast.Name):
             local = scope.local_def(target.id)
             if local is not None:
@@ -458,6 +461,8 @@ class CallGraph(AnalyzerBase):
                 return "attr", f"{recv.ref}|{target.attr}", None
             if recv.kind == T.DEFERRED and recv.ref:
                 return "method", "deferred:" + recv.ref, target.attr
+            if recv.kind == T.ELEM and recv.ref and target.attr[:1].islower():
+                return "method", "elem:" + recv.ref, target.attr  # self.blocks[i].masked_forward
             return "unknown", self._short(target), None
         if isinstance(target, ast.Subscript):
             sp = self_path(target.value, scope.self_name)
