@@ -171,7 +171,9 @@ class WorkerProcess:
                     if self.proc is not None and self.proc.poll() is not None and self._general.empty():
                         time.sleep(0.05)
                         if self._general.empty():
-                            raise WorkerError(self._death_message("the probe worker exited during start-up")) from None
+                            message = self._death_message("the probe worker exited during start-up")
+                            self.cleanup()
+                            raise WorkerError(message) from None
                 if msg is None:
                     if time.monotonic() > deadline:
                         self.stop()
