@@ -19,6 +19,7 @@ import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from tclint.server.convert import Converter
@@ -48,8 +49,11 @@ def cells_of(ls: TclintServer, uri: str) -> tuple[int, list[tuple[str, str, bool
     if notebook is None:
         return None
     cells = []
+    docs = ls.workspace.text_documents
     for cell in notebook.cells:
-        doc = ls.workspace.text_documents.get(cell.document)
+        # pygls keys documents by the unquoted URI; VS Code's cell URIs are percent-encoded
+        # (`vscode-notebook-cell://host/nb.ipynb#W2sZmlsZQ%3D%3D`): look up both ways
+        doc = docs.get(cell.document) or docs.get(unquote(cell.document))
         text = doc.source if doc is not None else ""
         is_code = cell.kind == types.NotebookCellKind.Code and (doc is None or (doc.language_id or "python") == "python")
         cells.append((cell.document, text, is_code))

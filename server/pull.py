@@ -39,7 +39,7 @@ def register(ls: TclintServer) -> None:
                 return {"kind": "full", "items": []}
         else:
             path = uri_to_path(uri)
-            if path is None or not os.path.isfile(path) or not ls.editor_for_path(path).enable:
+            if path is None or is_notebook(path) or not os.path.isfile(path) or not ls.editor_for_path(path).enable:
                 return {"kind": "full", "items": []}
             pub = await disk_report(ls, path, uri)
         # JSON text: hundreds of diagnostics through lsprotocol objects cost more than the lint
@@ -60,7 +60,7 @@ def register(ls: TclintServer) -> None:
         items: list[Any] = []
         open_paths = {d.path: d for d in ls.docs if d.path}
         for path in paths:
-            if not ls.editor_for_path(path).enable:
+            if not ls.editor_for_path(path).enable or is_notebook(path):
                 continue
             doc = open_paths.get(path)
             if doc is not None:
@@ -80,6 +80,12 @@ def register(ls: TclintServer) -> None:
             else:
                 items.append(head + ',"kind":"full","items":' + pub.body + "}")
         return RawResult('{"items":[' + ",".join(items) + "]}")
+
+
+def is_notebook(path: str) -> bool:
+    """A notebook's findings are positioned in its cells: they reach the cells of an open notebook
+    (notebookDocument/*, per cell URI), never the lines of the .ipynb file's JSON text."""
+    return path.endswith(".ipynb")
 
 
 async def disk_report(ls: TclintServer, path: str, uri: str) -> Any:

@@ -88,3 +88,52 @@ async def test_notebook_cells_get_their_own_diagnostics(start, tmp_path):
         )
     )
     await diagnostics(client, cells[1], lambda d: d == [])  # cleared on close
+
+
+async def test_cells_with_vscode_percent_encoded_uris(start, tmp_path):
+    """VS Code (code-server: with an authority) sends only the code cells, under URIs whose
+    fragment is percent-encoded (`#W2sZmlsZQ%3D%3D`); pygls stores them unquoted.  The cells are
+    found all the same, and the findings land on them (issue 19 item 2)."""
+    root = write_project(tmp_path / "proj")
+    caps = client_capabilities("visual-studio-code")
+    caps.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+    )
+    client = await start("vscode", root, capabilities=caps)
+    code_cells = [c for c in CELLS if c[0] == types.NotebookCellKind.Code]
+    nb_uri = (root / "explore.ipynb").as_uri()
+    cell_uris = [f"vscode-notebook-cell://127.0.0.1:34005{(root / 'explore.ipynb').as_posix()}#W{i}sZmlsZQ%3D%3D"
+                 for i in range(len(code_cells))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri, notebook_type="jupyter-notebook", version=0,
+                cells=[types.NotebookCell(kind=k, document=u) for (k, _t, _l), u in zip(code_cells, cell_uris, strict=True)],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=u, language_id=lang, version=1, text=text)
+                for (_k, text, lang), u in zip(code_cells, cell_uris, strict=True)
+            ],
+        )
+    )
+    diags = await diagnostics(client, cell_uris[1], lambda d: len(d) == 1)
+    assert diags[0].code == "TC104" and (diags[0].range.start.line, diags[0].range.start.character) == (2, 4)
+
+
+async def test_pulled_reports_leave_the_notebook_file_alone(start, tmp_path):
+    """Pull diagnostics of a notebook on disk would put cell-relative positions on the lines of
+    its JSON (a squiggle under `"metadata"`): the notebook's findings go to its cells only."""
+    import json as _json
+
+    root = write_project(tmp_path / "proj")
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": text}
+             for kind, text, _lang in CELLS if kind == types.NotebookCellKind.Code]
+    (root / "explore.ipynb").write_text(_json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    client = await start("neovim-0.11", root)  # a pull client
+    report = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    uris = {item.uri for item in report.items}
+    assert (root / "pkg" / "model.py").as_uri() in uris, uris  # the project's findings are reported
+    assert not any(u.endswith(".ipynb") for u in uris), uris
+    doc = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=(root / "explore.ipynb").as_uri())))
+    assert list(doc.items) == []

@@ -1,7 +1,10 @@
 // End-to-end test of the packaged extension in a real VS Code: code-server (VS Code 1.100 for the
 // browser) driven by Debian's Chromium through playwright-core.  It installs the .vsix, opens a
-// workspace, waits for tclint's squiggles and Problems rows, applies a quick fix, runs
+// workspace, waits for tclint's squiggles and markers, applies a quick fix, runs
 // "tclint: Probe function at cursor" and reads the probe view.  Writes result.json + screenshots.
+// The markers are read through the extension API (vscode.languages.getDiagnostics, written to
+// OUT/markers.json by the extension when TCLINT_E2E_MARKERS is set: src/markers.ts), never from
+// the Problems view, which renders only the rows that fit on screen.
 //
 // Env: CS_DIR (editors/scripts/setup-code-server.sh's folder), VSIX, WS (workspace folder, a copy:
 // the quick fix edits it), FILE (relative path to open), PYTHON (interpreter with tclint[server]),
@@ -9,7 +12,8 @@
 // PROBE_COMMAND (a command title, e.g. "tclint: Probe current file as a program"), PROBE_LINE,
 // PORT (default: a free one), CHROMIUM (default /usr/bin/chromium), TIMEOUT_MS (per step),
 // EXTRA_SETTINGS (JSON merged into the user settings), EXPECT_MISSING (PYTHON lacks tclint: check
-// the install prompt instead).
+// the install prompt instead), NOTEBOOK_CODE (FILE is a notebook: wait for a finding with this
+// code on one of its cells, and for its squiggle in the notebook editor, then stop).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -92,6 +96,32 @@ async function editorText(page) {
   });
 }
 
+const MARKERS = () => path.join(OUT, "markers.json");
+
+/** The extension's view of every diagnostic (src/markers.ts), [] until it has written one. */
+function readMarkers() {
+  try {
+    return JSON.parse(fs.readFileSync(MARKERS(), "utf8"));
+  } catch {
+    return [];
+  }
+}
+
+/** The markers once ``predicate(markers)`` holds (polling the file the extension keeps). */
+async function waitMarkers(predicate, what, ms = STEP) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const markers = readMarkers();
+    if (predicate(markers)) return markers;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for markers: ${what}; have ${JSON.stringify(markers.map((m) => [m.uri.split("/").pop(), m.code, m.line]))}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const inFile = (m) => m.scheme === "file" && m.uri.endsWith("/" + env.FILE);
+
 async function problemRows(page) {
   return page.$$eval(".markers-panel .monaco-list-row", (rows) => rows.map((r) => r.textContent.replace(/\s+/g, " ").trim()));
 }
@@ -128,7 +158,7 @@ async function main() {
     "--config", path.join(run, "config.yaml"), "--user-data-dir", path.join(run, "data"),
     "--extensions-dir", path.join(run, "exts"), "--bind-addr", `127.0.0.1:${port}`, "--auth", "none",
     "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
-  ], { env: { ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  ], { env: { ...env, TCLINT_E2E_MARKERS: MARKERS() }, stdio: ["ignore", "pipe", "pipe"] });
   const serverLog = fs.createWriteStream(path.join(OUT, "code-server.log"));
   server.stdout.pipe(serverLog);
   server.stderr.pipe(serverLog);
@@ -174,6 +204,39 @@ async function main() {
       return;
     }
 
+    if (env.NOTEBOOK_CODE) {
+      // a notebook: VS Code may first show an .ipynb as JSON text (code-server does, before its
+      // notebook serializer is up); reopen it in the notebook editor as a user would
+      const notebookShown = (ms) => page.waitForFunction(
+        () => [...document.querySelectorAll(".notebook-editor .monaco-editor .view-lines")].some((e) => e.offsetParent !== null),
+        null, { timeout: ms });
+      if (!(await notebookShown(5000).catch(() => null))) {
+        await runCommand(page, "View: Reopen Editor With...");
+        await page.waitForFunction(() => [...document.querySelectorAll(".quick-input-list .monaco-list-row")].some((r) => r.textContent.includes("Jupyter Notebook")), null, { timeout: STEP });
+        await page.keyboard.type("Jupyter Notebook");
+        await page.keyboard.press("Enter");
+        await notebookShown(STEP);
+        log("reopened in the notebook editor");
+      }
+      // the finding on its cell (a vscode-notebook-cell: document), then its squiggle
+      const markers = await waitMarkers(
+        (ms) => ms.some((m) => m.scheme === "vscode-notebook-cell" && m.uri.includes(path.basename(env.FILE)) && m.code === env.NOTEBOOK_CODE),
+        `${env.NOTEBOOK_CODE} on a cell of ${env.FILE}`, STEP * 2);
+      result.notebookMarkers = markers.filter((m) => m.scheme === "vscode-notebook-cell");
+      log(`notebook markers: ${result.notebookMarkers.map((m) => `${m.code}@${m.line}:${m.column}`).join(", ")}`);
+      await page.waitForSelector(".notebook-editor .squiggly-warning, .notebook-editor .squiggly-error", { timeout: STEP });
+      result.notebookSquiggles = await page.$$eval(".notebook-editor .squiggly-warning, .notebook-editor .squiggly-error", (els) => els.length);
+      // the squiggle sits in the cell that holds the finding's line
+      result.squiggledCellText = await page.$eval(".notebook-editor .squiggly-warning, .notebook-editor .squiggly-error", (el) => {
+        const cell = el.closest(".cell-inner-container, .code-cell-row, .monaco-list-row");
+        return cell ? cell.textContent.replace(/\u00a0/g, " ") : "";
+      });
+      await page.screenshot({ path: path.join(OUT, "notebook.png") });
+      log(`notebook squiggles: ${result.notebookSquiggles}`);
+      result.ok = true;
+      return;
+    }
+
     // squiggles (the extension starts the server with the configured interpreter)
     await page.waitForSelector(".squiggly-warning, .squiggly-error, .squiggly-info", { timeout: STEP * 2 });
     result.squiggles = await page.$$eval(".squiggly-warning, .squiggly-error, .squiggly-info", (els) => els.length);
@@ -181,15 +244,19 @@ async function main() {
     result.statusBar = await page.$$eval(".statusbar-item", (items) =>
       items.map((i) => i.textContent.trim()).filter((t) => t.includes("tclint")));
 
-    // the Problems panel
+    // the markers of FILE, wherever they would sit in the Problems list
+    const fixLine = Number(env.FIX_LINE);
+    const markers = await waitMarkers((ms) => ms.some((m) => inFile(m) && m.code === env.FIX_CODE && m.line === fixLine),
+      `${env.FIX_CODE} at ${env.FILE}:${fixLine}`);
+    result.markers = markers.filter(inFile);
+    log(`markers: ${result.markers.length} in ${env.FILE}`);
+    // the Problems panel, for the screenshot (rows below the fold are not rendered: not read here)
     await page.keyboard.press("Control+Shift+M");
-    // the server reports the whole project: show only this file's rows (the list is virtualised)
     const filter = page.locator(".viewpane-filter input, .markers-panel-action-filter input").first();
     await filter.waitFor({ timeout: STEP });
     await filter.fill(`**/${path.basename(env.FILE)}`);
-    await page.waitForFunction((code) => [...document.querySelectorAll(".markers-panel .monaco-list-row")].some((r) => r.textContent.includes(code)), env.FIX_CODE, { timeout: STEP });
+    await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: STEP });
     result.problems = await problemRows(page);
-    log(`problems: ${result.problems.length} rows`);
     await page.screenshot({ path: path.join(OUT, "1-diagnostics.png") });
 
     // quick fix: cursor on the diagnostic, Ctrl+. and pick the tclint fix for FIX_CODE
@@ -215,12 +282,9 @@ async function main() {
     }
     if (!result.appliedFix) throw new Error("could not focus the quick fix");
     await page.keyboard.press("Enter");
-    await page.waitForFunction(
-      (code) => ![...document.querySelectorAll(".markers-panel .monaco-list-row")].some((r) => r.textContent.includes(code)),
-      env.FIX_CODE,
-      { timeout: STEP },
-    );
-    result.afterFixProblems = await problemRows(page);
+    const after = await waitMarkers((ms) => !ms.some((m) => inFile(m) && m.code === env.FIX_CODE && m.line === fixLine),
+      `${env.FIX_CODE} at ${env.FILE}:${fixLine} to go`);
+    result.afterFixMarkers = after.filter(inFile);
     result.editorText = await editorText(page);
     log(`applied: ${result.appliedFix}`);
     await page.screenshot({ path: path.join(OUT, "2-fixed.png") });

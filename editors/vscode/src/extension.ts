@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 
 import { Controller, pythonEnvironmentEvents, pythonExtensionApi, settingsFor, workspaceRoot } from "./client";
+import { exportMarkers, MARKERS_ENV } from "./markers";
 import { probeArguments, probeBlocker, probeFileArguments, SERVER_PROBE, SERVER_PROBE_FILE } from "./probe";
 import { normalizeProbeResult, type ProbeView } from "./probeModel";
 import { ProbePanel } from "./probePanel";
@@ -24,6 +25,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Tclint
   const log = vscode.window.createOutputChannel("tclint", { log: true });
   const ctrl = (controller = new Controller(log, context.extensionUri?.fsPath));
   context.subscriptions.push(log, ctrl);
+  const markersFile = process.env[MARKERS_ENV];
+  if (markersFile) {
+    context.subscriptions.push(exportMarkers(markersFile)); // for the end-to-end test (src/markers.ts)
+  }
 
   const register = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   register("tclint.restartServer", () => ctrl.restart("restart command"));

@@ -26,8 +26,11 @@ export function serverExecutable(
   return { command: interpreter[0], args: [...interpreter.slice(1), "-c", SERVER_BOOTSTRAP], options: { cwd, env } };
 }
 
-/** Python files (saved or not) and, for servers that sync notebook documents, Jupyter notebooks. */
+/** Python files (saved or not) and the Python cells of Jupyter notebooks.  The notebooks themselves
+ * are synced as notebook documents (the server's `notebookDocumentSync`); listing their cells here
+ * gives the cells the hovers and quick fixes ("Disable TCxxx for this line") of a file. */
 export const DOCUMENT_SELECTOR = [
   { scheme: "file", language: "python" },
   { scheme: "untitled", language: "python" },
+  { notebook: "jupyter-notebook", language: "python" },
 ];

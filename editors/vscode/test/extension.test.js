@@ -62,7 +62,7 @@ test("activation registers every command the manifest declares", async () => {
   assert.deepEqual(registered, declared);
 });
 
-test("the server runs as `<interpreter> -m tclint.server` with the settings the server reads", async () => {
+test("the server runs as `<interpreter> -c SERVER_BOOTSTRAP` with the settings the server reads", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tclint-ext-"));
   const py = fakePython(dir, { installed: "yes" });
   const { instances, calls } = await activate({ folder: dir, config: { "tclint.interpreter": [py.script], "tclint.select": ["TC1"], "tclint.unsafeFixes": true } });
@@ -70,11 +70,12 @@ test("the server runs as `<interpreter> -m tclint.server` with the settings the 
   const client = instances[0];
   assert.equal(client.id, "tclint");
   assert.equal(client.serverOptions.run.command, py.script);
-  assert.deepEqual(client.serverOptions.run.args, ["-m", "tclint.server"]);
+  assert.deepEqual(client.serverOptions.run.args, ["-c", load("launch").SERVER_BOOTSTRAP]);
   assert.equal(client.serverOptions.run.options.cwd, dir);
   assert.deepEqual(client.clientOptions.documentSelector, [
     { scheme: "file", language: "python" },
     { scheme: "untitled", language: "python" },
+    { notebook: "jupyter-notebook", language: "python" },
   ]);
   assert.equal(client.clientOptions.initializationOptions.workspaceTrusted, true);
   assert.deepEqual(client.clientOptions.initializationOptions.settings.select, ["TC1"]);
@@ -236,5 +237,5 @@ test("a server that fails to start shows an error with the logs", async () => {
 test("the project's real interpreter passes the environment check", { skip: !projectPython() && "no project .venv" }, async () => {
   const { instances } = await activate({ folder: path.resolve(__dirname, "../../.."), config: { "tclint.interpreter": [projectPython()] } });
   assert.equal(instances.length, 1);
-  assert.deepEqual(instances[0].serverOptions.run.args, ["-m", "tclint.server"]);
+  assert.deepEqual(instances[0].serverOptions.run.args, ["-c", load("launch").SERVER_BOOTSTRAP]);
 });

@@ -176,7 +176,7 @@ test("launch: python -c with the bootstrap (never -m), or the tclint executable'
   assert.equal(a.options.env.PYTHONUNBUFFERED, "1");
   const b = launch.serverExecutable(["/v/bin/python"], ["/v/bin/tclint"], undefined, {});
   assert.deepEqual([b.command, ...b.args], ["/v/bin/tclint", "server"]);
-  assert.deepEqual(launch.DOCUMENT_SELECTOR.map((d) => d.scheme), ["file", "untitled"]);
+  assert.deepEqual(launch.DOCUMENT_SELECTOR.map((d) => d.scheme ?? `notebook:${d.notebook}`), ["file", "untitled", "notebook:jupyter-notebook"]);
 });
 
 test("probe: trust and document gate the probe commands", () => {
@@ -327,4 +327,38 @@ test("severity map: code, longest prefix, then tclint level; other sources untou
   assert.deepEqual(out.map((d) => d.severity), [0, 1, 2]);
   assert.equal(diags[0].severity, 1, "the input is not modified");
   assert.equal(out[1], diags[1]);
+});
+
+test("markers: every diagnostic VS Code holds, written to TCLINT_E2E_MARKERS's file as it changes", () => {
+  const fs = require("node:fs");
+  const os = require("node:os");
+  const path = require("node:path");
+  const listeners = [];
+  let all = [];
+  const diag = (line, character, code, message) => ({ range: { start: { line, character } }, code, message, source: "tclint", severity: 1 });
+  const cell = { toString: () => "vscode-notebook-cell:/ws/nb.ipynb#W2sZmlsZQ%3D%3D", scheme: "vscode-notebook-cell" };
+  const file = { toString: () => "file:///ws/serve.py", scheme: "file" };
+  const fakeVscode = {
+    languages: {
+      getDiagnostics: () => all,
+      onDidChangeDiagnostics: (fn) => {
+        listeners.push(fn);
+        return { dispose: () => listeners.splice(listeners.indexOf(fn), 1) };
+      },
+    },
+  };
+  const markers = load("markers", { vscode: fakeVscode });
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tclint-markers-")), "markers.json");
+  const sub = markers.exportMarkers(out);
+  assert.deepEqual(JSON.parse(fs.readFileSync(out, "utf8")), []);
+  all = [[file, [diag(40, 4, { value: "TC204", target: "x" }, "b"), diag(11, 58, "TC101", "a")]], [cell, [diag(3, 11, "TC101", "c")]]];
+  listeners.forEach((fn) => fn({}));
+  const rows = JSON.parse(fs.readFileSync(out, "utf8"));
+  assert.deepEqual(rows.map((r) => [r.scheme, r.code, r.line, r.column]), [
+    ["file", "TC101", 12, 59],
+    ["file", "TC204", 41, 5],
+    ["vscode-notebook-cell", "TC101", 4, 12],
+  ]);
+  sub.dispose();
+  assert.equal(listeners.length, 0);
 });
