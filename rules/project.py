@@ -620,6 +620,12 @@ class Project:
                     if len(T.ref_classes(cls_ref)) == 1:
                         return keys, multiplier
                     found_all.extend(keys)
+                elif method == "module":
+                    # torch.compile(ddp_model.module): DDP / DataParallel / FSDP hold the module
+                    # there, and a wrapped module types as the module it wraps
+                    target = self.call_method_of_class(cls_key, "__call__")
+                    if target:
+                        found_all.append(target)
             return found_all, None
         if kind in ("attr",):
             cls_ref, _, path = ref.partition("|")

@@ -58,6 +58,7 @@ IDIOMS: list[tuple[str, str, str]] = [
     ("ddp", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = torch.compile(DDP({arg}){opts})"),
     ("fsdp", "module", "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n{name} = torch.compile(FSDP({arg}){opts})"),
     ("ddp-of-compiled", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = DDP(torch.compile({arg}{opts}))"),
+    ("ddp-module", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n_ddp = DDP({arg}, device_ids=[0])\n{name} = torch.compile(_ddp.module{opts})"),
     ("fully-shard", "module", "from torch.distributed.fsdp import fully_shard\n_m = fully_shard({arg})\n{name} = torch.compile(_m{opts})"),
     ("method-compile", "module", "{name} = {arg}\n{name}.compile({kw})"),
     ("regional-loop", "module", "_outer = torch.nn.ModuleList([{arg}])\nfor _blk in _outer:\n    _blk.compile({kw})\n{name} = _outer[0]"),
