@@ -91,3 +91,36 @@ def test_relative_links_point_at_files():
             assert os.path.exists(os.path.normpath(os.path.join(folder, file))), (
                 f"{os.path.relpath(path, ROOT)}: {target}"
             )
+
+
+def _console_blocks() -> dict[str, str]:
+    """{command: output} of the README's ```console blocks whose output is shown whole."""
+    blocks = {}
+    for body in re.findall(r"```console\n(.*?)```", README, re.S):
+        command, _, output = body.partition("\n")
+        if "\n...\n" not in "\n" + output:
+            blocks[command.removeprefix("$ ")] = output
+    return blocks
+
+
+def test_the_quick_start_shows_the_real_output():
+    import shlex
+    import subprocess
+    import sys
+
+    blocks = _console_blocks()
+    assert (
+        "tclint examples/" in blocks and "tclint examples/ --output-format full --select TC201" in blocks
+    ), list(blocks)
+    env = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT"}
+    for command, expected in blocks.items():
+        args = shlex.split(command)[1:]
+        proc = subprocess.run(
+            [sys.executable, "-m", "tclint.rules", *args, "--no-cache"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.stdout == expected, f"README's `{command}` output is stale:\n{proc.stdout}"
