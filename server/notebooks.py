@@ -32,11 +32,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tclint.server")
 
+# Every cell, not only the Python ones: the server numbers cells as Jupyter and the CLI do (over
+# all cells, markdown included), which it can only do when the client sends them all; VS Code's
+# client honours "*".  Only Python code cells are linted (``cells_of``'s ``is_code``).
 SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
         types.NotebookDocumentFilterWithCells(
             notebook="jupyter-notebook",
-            cells=[types.NotebookCellLanguage(language="python")],
+            cells=[types.NotebookCellLanguage(language="*")],
         )
     ],
     save=True,

@@ -137,3 +137,19 @@ async def test_pulled_reports_leave_the_notebook_file_alone(start, tmp_path):
     doc = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=(root / "explore.ipynb").as_uri())))
     assert list(doc.items) == []
+
+
+async def test_cells_are_numbered_as_jupyter_numbers_them(start, tmp_path):
+    """The server asks for every cell ("*"), so that the cell numbers in what it shows ("compiled
+    via `@torch.compile` at explore.ipynb:cell 4:1") are the CLI's, markdown cells counted."""
+    root = write_project(tmp_path / "proj")
+    caps = client_capabilities("visual-studio-code")
+    caps.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+    )
+    client = await start("vscode", root, capabilities=caps)
+    selector = client.init_result.capabilities.notebook_document_sync.notebook_selector[0]
+    assert [c.language for c in selector.cells] == ["*"]
+    _nb, cells = _open(client, root, CELLS)
+    (diag,) = await diagnostics(client, cells[3], lambda d: len(d) == 1)
+    assert "explore.ipynb:cell 4:1" in diag.data["region"], diag.data["region"]
