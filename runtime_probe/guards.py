@@ -310,7 +310,7 @@ def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, res
     m = _COMPARE.match(guard)
     if m and m.group("op") == "==":
         lhs, rhs = readable(m.group("lhs")), m.group("rhs").strip()
-        if lhs.endswith(".training") or lhs == "training" and source and "self" in source:
+        if lhs.endswith(".training"):  # a module's (or a submodule's) mode
             mode = "train" if rhs == "True" else "eval"
             return {"kind": "train-eval", "subject": lhs,
                     "text": f"train/eval mode changed (compiled in {mode} mode; `{lhs}` is now {'False' if rhs == 'True' else 'True'})"}
