@@ -5,8 +5,10 @@
 * ``environment``: torch, device, backend and the Dynamo config in force;
 * ``correctness`` (function mode): eager vs compiled per call;
 * ``compiles``: every frame compile with its trigger (first call, a resume after a break, or the
-  failed guard mapped to a source line), time and graph count; ``frames`` sums them per function
-  and ``recompile_limit_hits`` calls out the frames that now run eagerly;
+  failed guard mapped to a source line and said in the user's terms, ``cause``; a continuation
+  recompiling because of its function's recompile is ``secondary_of`` it), time and graph count;
+  ``frames`` sums them per function and ``recompile_limit_hits`` calls out the frames that now
+  run eagerly;
 * ``graph_breaks``: one entry per break *site* (innermost frame in the user's files), ranked by
   how often it was hit;
 * ``errors``: hard errors (not breaks), the program's own exception, and how the run ended.

@@ -5,7 +5,9 @@ eager function on a copy of the inputs (and of the module, so state updated by t
 BatchNorm running stats, does not leak from one run into the other), then the compiled one.
 Outputs are compared leaf by leaf with tolerances that depend on the dtype (fusion reorders
 rounding: bfloat16 needs far looser bounds than float64); inputs mutated in place must match too;
-an exception is a result like any other (same type and message on both sides is a match).
+an exception is a result like any other (same type and message on both sides is a match, and so
+is Dynamo's wrapper of the eager exception), except with inputs the probe made up: an eager
+exception then means the inputs were wrong, and the call is not compiled (``inputs-rejected``).
 """
 
 from __future__ import annotations
