@@ -94,8 +94,10 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
         body = raw.rstrip("\r\n")
         ending = raw[len(body):]
         codes = by_line.get(lineno)
-        if codes and not (lineno > comments.known_until and body.rstrip().endswith("\\")):
-            comment_at = comments.column(lineno, body)
+        comment_at = comments.column(lineno, body) if codes else -1
+        if codes and comment_at < 0 and body.rstrip().endswith("\\"):
+            pass  # still a continuation (only in source that does not tokenize): no comment can go here
+        elif codes:
             match = _NOQA_IN_LINE.search(body, comment_at) if comment_at >= 0 else None
             if match is not None:
                 if match.group("codes") is None:
