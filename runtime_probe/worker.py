@@ -1,7 +1,9 @@
 """The probe worker: runs in the *user's* interpreter, needs only the standard library and torch.
 
-It is started by file path (``python .../runtime_probe/worker.py --serve --ctl-fd R --evt-fd W``)
-so it works where tclint itself is not installed.  The process is a small fork server:
+It is started by file path (``python .../runtime_probe/worker.py --serve --ctl-fd R --evt-fd W
+--scratch DIR``) so it works where tclint itself is not installed; ``DIR`` is the parent's scratch
+folder for this worker (each probe works in a folder below it; the parent removes it whatever
+happens to the worker, and the worker removes it when it finds the parent gone).  The process is a small fork server:
 
 * it imports torch and ``torch._dynamo`` once (seconds), optionally warms Dynamo up, then waits
   for requests on the control pipe (JSON lines);
