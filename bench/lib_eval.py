@@ -337,6 +337,7 @@ def score_lib(spec: LibSpec, dyn: dict[str, Any], stats: dict[str, dict[str, Any
            for k, evs in actual.items()}
     visible = {k for k, evs in actual.items()
                if any(visibility(e, packages) == "source" and reach(e, dispatch, packages) == "static" for e in evs)}
+    own = {k for k, evs in actual.items() if any(visibility(e, packages) == "source" for e in evs)}
     ran = executed(dyn["traced"], dyn["eager"], idx)
     out: dict[str, Any] = {"lib": spec.name, "version": dyn["version"], "torch": dyn["torch"],
                            "errors": {ph: pr["error"] for ph, pr in dyn["phases"].items() if pr.get("error")},
@@ -361,11 +362,11 @@ def score_lib(spec: LibSpec, dyn: dict[str, Any], stats: dict[str, dict[str, Any
                     site["how"] = how[key]
                     site["visible"] = key in visible
                     site["in_region"] = bool(fn) and (key[0], fn[0]) in in_region
-            vis_keys = sorted(visible)
-            vis_tp = [k for k in vis_keys if k in static[lv]]
-            sc["visible"] = len(vis_keys)
-            sc["visible_tp"] = len(vis_tp)
-            sc["visible_recall"] = ratio(len(vis_tp), len(vis_keys))
+            for name, keys in (("own", own), ("visible", visible)):
+                tp = [k for k in keys if k in static[lv]]
+                sc[name] = len(keys)
+                sc[f"{name}_tp"] = len(tp)
+                sc[f"{name}_recall"] = ratio(len(tp), len(keys))
             res[lv] = sc
         out["modes"][mode] = res
     return out
@@ -427,7 +428,7 @@ def summary_rows(results: dict[str, Any], level: str = "default") -> list[dict[s
             sc = res[level]
             c = sc["counts"]
             rows.append({"lib": name, "version": r["version"], "mode": mode, "sites": sc["actual"],
-                         "visible": sc["visible"], "tp": c["tp"], "fp": c["fp-traced"] + c["fp-compile-dead"],
+                         "own": sc["own"], "visible": sc["visible"], "own_recall": sc["own_recall"], "tp": c["tp"], "fp": c["fp-traced"] + c["fp-compile-dead"],
                          "eager_only": c["eager-only"], "unexecuted": c["unexecuted"], "fn": c["fn"],
                          "precision": sc["precision"], "recall": sc["recall"], "visible_recall": sc["visible_recall"],
                          "unresolved": len(res["unresolved_script_sites"])})
@@ -441,24 +442,29 @@ def _fmt(x: float | None) -> str:
 def print_table(results: dict[str, Any]) -> None:
     for lv in LEVELS:
         print(f"\n== min-confidence {'medium (default)' if lv == 'default' else 'low'} ==")
-        print(f"{'library':<18} {'mode':<7} | {'sites':>5} {'visbl':>5} | {'TP':>3} {'FP':>3} {'eagr':>4} {'unex':>4}"
-              f" {'FN':>3} | {'prec':>5} {'recall':>6} {'vis.rec':>7} | unresolved")
+        print(f"{'library':<18} {'mode':<7} | {'sites':>5} {'own':>4} {'visbl':>5} | {'TP':>3} {'FP':>3} {'eagr':>4}"
+              f" {'unex':>4} {'FN':>3} | {'prec':>5} {'recall':>6} {'own.rec':>7} {'vis.rec':>7} | unresolved")
         for r in summary_rows(results, lv):
-            print(f"{r['lib']:<18} {r['mode']:<7} | {r['sites']:>5} {r['visible']:>5} | {r['tp']:>3} {r['fp']:>3}"
-                  f" {r['eager_only']:>4} {r['unexecuted']:>4} {r['fn']:>3} | {_fmt(r['precision']):>5}"
-                  f" {_fmt(r['recall']):>6} {_fmt(r['visible_recall']):>7} | {r['unresolved']}")
+            print(f"{r['lib']:<18} {r['mode']:<7} | {r['sites']:>5} {r['own']:>4} {r['visible']:>5} | {r['tp']:>3}"
+                  f" {r['fp']:>3} {r['eager_only']:>4} {r['unexecuted']:>4} {r['fn']:>3} | {_fmt(r['precision']):>5}"
+                  f" {_fmt(r['recall']):>6} {_fmt(r['own_recall']):>7} {_fmt(r['visible_recall']):>7} | {r['unresolved']}")
 
 
-def _chain(event: dict[str, Any]) -> str:
-    """The calls Dynamo was inside when it broke, outermost first: `func (file:line)` of each frame."""
-    return " → ".join(f"{f.rsplit(':', 1)[1]} ({os.path.basename(f.rsplit(':', 2)[0])}:{f.rsplit(':', 2)[1]})"
-                      for f in event.get("stack", []))
+def _chain(event: dict[str, Any], packages: list[str]) -> str:
+    """The library and user-script calls Dynamo was inside when it broke, outermost first."""
+    out = []
+    for f in event.get("stack", []):
+        path, line, func = f.rsplit(":", 2)
+        if any(path.startswith(p + "/") for p in packages) or os.path.dirname(path) == SCRIPTS:
+            out.append(f"{func} ({os.path.basename(path)}:{line})")
+    return " → ".join(out)
 
 
 def write_report(path: str, results: dict[str, Any], commit: str) -> None:
     """Markdown listing of every site per library and mode."""
     lines = [f"# lib_eval sites (tclint {commit})", ""]
     for name, r in results.items():
+        packages = list(LIBS[name].packages)
         lines += [f"## {name} {r['version']} (torch {r['torch']})", ""]
         for ph, err in {**r["errors"], **{f"{k} (eager)": v for k, v in r["eager_errors"].items()}}.items():
             lines.append(f"- phase {ph} failed: `{err.splitlines()[0][:200]}`")
@@ -477,20 +483,26 @@ def write_report(path: str, results: dict[str, Any], commit: str) -> None:
                                                  " tclint's regions)" if site.get("how") else ""))
                 for item in {(i["code"], i["confidence"], i["message"][:150]) for i in site["static"]}:
                     lines.append(f"  - tclint {item[0]} ({item[1]}): {item[2]}")
-                for ev in sorted({(e["gb_id"], e["gb_type"][:70], e.get("innermost") or "", _chain(e)) for e in site["dynamic"]}):
-                    lines.append(f"  - Dynamo {ev[0]} `{ev[1]}`, innermost frame `{ev[2]}`, via {ev[3]}")
+                chains: dict[tuple[str, str, str], str] = {}
+                for e in site["dynamic"]:
+                    chains.setdefault((e["gb_id"], e["gb_type"][:70], e.get("innermost") or ""), _chain(e, packages))
+                for (gb, gb_type, inner), chain in sorted(chains.items()):
+                    lines.append(f"  - Dynamo {gb} `{gb_type}`, innermost frame `{inner}`, via {chain}")
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
 
 def baseline(results: dict[str, Any]) -> dict[str, Any]:
-    """What tests/test_lib_eval.py pins: Dynamo's sites and tclint's figures, per library and mode."""
+    """What tests/test_lib_eval.py pins: Dynamo's sites and tclint's default-confidence figures (ratios
+    and true/false positive counts), per library and mode."""
     out = {}
     for name, r in results.items():
         any_mode = next(iter(r["modes"].values()))["default"]
         out[name] = {"version": r["version"], "phases": r["phases"],
                      "sites": sorted(f"{s['file']}:{s['line']}" for s in any_mode["sites"] if s["status"] in ("tp", "fn")),
-                     "modes": {mode: {k: res["default"][k] for k in ("precision", "recall", "visible_recall")}
+                     "modes": {mode: {**{k: res["default"][k] for k in ("precision", "recall", "own_recall", "visible_recall")},
+                                      "tp": res["default"]["counts"]["tp"],
+                                      "fp": res["default"]["counts"]["fp-traced"] + res["default"]["counts"]["fp-compile-dead"]}
                                for mode, res in r["modes"].items()}}
     return out
 
