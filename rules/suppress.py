@@ -134,6 +134,8 @@ _LEXEME = re.compile(
 def scan(text: str, until: int | None = None, index: LineIndex | None = None) -> Comments:
     """The comments and joined lines of ``text`` (up to line ``until`` when given).  Total: on
     source that does not tokenize the answer is a best effort, as the file is a TC000 anyway.
+    Known limit: a string literal inside an f-string's braces that reuses the f-string's own
+    quote (``f"{d["k"]}"``, Python 3.12+) is read as two strings.
     Line numbers are computed only for the few lexemes that span lines; a comment's line is
     looked up when asked for."""
     starts = (index or LineIndex(text)).starts

@@ -35,7 +35,8 @@ _LOGICAL_ENDS = (tokenize.NEWLINE, tokenize.NL)
 
 def tokenizer_view(text: str) -> tuple[dict[int, int], list[tuple[int, int]]] | None:
     """Comment columns by line and merged joined-line groups, from ``tokenize`` (None when the text
-    does not tokenize): the reference the scanner must agree with."""
+    does not tokenize, or holds a string literal inside an f-string's braces, which Python 3.12+
+    allows and the scanner does not model): the reference the scanner must agree with."""
     columns: dict[int, int] = {}
     joins: list[tuple[int, int]] = []
     fstrings: list[int] = []
@@ -47,6 +48,8 @@ def tokenizer_view(text: str) -> tuple[dict[int, int], list[tuple[int, int]]] | 
             kind, first, last = tok.type, tok.start[0], tok.end[0]
             if kind == tokenize.COMMENT:
                 columns.setdefault(first, tok.start[1])
+            elif kind in (tokenize.STRING, fs_start) and fstrings:
+                return None  # a string inside an f-string's braces (3.12+): the scanner's known limit
             elif kind == tokenize.STRING and last > first:
                 joins.append((first, last))
             elif kind == fs_start:
