@@ -52,9 +52,13 @@ def key_paths() -> list[str]:
     home = os.path.expanduser("~")
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return [os.path.join(config, "tclint", "cache-key"), os.path.join(cache, "tclint", "cache-key"),
-            os.path.join(tempfile.gettempdir(), f"tclint-{uid}", "cache-key")]
+    paths = [os.path.join(config, "tclint", "cache-key"), os.path.join(cache, "tclint", "cache-key")]
+    try:
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        paths.append(os.path.join(tempfile.gettempdir(), f"tclint-{uid}", "cache-key"))
+    except OSError:  # no usable temporary folder
+        pass
+    return paths
 
 
 def user_key(create: bool = False) -> bytes | None:
