@@ -6,7 +6,9 @@ Every test here uses a cache key of its own (``TCLINT_CACHE_KEY_FILE``), as anot
 
 from __future__ import annotations
 
+import builtins
 import errno
+import io
 import os
 import pickle
 import subprocess
@@ -309,31 +311,41 @@ def test_a_damaged_gitignore_is_rewritten(project, damage):
 
 
 class _FullDisk:
-    """``os.fdopen`` on a disk that fills up after ``room`` more writes (a full tmpfs is not
-    available here): every later ``write`` raises ENOSPC."""
+    """``open`` (and so ``os.fdopen``, which calls ``io.open``) on a disk that fills up after
+    ``room`` more writes: every later ``write`` raises ENOSPC (a full tmpfs is not available
+    here).  Installed only around a cache flush."""
 
     def __init__(self, room: int) -> None:
         self.room = room
-        self.real = os.fdopen
+        self.real = io.open
 
-    def __call__(self, fd: int, *args, **kwargs):
-        fh = self.real(fd, *args, **kwargs)
-        disk = self
+    def install(self, monkeypatch) -> None:
+        monkeypatch.setattr(builtins, "open", self)
+        monkeypatch.setattr(io, "open", self)
 
-        class Full:
-            def __enter__(self):
-                return self
+    def __call__(self, file, mode="r", *args, **kwargs):
+        fh = self.real(file, mode, *args, **kwargs)
+        return fh if not any(c in mode for c in "wax+") else _FullFile(fh, self)
 
-            def __exit__(self, *exc):
-                fh.close()
 
-            def write(self, data):
-                if disk.room <= 0:
-                    raise OSError(errno.ENOSPC, "No space left on device")
-                disk.room -= 1
-                return fh.write(data)
+class _FullFile:
+    def __init__(self, fh, disk: _FullDisk) -> None:
+        self.fh, self.disk = fh, disk
 
-        return Full()
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.fh.close()
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+    def write(self, data):
+        if self.disk.room <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.disk.room -= 1
+        return self.fh.write(data)
 
 
 def _untracked(repo) -> list[str]:
@@ -352,7 +364,7 @@ def test_a_full_disk_during_the_first_write_leaves_nothing_behind(tmp_path, monk
     folder = repo / ".tclint_cache"
     sealed.user_key(create=True)
     cache, _result = _lint(str(folder))
-    monkeypatch.setattr(os, "fdopen", _FullDisk(room))
+    _FullDisk(room).install(monkeypatch)
     cache.flush()
     monkeypatch.undo()
     left = _snapshot(folder) if folder.exists() else {}
@@ -369,7 +381,7 @@ def test_a_full_disk_during_the_first_write_leaves_nothing_behind(tmp_path, monk
 def test_a_full_disk_while_creating_the_key_writes_nothing(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     cache, _result = _lint(str(folder))
-    monkeypatch.setattr(os, "fdopen", _FullDisk(0))
+    _FullDisk(0).install(monkeypatch)
     cache.flush()
     monkeypatch.undo()
     assert not folder.exists() and sorted(os.listdir(tmp_path / "key")) == []
@@ -378,7 +390,7 @@ def test_a_full_disk_while_creating_the_key_writes_nothing(tmp_path, monkeypatch
 def test_write_atomic_removes_its_temporary_file(tmp_path, monkeypatch):
     target = tmp_path / "t"
     target.write_bytes(b"old")
-    monkeypatch.setattr(os, "fdopen", _FullDisk(0))
+    _FullDisk(0).install(monkeypatch)
     with pytest.raises(OSError):
         sealed.write_atomic(str(target), b"new")
     monkeypatch.undo()
