@@ -808,6 +808,13 @@ class Project:
             if spec.kind == "func" and spec.refs:
                 r = self.resolve(spec.refs[0], sff)
                 return [(r[1], None)] if r and r[0] == "function" else []
+            if spec.kind == "deferred" and spec.refs and edge.method == "__call__":
+                ty = self.deferred_type(spec.refs[0], sff)
+                if ty.kind == T.FUNC:
+                    return [(k, None) for k in self.function_keys("deferred", spec.refs[0], sff)]
+                near = self._deferred_near(spec.refs[0], sff)
+                keys = self.class_keys_for(ty.ref, near) if ty.kind in (T.INSTANCE, T.MODULE) else []
+                return [(t, None) for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
             keys = [k for k in (self.class_key_for(r, sff) for r in spec.refs) if k is not None]
             method = edge.method
             if spec.kind == "seq" and method == "__call__":

@@ -254,3 +254,49 @@ program = torch.compile(build_program(3))
     regions = {key.split("::", 1)[1] for key in result.project.regions}
     assert regions == {"blur", "Layer.masked_forward", "Detector.forward", "build_program.<locals>.program"}
     assert [d for d in result.diagnostics if d.code == "TC311"] == []
+
+
+def test_a_loop_over_classes_and_a_callable_attribute_from_a_factory(tmp_path):
+    """pyg's `for cls in (GCN, GIN): model = torch.compile(cls(...).eval())`, and torchdiffeq's
+    `self.grid = self._grid_from(step)` (a closure) called in a compiled method."""
+    files = {
+        "m.py": """
+import torch
+import torch.nn as nn
+
+class GCN(nn.Module):
+    def forward(self, x):
+        return x
+
+class GIN(nn.Module):
+    def forward(self, x):
+        return x
+
+class Solver:
+    def __init__(self, step):
+        self.grid = self._grid_from(step)
+
+    @staticmethod
+    def _grid_from(step):
+        def grid(t):
+            return t * step
+        return grid
+
+    def integrate(self, t):
+        return self.grid(t)
+
+for cls in (GCN, GIN):
+    model = torch.compile(cls().eval())
+
+@torch.compile
+def solve(t):
+    return Solver(0.1).integrate(t)
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert regions == {"GCN.forward", "GIN.forward", "solve", "Solver.__init__", "Solver.integrate",
+                       "Solver._grid_from", "Solver._grid_from.<locals>.grid"}
+    assert not result.project.unresolved

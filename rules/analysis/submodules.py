@@ -48,6 +48,10 @@ def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec
         return SubmoduleSpec("tensor", (), None, loc)
     if ty.kind == T.FUNC and ty.ref and not ty.ref.startswith("<"):
         return SubmoduleSpec("func", (ty.ref,), None, loc)
+    if ty.kind == T.DEFERRED and ty.ref:
+        # self.grid = make_grid_fn(step): what a project function returns (a closure, a module),
+        # followed when the attribute is called; its value type stays unknown
+        return SubmoduleSpec("deferred", (ty.ref,), None, loc)
     if ty.kind == T.SCALAR and ty.dtype in ("int", "float", "bool", "str"):
         return SubmoduleSpec(ty.dtype, (), None, loc)
     if ty.kind == T.COMPILED:

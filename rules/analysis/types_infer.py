@@ -210,6 +210,9 @@ class TypeInference(AnalyzerBase):
             elts = [self.type_of(e) for e in node.elts if not isinstance(e, ast.Starred)]
             if elts and all(e.kind == T.TENSOR for e in elts):
                 return Ty(T.TLIST, max(e.conf for e in elts))
+            if elts and all(e.kind == T.FUNC and _is_class_ref(e.ref) for e in elts):
+                # for cls in (GCN, GraphSAGE, GIN): a literal of classes
+                return Ty(T.CONTAINER, T.HIGH, "classes", T.union_ref(e.ref for e in elts if e.ref))
             if isinstance(node, ast.Tuple) and elts and all(e.kind == T.SCALAR and e.dtype == "int" for e in elts):
                 return T.T_SIZE
             modules = _module_classes(elts) if isinstance(node, ast.List) else None
@@ -544,6 +547,8 @@ def element_type(it: Ty, iter_node: ast.expr) -> Ty:
         return Ty(T.TENSOR, it.conf, it.dtype)
     if it.kind == T.SIZE:
         return T.T_INT
+    if it.kind == T.CONTAINER and it.dtype == "classes":
+        return Ty(T.FUNC, T.MEDIUM, None, it.ref)
     if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name):
         if iter_node.func.id == "range":
             return T.T_INT
