@@ -35,7 +35,7 @@ _LOGICAL_ENDS = (tokenize.NEWLINE, tokenize.NL)
 
 def tokenizer_view(text: str) -> tuple[dict[int, int], list[tuple[int, int]]] | None:
     """Comment columns by line and merged joined-line groups, from ``tokenize`` (None when the text
-    does not tokenize, or holds a string literal inside an f-string's braces, which Python 3.12+
+    does not tokenize cleanly, or holds a string literal inside an f-string's braces, which Python 3.12+
     allows and the scanner does not model): the reference the scanner must agree with."""
     columns: dict[int, int] = {}
     joins: list[tuple[int, int]] = []
@@ -46,6 +46,8 @@ def tokenizer_view(text: str) -> tuple[dict[int, int], list[tuple[int, int]]] | 
         # universal newlines: lines end at \r too, as for the interpreter (and LineIndex)
         for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             kind, first, last = tok.type, tok.start[0], tok.end[0]
+            if kind == tokenize.ERRORTOKEN:
+                return None  # (an unterminated string, a stray character: not Python)
             if kind == tokenize.COMMENT:
                 columns.setdefault(first, tok.start[1])
             elif kind in (tokenize.STRING, fs_start) and fstrings:
@@ -58,8 +60,13 @@ def tokenizer_view(text: str) -> tuple[dict[int, int], list[tuple[int, int]]] | 
                 begin = fstrings.pop()
                 if last > begin:
                     joins.append((begin, last))
-            if first > prev_end and prev_type not in _LOGICAL_ENDS and kind != tokenize.ENDMARKER:
-                joins.append((prev_end, first))  # a backslash continuation
+            if kind != tokenize.ENDMARKER:
+                if first > prev_end and prev_type not in _LOGICAL_ENDS:
+                    joins.append((prev_end, first))  # a backslash continuation after a token
+                elif first > prev_end + 1 and prev_type in _LOGICAL_ENDS:
+                    # lines with no token and no NL (blank and comment lines have one): lines
+                    # holding only a backslash, continued into the token's line
+                    joins.append((prev_end + 1, first))
             prev_type, prev_end = kind, last
     except (tokenize.TokenError, SyntaxError):
         return None
