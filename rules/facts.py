@@ -188,6 +188,17 @@ class Candidate:
 
 @_fast_pickle
 @dataclass(slots=True)
+class VariantFacts:
+    """The eager-side context of calls, for the variant analysis (``analysis.callctx``): keys are
+    ``"line:col"`` of a call, as in ``CallEdge.loc``."""
+
+    contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # grad:<mode>@line, autocast:<dtype>@line
+    batches: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>@<DataLoader line>" (last batch smaller)
+    training_readers: tuple[str, ...] = ()  # qualified classes whose methods read self.training
+
+
+@_fast_pickle
+@dataclass(slots=True)
 class FileFacts:
     path: str
     module: str
@@ -212,3 +223,4 @@ class FileFacts:
     int_globals: dict[str, Loc] = field(default_factory=dict)  # module-level int/list globals
     allow_in_graph: list[DisableSite] = field(default_factory=list)  # torch.compiler.allow_in_graph(fn)
     api_calls: dict[str, list[str]] = field(default_factory=dict)  # torch API -> dotted first arguments
+    variant_facts: VariantFacts | None = None  # call contexts for the variant analysis (issue 13)

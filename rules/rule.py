@@ -38,7 +38,8 @@ class Example:
     ``{"dynamo": {"capture_scalar_outputs": True}}``); the same dynamo settings are applied to
     ``torch._dynamo.config`` for the proof.  ``gb`` overrides the GB id expected at the marked lines;
     ``compiles`` bounds the frame compiles (INVALID: at least, VALID: at most) for recompile rules;
-    ``raises`` names the exception a hard-error example must raise under compile.
+    ``raises`` names the exception a hard-error example must raise under compile; ``guard`` is text
+    that one of the measured recompile reasons must contain (the guard an INVALID example fails).
     """
 
     code: str
@@ -49,6 +50,7 @@ class Example:
     raises: str | None = None
     title: str = ""
     proof: bool = True  # False: a static-only example (e.g. needs CUDA); say why in title
+    guard: str | None = None  # INVALID recompile examples: text of the guard that must fail (a recompile reason)
 
     def expected(self) -> list[tuple[int, str]]:
         """(line, code) pairs marked with ``# expect: CODE`` in the example source."""

@@ -89,6 +89,8 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
             assert most == 0, f"expected no frame compile at all, saw {result.compiles}"
         elif kind == "invalid":
             assert most >= ex.compiles, f"expected at least {ex.compiles} frame compiles, saw {result.compiles}"
+            if ex.guard is not None:
+                assert any(ex.guard in r for r in result.recompile_reasons), f"expected guard {ex.guard!r} to fail, saw {result.recompile_reasons}"
         else:
             assert most <= ex.compiles, f"expected at most {ex.compiles} frame compiles, saw {result.compiles} {result.recompile_reasons}"
         assert result.error is None, result.error_text

@@ -1,0 +1,193 @@
+from tclint.rules import variants
+from tclint.rules.model import Diagnostic, RelatedLocation, Severity, Span
+from tclint.rules.rule import Example, Rule
+
+
+class CallContextVariants(Rule):
+    """
+    ## What it does
+    Reports, at the line that makes it, each guard that differs between the calls of a compiled
+    callable because of the eager code around the calls: a call under `torch.no_grad()` (or
+    `inference_mode`) and one outside, a call inside `autocast` and one outside, `.train()` and
+    `.eval()` on a module whose graph depends on the mode (Dropout, BatchNorm, `self.training`),
+    a `DataLoader` that keeps its smaller last batch, a bool argument drawn at run time.  The
+    message names the compiled callable and the guard; related locations point at the other side
+    of the flip.  `tclint variants` lists the whole variant set of each compiled callable.
+
+    ## Why is this bad?
+    Each side is one more compiled variant, paid on first use: the first evaluation pass after
+    training, the first request under `inference_mode`, the last batch of the first epoch.  The
+    set is bounded (cached after), so the goal is to know it and warm every variant up before
+    timing or serving, or to remove the flip.
+
+    ## Example
+    ```python
+    model = torch.compile(Net())          # Net has a Dropout
+    for x in batches:
+        model(x)
+    with torch.no_grad():                 # grad mode differs from the training calls
+        model(xv)
+    ```
+
+    ## Use instead
+    Warm up both variants before measuring, call the compiled model under one grad mode, pass
+    `drop_last=True` (or `torch._dynamo.mark_dynamic(x, 0)`), or pass a flag as a tensor.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
+    """
+
+    code = "TC208"
+    name = "call-context-variants"
+    summary = "The eager code around calls of a compiled callable makes a bounded set of variants"
+    family = "recompile"
+    default_severity = Severity.INFO
+    region_only = False
+
+    def project_check(self, project):
+        from tclint.rules.engine import rule_doc_url
+
+        for key, v in sorted(variants.variants(project).items()):
+            for dim in v.dims:
+                if not dim.bounded or not dim.sources:
+                    continue
+                if dim.kind == "arg" and not any("passes const:" not in s.note for s in dim.sources):
+                    continue  # distinct constants only: TC206's finding
+                if dim.kind == "arg" and "dynamic" in dim.guard:
+                    continue  # an int becoming dynamic: a one-off, not a flip
+                first = dim.sources[0]
+                others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][:4]
+                related = tuple(
+                    RelatedLocation(s.path, Span.of(s.loc.line, s.loc.col, s.loc.end_line, s.loc.end_col), s.note)
+                    for s in others
+                )
+                loc = first.loc
+                values = "/".join(dim.values)
+                yield Diagnostic(
+                    code=self.code,
+                    name=self.name,
+                    message=(f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
+                             f"{values}); in all {v.summary()}"),
+                    path=first.path,
+                    span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
+                    severity=self.default_severity,
+                    noqa_line=loc.line,
+                    url=rule_doc_url(self.code),
+                    related=related,
+                    help=dim.advice,
+                    extra={"target": key, "dimension": dim.kind, "variants": v.count},
+                )
+
+    invalid = (
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+model = torch.compile(Net())
+
+def train_then_validate(x):
+    model(x).sum().backward()
+    with torch.no_grad():  # expect: TC208
+        return model(x)
+""",
+            run="train_then_validate(torch.randn(4, 8))",
+            compiles=2,
+            guard="grad_mode",
+            title="grad mode differs between the training call and the validation call",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+net = Net()
+model = torch.compile(net)
+
+def epochs(x):
+    for _ in range(3):
+        net.train()
+        model(x)
+        net.eval()  # expect: TC208
+        model(x)
+""",
+            run="epochs(torch.randn(4, 8))",
+            compiles=2,
+            guard=".training",
+            title="train/eval toggled on the original module between calls",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+net = Net()
+model = torch.compile(net)
+
+def serve(requests):
+    net.eval()
+    with torch.no_grad():
+        return [model(x) for x in requests]
+""",
+            run="serve([torch.randn(4, 8) for _ in range(5)])",
+            compiles=1,
+            title="one grad mode, one module mode: one variant",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+net = Net()
+model = torch.compile(net)
+
+def epochs(x):
+    for _ in range(3):
+        net.train()
+        model(x)
+        net.eval()
+        model(x)
+""",
+            run="epochs(torch.randn(4, 8))",
+            compiles=1,
+            title="train/eval on a module without Dropout or BatchNorm: the graph does not read it, one compile",
+        ),
+    )

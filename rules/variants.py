@@ -1,0 +1,381 @@
+"""The variant set of every compiled callable, read from how it is called (issue 13).
+
+A compiled frame keeps one compiled variant per combination of the guarded things that differ
+between its calls.  This module reads, for every compiled root (``callsites.roots``), the calls
+that enter it (``callsites.calls_into_roots``) joined with their eager-side context
+(``FileFacts.variant_facts``, recorded by ``analysis.callctx``), and decides per guard dimension
+what varies and how much:
+
+* grad mode: calls under ``no_grad`` / ``inference_mode`` and calls outside (torch 2.13 guards
+  ``GLOBAL_STATE grad_mode``; ``inference_mode`` is a third variant, its tensors have another
+  dispatch key set);
+* autocast: calls inside an ``autocast`` block and outside (``autocast(cpu)_enabled``);
+* train/eval: ``.train()`` / ``.eval()`` on the compiled module or the original, when the module
+  has a submodule or code whose graph depends on ``training`` (Dropout, BatchNorm, ``self.training``);
+  a module without one compiles once in both modes (measured);
+* batch size: an argument taken from a ``DataLoader`` that keeps its smaller last batch: 2
+  variants (static, then a dynamic batch dimension), unless ``dynamic=True``;
+* Python scalar arguments, by ``callsites.specialisation``: bools and enumerated strings are
+  bounded by their distinct values, counters / lengths / clocks / per-call strings given to a
+  specialised parameter are unbounded; an int or float parameter used as a value becomes dynamic
+  after its second value (2 variants), except under ``dynamic=False``.
+
+The predicted variant count is the product of the bounded dimensions; one unbounded dimension
+makes it unbounded: the recompile limit (8) is reached, then the frame runs eagerly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tclint.rules import callsites
+from tclint.rules import types as T
+from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts, Loc
+from tclint.rules.project import Project
+
+RECOMPILE_LIMIT = 8
+TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm", "RReLU")
+
+
+@dataclass
+class Source:
+    """One place that makes a dimension vary: where it is, and what it does there."""
+
+    path: str
+    loc: Loc
+    note: str
+
+
+@dataclass
+class Dimension:
+    """One guard that differs between calls of a compiled callable."""
+
+    kind: str  # grad_mode | autocast | training | batch | arg
+    guard: str  # the guard as Dynamo words it (approximately)
+    values: list[str]
+    bounded: bool
+    sources: list[Source] = field(default_factory=list)  # first: the line a user changes
+    advice: str = ""
+
+    @property
+    def count(self) -> int | None:
+        return len(self.values) if self.bounded else None
+
+    def describe(self) -> str:
+        if not self.bounded:
+            return f"{self.guard}: unbounded ({', '.join(self.values)})"
+        return f"{self.guard}: {'/'.join(self.values)}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "guard": self.guard,
+            "values": self.values,
+            "bounded": self.bounded,
+            "count": self.count,
+            "advice": self.advice,
+            "sources": [{"path": s.path, "line": s.loc.line, "column": s.loc.col + 1, "note": s.note} for s in self.sources],
+        }
+
+
+@dataclass
+class Variants:
+    """The predicted variant set of one compiled callable."""
+
+    key: str
+    qualname: str
+    path: str
+    site: Loc | None  # the compile site (None: a configured root)
+    site_path: str | None
+    calls: int
+    dims: list[Dimension] = field(default_factory=list)
+
+    @property
+    def bounded(self) -> bool:
+        return all(d.bounded for d in self.dims)
+
+    @property
+    def count(self) -> int | None:
+        """The predicted number of compiled variants; None when unbounded."""
+        if not self.bounded:
+            return None
+        n = 1
+        for d in self.dims:
+            n *= len(d.values)
+        return n
+
+    def summary(self) -> str:
+        """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
+        if not self.dims:
+            return "1 variant" if self.calls else "1 variant (no call seen)"
+        parts = " × ".join("/".join(d.values) if d.bounded else f"{d.guard} unbounded" for d in self.dims)
+        if self.count is None:
+            return f"unbounded variants: {parts} — recompiles until the limit ({RECOMPILE_LIMIT}), then runs eagerly"
+        return f"≈ {self.count} variants: {parts} — bounded, warm each one up"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "function": self.key,
+            "qualname": self.qualname,
+            "compile_site": None if self.site is None else {"path": self.site_path, "line": self.site.line, "column": self.site.col + 1},
+            "calls": self.calls,
+            "bounded": self.bounded,
+            "variants": self.count,
+            "summary": self.summary(),
+            "dimensions": [d.as_json() for d in self.dims],
+        }
+
+
+def variants(project: Project) -> dict[str, Variants]:
+    """The variant set of every compiled root of the project, by function key (memoised)."""
+    cached = project.memo.get("variants")
+    if cached is not None:
+        return cached
+    calls: dict[str, list[callsites.RootCall]] = {}
+    for call in callsites.calls_into_roots(project):
+        calls.setdefault(call.root_key, []).append(call)
+    modes = _mode_edges(project)
+    out: dict[str, Variants] = {}
+    for key, region, ff, fn in callsites.roots(project):
+        site = region.site
+        site_path = _site_path(project, site) if site is not None else None
+        v = Variants(key, fn.qualname, ff.path, site.loc if site is not None else None, site_path, len(calls.get(key, ())))
+        mine = calls.get(key, [])
+        dynamic = region.options.get("dynamic")
+        for dim in (_grad_dimension(mine), _autocast_dimension(mine), _training_dimension(project, ff, fn, modes),
+                    _batch_dimension(mine, dynamic)):
+            if dim is not None:
+                v.dims.append(dim)
+        v.dims.extend(_arg_dimensions(mine, dynamic is False))
+        out[key] = v
+    project.memo["variants"] = out
+    return out
+
+
+def _site_path(project: Project, site: Any) -> str | None:
+    for ff in project.files.values():
+        if site in ff.compile_sites:
+            return ff.path
+    return None
+
+
+# -- call contexts -----------------------------------------------------------------------------------
+def _loc_of(pos: str) -> Loc:
+    line, col, end_line, end_col = (int(p) for p in pos.split(":"))
+    return Loc(line, col, end_line, end_col)
+
+
+def _context(call: callsites.RootCall) -> tuple[str, ...]:
+    vf = call.caller_file.variant_facts
+    if vf is None:
+        return ()
+    return vf.contexts.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ())
+
+
+def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
+    seen: dict[str, list[Source]] = {}
+    for call in calls:
+        tags = [t for t in _context(call) if t.startswith("grad:")]
+        path = call.caller_file.path
+        if not tags:
+            seen.setdefault("grad", []).append(Source(path, call.edge.loc, "called with grad mode on"))
+            continue
+        mode, _, pos = tags[-1][5:].partition("@")
+        for m in mode.split("|"):
+            what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}.get(m)
+            note = f"called under {what}" if what else "called with grad mode on"
+            seen.setdefault(m, []).append(Source(path, _loc_of(pos), note))
+    if len(seen) < 2:
+        return None
+    order = [m for m in ("grad", "no_grad", "inference_mode") if m in seen]
+    sources = [s for m in order[1:] for s in seen[m]] + seen[order[0]]
+    return Dimension("grad_mode", "GLOBAL_STATE grad_mode", order, True, _dedupe(sources),
+                     "warm up each grad mode before timing or serving, or call it under one mode only "
+                     "(inference_mode and no_grad are two different variants)")
+
+
+def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
+    seen: dict[str, list[Source]] = {}
+    for call in calls:
+        tags = [t for t in _context(call) if t.startswith("autocast:")]
+        if not tags:
+            seen.setdefault("fp32", []).append(Source(call.caller_file.path, call.edge.loc, "called without autocast"))
+            continue
+        dtype, _, pos = tags[-1][9:].partition("@")
+        seen.setdefault(f"autocast({dtype})" if dtype != "default" else "autocast", []).append(
+            Source(call.caller_file.path, _loc_of(pos), "called inside autocast"))
+    if len(seen) < 2:
+        return None
+    order = sorted(seen, key=lambda m: m != "fp32")
+    sources = [s for m in order[1:] for s in seen[m]] + seen[order[0]]
+    return Dimension("autocast", "GLOBAL_STATE autocast_enabled", order, True, _dedupe(sources),
+                     "call it under the same autocast setting every time, or warm up both")
+
+
+def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
+    if dynamic is True:
+        return None
+    sources = []
+    for call in calls:
+        vf = call.caller_file.variant_facts
+        fed = vf.batches.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
+        for item in fed:
+            _key, _, pos = item.partition("@")
+            sources.append(Source(call.caller_file.path, _loc_of(pos), "DataLoader keeps a smaller last batch (drop_last=False)"))
+    if not sources:
+        return None
+    return Dimension("batch", "tensor size mismatch at index 0 (batch)", ["full batch", "last batch"], True, _dedupe(sources),
+                     "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call")
+
+
+def _dedupe(sources: list[Source]) -> list[Source]:
+    out, seen = [], set()
+    for s in sources:
+        k = (s.path, s.loc.line, s.loc.col)
+        if k not in seen:
+            seen.add(k)
+            out.append(s)
+    return out
+
+
+# -- train / eval ------------------------------------------------------------------------------------
+def _mode_edges(project: Project) -> list[tuple[str, str, FileFacts, CallEdge]]:
+    """(class key, mode, file, edge) for every ``.train(...)`` / ``.eval()`` whose receiver resolves
+    to a module class (directly, through a compiled object, or through ``self.<attr>``)."""
+    out = []
+    for ff in project.files.values():
+        for edge, caller in _all_edges(ff):
+            if edge.method not in ("train", "eval"):
+                continue
+            mode = _mode_of(edge)
+            for cls_key in _receiver_classes(project, ff, caller, edge):
+                out.append((cls_key, mode, ff, edge))
+    return out
+
+
+def _all_edges(ff: FileFacts):  # type: ignore[no-untyped-def]
+    for edge in ff.module_calls:
+        yield edge, None
+    for fn in ff.functions.values():
+        for edge in fn.calls:
+            yield edge, fn
+
+
+def _mode_of(edge: CallEdge) -> str:
+    if edge.method == "eval":
+        return "eval"
+    arg = dict(edge.args).get("#0", dict(edge.args).get("mode"))
+    if arg is None or arg == "const:True":
+        return "train"
+    if arg == "const:False":
+        return "eval"
+    return "train|eval"
+
+
+def _receiver_classes(project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge) -> list[str]:
+    if edge.kind == "instance":
+        return project.class_keys_for(edge.target, ff)
+    if edge.kind == "compiled":
+        out = []
+        for key in project.site_targets.get(edge.target, ()):
+            if key in project.functions:
+                rff, fn = project.functions[key]
+                if fn.cls is not None:
+                    out.append(f"{rff.path}::{fn.cls}")
+        return out
+    if edge.kind == "self" and caller is not None and caller.cls is not None and "." not in edge.target:
+        found = project.find_attr(f"{ff.path}::{caller.cls}", edge.target)
+        if found is not None:
+            aff, spec = found
+            return [k for ref in spec.refs for k in project.class_keys_for(ref, aff)]
+    return []
+
+
+def _training_sensitive(project: Project, cls_key: str, depth: int = 0) -> bool:
+    """Whether a module's graph depends on ``training``: a Dropout/BatchNorm-like submodule, or a
+    method reading ``self.training``, in the class, its bases or its submodules."""
+    if depth > 6:
+        return False
+    for key in project.mro(cls_key) or [cls_key]:
+        path, _, qual = key.partition("::")
+        ff = project.files.get(path)
+        if ff is None:
+            continue
+        vf = ff.variant_facts
+        prefix = f"{ff.module}." if ff.module else ""
+        if vf is not None and prefix + qual in vf.training_readers:
+            return True
+        cf = ff.classes.get(qual)
+        if cf is None:
+            continue
+        for spec in cf.attrs.values():
+            if any(ref.rsplit(".", 1)[-1].startswith(TRAINING_SENSITIVE) for ref in spec.refs):
+                return True
+    for sub in project.submodule_classes(cls_key, False):
+        if sub != cls_key and _training_sensitive(project, sub, depth + 1):
+            return True
+    return False
+
+
+def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts, modes: list[tuple[str, str, FileFacts, CallEdge]]) -> Dimension | None:
+    if fn.cls is None or fn.name != "forward":
+        return None
+    cls_key = f"{ff.path}::{fn.cls}"
+    related = set(project.mro(cls_key) or [cls_key]) | {cls_key}
+    seen: dict[str, list[Source]] = {}
+    for key, mode, mff, edge in modes:
+        if key in related or cls_key in (project.mro(key) or ()):
+            for m in mode.split("|"):
+                note = "sets train mode" if m == "train" else "sets eval mode"
+                seen.setdefault(m, []).append(Source(mff.path, edge.loc, note))
+    if len(seen) < 2 or not _training_sensitive(project, cls_key):
+        return None
+    sources = seen["eval"] + seen["train"]
+    return Dimension("training", f"{fn.cls}.training (a submodule's .training flag)", ["train", "eval"], True, _dedupe(sources),
+                     "warm up both modes before timing or serving (each is one compile, cached after)")
+
+
+# -- Python scalar arguments -------------------------------------------------------------------------
+def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> list[Dimension]:
+    by_param: dict[str, tuple[Any, dict[str, list[Source]]]] = {}
+    for call in calls:
+        for param, kind in callsites.map_args(call):
+            entry = by_param.setdefault(param.name, (param, {}))
+            entry[1].setdefault(kind, []).append(Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind)))
+    out = []
+    for name, (param, kinds) in by_param.items():
+        guard = callsites.specialisation(param, dynamic_false)
+        unbounded = [k for k in kinds if k in callsites.UNBOUNDED]
+        consts = sorted(k[6:] for k in kinds if k.startswith("const:"))
+        if guard is not None and "True/False" in guard:
+            varying = any(not k.startswith("const:") and k != "starred" for k in kinds)
+            values = set(consts) | ({"True", "False"} if varying else set())
+            if len(values) >= 2:
+                srcs = [s for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:")) for s in ss]
+                out.append(Dimension("arg", f"{name} == <True/False>", sorted(values), True, _dedupe(srcs),
+                                     "2 variants: warm both up, or pass the flag as a tensor (torch.tensor(flag)) and use torch.where"))
+            continue
+        if guard is not None:
+            if unbounded and not (unbounded == ["fstring"] and not guard.startswith(f"{name} == '")):
+                srcs = [s for k in unbounded for s in kinds[k]]
+                out.append(Dimension("arg", guard, [callsites.UNBOUNDED[k] for k in unbounded], False, _dedupe(srcs),
+                                     "bucket the value to a few sizes, pass it as a 0-d tensor, or keep it out of the compiled function"))
+            elif len(consts) >= 2:
+                srcs = [s for k, ss in kinds.items() if k.startswith("const:") for s in ss]
+                out.append(Dimension("arg", guard, consts, True, _dedupe(srcs), "warm up every value before serving"))
+            continue
+        ty = param.ty
+        if ty.kind == T.SCALAR and ty.dtype in ("int", "float") and (len(consts) >= 2 or unbounded):
+            srcs = [s for ss in kinds.values() for s in ss]
+            out.append(Dimension("arg", f"{name} == <value>, then dynamic", ["first value", "dynamic"], True, _dedupe(srcs),
+                                 "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once"))
+    return out
+
+
+def _arg_note(name: str, kind: str) -> str:
+    if kind.startswith("const:"):
+        return f"passes const:{kind[6:]} as `{name}`"
+    if kind in callsites.UNBOUNDED:
+        return f"passes {callsites.UNBOUNDED[kind]} as `{name}`"
+    return f"passes a value computed at run time as `{name}`"
