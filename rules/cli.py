@@ -345,7 +345,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
         return writes.exit_code(0)
 
     if args.fix or args.diff:
-        from tclint.rules.fixes import apply_fixes, fix_allowed, unified_diff
+        from tclint.rules.fixes import apply_fixes, fix_allowed, resolve_fixes, unified_diff
 
         remaining = []
         by_path: dict[str, list] = {}
@@ -353,6 +353,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
             by_path.setdefault(d.path, []).append(d)
         for path, file_diags in by_path.items():
             src = sources.get(path)
+            file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
             fixable = [d for d in file_diags if fix_allowed(d.fix, unsafe) and d.cell is None]
             if src is None or not fixable:
                 remaining.extend(file_diags)
@@ -413,6 +414,10 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
 
 
 def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
+    if fmt in ("json", "json-lines", "sarif") and any(d.fix is not None and d.fix.codemod for d in diags):
+        from tclint.rules.fixes import resolve_fixes
+
+        diags = resolve_fixes(diags, sources.get)  # these formats carry the edits: compute codemod fixes
     if fmt == "concise":
         from tclint.rules.report.text import concise, summary
 

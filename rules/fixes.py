@@ -7,9 +7,10 @@ touch the same text.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tclint.rules.model import Applicability, Diagnostic, Fix
 from tclint.rules.source import LineIndex
@@ -23,11 +24,51 @@ def fix_allowed(fix: Fix | None, unsafe: bool) -> bool:
     return unsafe and fix.applicability is Applicability.UNSAFE
 
 
+def resolve(fix: Fix | None, text: str | None) -> Fix | None:
+    """The fix with its edits: a codemod fix (``Fix.codemod``) is computed from ``text`` here (the
+    only place libcst is imported, lazily); None when the codemod does not apply.  Other fixes are
+    returned as they are."""
+    if fix is None or not fix.codemod:
+        return fix
+    if text is None:
+        return None
+    from tclint.rules import codemods
+
+    done = codemods.run(fix.codemod, text)
+    if done is None:
+        return None
+    new_text, note, lowered = done
+    edits = codemods.minimal_edits(text, new_text)
+    if not edits:
+        return None
+    applicability = fix.applicability
+    if lowered is not None and _RANK[lowered] > _RANK[applicability]:
+        applicability = lowered
+    return Fix(fix.message + note, edits, applicability)
+
+
+_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
+
+
+def resolve_fixes(diags: list[Diagnostic], text_of: Callable[[str], str | None]) -> list[Diagnostic]:
+    """``diags`` with every codemod fix computed (``text_of(path)`` gives a file's text); a codemod
+    that does not apply leaves its finding without a fix.  Findings without one are kept as is."""
+    out = []
+    for d in diags:
+        if d.fix is not None and d.fix.codemod:
+            fix = resolve(d.fix, text_of(d.path)) if d.cell is None else None
+            d = dataclasses.replace(d, fix=fix)
+        out.append(d)
+    return out
+
+
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
-    """Apply non-overlapping fixes; returns (new text, number of fixes applied)."""
+    """Apply non-overlapping fixes (codemod fixes are computed first, see ``resolve``); returns
+    (new text, number of fixes applied)."""
     index = LineIndex(text)
     ranges: list[tuple[int, int, str, int]] = []
-    for n, fix in enumerate(fixes):
+    resolved = [r for r in (resolve(f, text) for f in fixes) if r is not None]
+    for n, fix in enumerate(resolved):
         for edit in fix.edits:
             start = index.offset(edit.span.start.line, edit.span.start.column)
             end = index.offset(edit.span.end.line, edit.span.end.column)

@@ -91,9 +91,18 @@ class Edit:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """A fix: its edits, or, for a codemod fix, the codemod that computes them when the fix is used.
+
+    ``codemod`` names a codemod of ``tclint.rules.codemods`` and its arguments (plain strings).
+    Such a fix is recorded with no edits during the walk, so linting never imports libcst; the
+    edits are computed from the file's text by ``tclint.rules.fixes.resolve`` when a fix is
+    applied, previewed or sent to an editor.
+    """
+
     message: str
     edits: tuple[Edit, ...]
     applicability: Applicability
+    codemod: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,10 @@ class Example:
     ``torch._dynamo.config`` for the proof.  ``gb`` overrides the GB id expected at the marked lines;
     ``compiles`` bounds the frame compiles (INVALID: at least, VALID: at most) for recompile rules;
     ``raises`` names the exception a hard-error example must raise under compile; ``guard`` is text
-    that one of the measured recompile reasons must contain (the guard an INVALID example fails).
+    that one of the measured recompile reasons must contain (the guard an INVALID example fails).  ``fixed`` is
+    the source after the rule's fix on an INVALID example (applied with unsafe fixes allowed): the
+    suite checks the fix produces exactly it, and runs it under Dynamo (the hazard is gone) and
+    eagerly next to the original (same values); a rule with a non-display-only fix needs one.
     """
 
     code: str
@@ -51,6 +54,7 @@ class Example:
     title: str = ""
     proof: bool = True  # False: a static-only example (e.g. needs CUDA); say why in title
     guard: str | None = None  # INVALID recompile examples: text of the guard that must fail (a recompile reason)
+    fixed: str | None = None
 
     def expected(self) -> list[tuple[int, str]]:
         """(line, code) pairs marked with ``# expect: CODE`` in the example source."""

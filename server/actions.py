@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from tclint.rules.fixes import apply_fixes
+from tclint.rules.fixes import apply_fixes, resolve
 from tclint.server.convert import PROBE_SOURCE, SOURCE, first_fix, structure
 from tclint.server.positions import Lines, minimal_edit
 
@@ -159,7 +159,7 @@ def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:
     """One edit applying every safe fix of the published diagnostics."""
     fixes = []
     for d in pub.model:
-        fix = first_fix(d.fix)
+        fix = resolve(first_fix(d.fix), pub.text) if d.cell is None else None  # codemod fixes: computed here
         if fix is not None and fix.edits and fix.applicability.value == "safe" and d.cell is None:
             fixes.append(fix)
     if not fixes:

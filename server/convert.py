@@ -20,7 +20,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 from tclint.rules.config import Settings
-from tclint.rules.model import Applicability, Diagnostic, Fix, Origin
+from tclint.rules.fixes import resolve
+from tclint.rules.model import Applicability, Diagnostic, Edit, Fix, Origin, Span
 from tclint.server.codes import no_noqa_codes, unused_suppression_codes
 from tclint.server.positions import Lines
 from tclint.server.settings import EditorSettings
@@ -127,6 +128,12 @@ def fix_offered(fix: Fix | None, unsafe: bool) -> bool:
     if fix.applicability is Applicability.SAFE:
         return True
     return unsafe and fix.applicability is Applicability.UNSAFE
+
+
+def _declared(fix: Fix) -> Fix:
+    """A codemod fix as if computed, with its declared safety (the most the codemod can give it):
+    to decide whether computing it is worth it."""
+    return Fix(fix.message, (Edit(Span.of(1, 0, 1, 0), ""),), fix.applicability)
 
 
 def text_edits(fix: Fix, lines: Lines, encoding: str) -> list[dict[str, Any]]:
@@ -286,6 +293,8 @@ class Converter:
         code = _js(diag.code)
         data = ['"code":' + code]
         fix = first_fix(diag.fix)
+        if fix is not None and fix.codemod and diag.cell is None and fix_offered(_declared(fix), self.unsafe):
+            fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
         if fix is not None and fix.edits and diag.cell is None and fix_offered(fix, self.unsafe):
             edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
             data.append(f'"fix":{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')

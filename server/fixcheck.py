@@ -94,6 +94,8 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
     alternatives = fix if isinstance(fix, tuple) else (fix,)
     for alt in alternatives:
         if not alt.edits:
+            if alt.codemod:
+                return alt  # computed (and its output parsed by libcst) when it is offered
             continue
         first = min(e.span.start.line for e in alt.edits)
         # an edit ending at column 0 of a line ends with the line before it

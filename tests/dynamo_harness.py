@@ -188,3 +188,46 @@ def _quiet():
         warnings.simplefilter("ignore")
         with contextlib.redirect_stdout(io.StringIO()):
             yield
+
+
+def eager_values(path: str, code: str, run: str = "") -> dict[str, Any]:
+    """Execute ``code`` then ``run`` with every compiled function running eagerly
+    (``set_stance("force_eager")``, seed 0), and return the plain values the run left in the
+    module: tensors, numbers, strings and tuples/lists/dicts of them (the probe's comparison is on
+    values, not on objects).  Used to check a fix keeps what the code computes."""
+    module = types.ModuleType("tclint_example")
+    module.__file__ = path
+    sys.modules["tclint_example"] = module
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    try:
+        with torch.compiler.set_stance("force_eager"), _quiet():
+            exec(compile(code, path, "exec"), module.__dict__)
+            if run:
+                exec(compile(run, "<run>", "exec"), module.__dict__)
+    finally:
+        sys.modules.pop("tclint_example", None)
+        torch._dynamo.reset()
+    return {k: v for k, v in module.__dict__.items() if not k.startswith("_") and _plain(v)}
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, (torch.Tensor, int, float, complex, str, bool)) or value is None:
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Equal values (tensors: same dtype, shape and elements, NaN equal to NaN)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+                and a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b

@@ -109,3 +109,76 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
             f"no break with {gb_ids} at line {line}; saw "
             f"{[(b.line, b.gb_id, b.gb_type) for b in result.breaks]} error={result.error_text[:300]}"
         )
+
+
+# -- fixes: the fixed source each INVALID example pins, proven like the examples themselves ----------
+FIXED_CASES = [c for c in CASES if c.values[1] == "invalid" and c.values[3].fixed is not None]
+
+
+def test_every_rule_with_a_codemod_fix_pins_its_output():
+    """A rule whose fix is a codemod shows it on at least one INVALID example (``Example.fixed``)."""
+    import inspect
+
+    for rule in registry.all_rules():
+        if "codemod=" in inspect.getsource(rule):
+            assert any(ex.fixed is not None for ex in rule.invalid), f"{rule.code} has a codemod fix but no fixed example"
+
+
+def _fixed_text(tmp_path, rule, ex) -> str:
+    from tclint.rules.fixes import apply_fixes, fix_allowed
+
+    result = lint_code(tmp_path, ex.code, _settings(ex, rule))
+    fixes = [d.fix for d in result.diagnostics if d.code == rule.code and fix_allowed(d.fix, unsafe=True)]
+    assert fixes, f"{rule.code}: no fix offered on the example"
+    new, n = apply_fixes(ex.code, fixes)
+    assert n == len(fixes)
+    return new
+
+
+@pytest.mark.parametrize(("rule", "kind", "i", "ex"), FIXED_CASES)
+def test_fix_output(tmp_path, rule, kind, i, ex):
+    """The fix turns the example into exactly ``fixed``; once applied, the rule has nothing more to
+    fix (applying fixes again is a no-op) and no longer reports the hazard."""
+    from tclint.rules.fixes import apply_fixes, fix_allowed
+
+    assert _fixed_text(tmp_path, rule, ex) == ex.fixed
+    again = lint_code(tmp_path, ex.fixed, _settings(ex, rule))
+    assert not [d for d in again.diagnostics if d.code == rule.code], _explain(again, set())
+    more = [d.fix for d in again.diagnostics if fix_allowed(d.fix, unsafe=True)]
+    assert apply_fixes(ex.fixed, more)[0] == ex.fixed
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("rule", "kind", "i", "ex"), [c for c in FIXED_CASES if c.values[3].proof])
+def test_fix_dynamo_proof(tmp_path, rule, kind, i, ex):
+    """Under torch 2.13 the fixed code no longer has the break / recompile / eager run the original
+    had, and eagerly both compute the same values on the example's inputs."""
+    from dynamo_harness import eager_values, run_example, same_values
+
+    orig_path = os.path.join(str(tmp_path), "example.py")
+    fixed_path = os.path.join(str(tmp_path), "fixed.py")
+    for path, text in ((orig_path, ex.code), (fixed_path, ex.fixed)):
+        with open(path, "w") as fh:
+            fh.write(text)
+    dyn = dict(ex.settings.get("dynamo", {}))
+    before = run_example(orig_path, ex.code, ex.run, dyn)
+    after = run_example(fixed_path, ex.fixed, ex.run, dyn)
+    assert after.error is None, after.error_text
+    if ex.raises is not None:
+        assert ex.raises in before.error_text
+    elif ex.compiles == 0:
+        assert max(before.compiles.values(), default=0) == 0
+        assert max(after.compiles.values(), default=0) >= 1, f"the fixed code compiles nothing: {after.compiles}"
+    elif ex.compiles is not None:
+        assert before.recompile_reasons, "the original example does not recompile"
+        assert not after.recompile_reasons, f"the fixed code still recompiles: {after.recompile_reasons}"
+    else:
+        gb_ids = ex.gb or rule.gb_ids
+        assert before.lines_with(tuple(gb_ids)), "the original example does not break"
+        assert not after.lines_with(tuple(gb_ids)), [(b.line, b.gb_id, b.gb_type) for b in after.breaks]
+    want = eager_values(orig_path, ex.code, ex.run)
+    got = eager_values(fixed_path, ex.fixed, ex.run)
+    common = sorted(want.keys() & got.keys())
+    assert common, "no value to compare: the example's `run` must leave a result in a variable"
+    for name in common:
+        assert same_values(want[name], got[name]), f"`{name}` differs after the fix: {want[name]!r} vs {got[name]!r}"

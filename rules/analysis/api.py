@@ -156,6 +156,12 @@ class RuleContext:
         for local, q in self._a.facts.aliases.items():
             if q == qualified:
                 return local
+        table = self._a.scope.aliases  # the imports seen so far (facts.aliases is filled at the end)
+        while table is not None:
+            for local, q in table.names.items():
+                if q == qualified:
+                    return local
+            table = table.parent
         return None
 
     def segment(self, node: ast.AST) -> str:

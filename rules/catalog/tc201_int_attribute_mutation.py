@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules import types as T
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import short
 
@@ -44,7 +44,14 @@ class IntStateMutatedInCompiledCode(Rule):
     or count in the eager caller, or set `allow_unspec_int_on_nn_module`.
 
     ## Fix safety
-    No automatic fix.
+    An unsafe fix (a libcst codemod, for `self.x += ...` on an int set in the class's own
+    `__init__`): the assignment in `__init__` becomes
+    `self.register_buffer("x", torch.zeros((), dtype=torch.long), persistent=False)`, other
+    `self.x = <int>` in the class become `self.x.fill_(<int>)`, and `self.x += ...` then updates the
+    buffer in place (one compile).  Unsafe because `self.x` is now a 0-d tensor: code that needs a
+    Python int (`range(self.x)`, formatting, JSON) must call `int(...)`; the fix's message lists
+    every other read of `self.x` in the class for review.  Non-persistent: the state dict is
+    unchanged.
 
     ## References
     - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
@@ -55,6 +62,7 @@ class IntStateMutatedInCompiledCode(Rule):
     summary = "Compiled code changes an int attribute or global: a recompile on every call"
     family = "recompile"
     default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
 
     def visit_AugAssign(self, node, ctx):
         self._check(node, node.target, ctx)
@@ -81,10 +89,16 @@ class IntStateMutatedInCompiledCode(Rule):
             if spec is None or spec.kind != "int":
                 return
             guard = f"self.{path} == <value>"
+            torch_name = ctx.local_name_for("torch")
+            fix = None
+            if isinstance(node, ast.AugAssign) and torch_name is not None:
+                fix = Fix(f"Keep `self.{path}` in a non-persistent 0-d buffer registered in `__init__`",
+                          (), Applicability.UNSAFE, codemod=("int-counter-to-buffer", cls.name, path, torch_name))
             ctx.report(
                 self.code, node,
                 f"`{short(ctx, node)}` changes an int attribute inside compiled code: Dynamo guards `{guard}`, so every call recompiles until the recompile limit, then runs eagerly",
                 data={"self_attr": True, "name": path},
+                fix=fix,
                 help="keep the counter in a tensor buffer (register_buffer), count in the eager caller, or set allow_unspec_int_on_nn_module",
             )
         elif isinstance(target, ast.Name) and target.id in ctx.scope.globals:
@@ -121,8 +135,24 @@ class Decoder(nn.Module):
 
 decoder = torch.compile(Decoder())
 """,
-            run="for _ in range(12):\n    decoder(torch.randn(2, 4))",
+            run="for _ in range(12):\n    out = decoder(torch.randn(2, 4))\nseen = int(decoder.seen_tokens)",
             compiles=8,
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("seen_tokens", torch.zeros((), dtype=torch.long), persistent=False)
+
+    def forward(self, x):
+        self.seen_tokens += x.shape[0]  # expect: TC201
+        return self.proj(x)
+
+decoder = torch.compile(Decoder())
+""",
         ),
     )
     valid = (

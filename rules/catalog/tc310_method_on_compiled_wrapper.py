@@ -1,4 +1,4 @@
-from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.model import Applicability, Diagnostic, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 
@@ -27,7 +27,13 @@ class MethodOnCompiledWrapper(Rule):
     compile the method itself (`torch.compile(model.loss)`).
 
     ## Fix safety
-    No automatic fix.
+    A fix (a libcst codemod) when the wrapper comes from `NAME = torch.compile(TARGET, ...)` in the
+    same file: the statement becomes `NAME.compile(...)` (TARGET is NAME) or `NAME = TARGET`
+    followed by `NAME.compile(...)`, with the same options.  Safe where no other name holds the
+    wrapper or the module: NAME is only called or has its attributes used, and TARGET is NAME or a
+    fresh construction (`Net()`).  Unsafe otherwise (another name would now see a module compiled
+    in place; `isinstance(NAME, OptimizedModule)` changes).  Not offered where the code unwraps
+    the wrapper (`NAME._orig_mod`).
 
     ## References
     - https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.compile
@@ -39,6 +45,7 @@ class MethodOnCompiledWrapper(Rule):
     family = "compile-api"
     default_severity = Severity.WARNING
     region_only = False
+    fix_applicability = Applicability.SAFE
 
     def project_check(self, project):
         from tclint.rules.engine import rule_doc_url
@@ -63,6 +70,10 @@ class MethodOnCompiledWrapper(Rule):
                         continue
                     _mff, mfn = project.functions[method]
                     loc = edge.loc
+                    fix = None
+                    if site.how == "call" and _sff.path == ff.path:
+                        fix = Fix("Compile the module in place with `.compile()`", (), Applicability.SAFE,
+                                  codemod=("compile-in-place", str(site.loc.line)))
                     yield Diagnostic(
                         code=self.code, name=self.name,
                         message=(f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
@@ -70,6 +81,7 @@ class MethodOnCompiledWrapper(Rule):
                         path=ff.path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
                         severity=self.default_severity, noqa_line=loc.line, url=rule_doc_url(self.code),
                         help="call the wrapper and compute the rest outside, or use model.compile() to compile in place",
+                        fix=fix,
                     )
                     break
 
@@ -95,6 +107,25 @@ value = model.loss(torch.randn(2, 4))  # expect: TC310
 """,
             compiles=0,
             title="nothing is compiled (the proof counts zero frame compiles)",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def loss(self, x):
+        return self(x).pow(2).mean()
+
+model = Net()
+model.compile()
+value = model.loss(torch.randn(2, 4))  # expect: TC310
+""",
         ),
     )
     valid = (

@@ -1,0 +1,276 @@
+"""Codemods: the multi-place rewrites behind some fixes, written with libcst, run only on demand.
+
+A rule that offers a codemod fix records ``Fix(message, (), applicability, codemod=(NAME, *args))``
+during the walk; nothing here runs then, so ``tclint check`` never imports libcst.  When a fix is
+applied, previewed or sent to an editor, ``tclint.rules.fixes.resolve`` calls ``run``, which parses
+the file with libcst (lossless: comments, blank lines and formatting are kept), transforms it, and
+turns the difference between the old and the new text into minimal ``Edit``s (``minimal_edits``),
+so every byte outside the edited ranges stays as it was and the engine applies them like any fix.
+
+Each codemod returns ``(new text, note, applicability)`` or None when it does not apply to the code
+as it is (the fix is then not offered).  ``note`` is appended to the fix's message (what to review);
+``applicability`` may only be lower than the one the rule declared.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any
+
+from tclint.rules.model import Applicability, Edit, Span
+
+Result = tuple[str, str, Applicability | None]
+
+
+def run(codemod: tuple[str, ...], text: str) -> Result | None:
+    """Run the codemod named by ``codemod[0]`` with the arguments ``codemod[1:]`` on ``text``."""
+    func = _CODEMODS.get(codemod[0]) if codemod else None
+    if func is None:
+        return None
+    try:
+        import libcst  # noqa: F401  (lazy: only a fix being computed pays for it)
+    except ImportError:
+        return None
+    try:
+        return func(text, *codemod[1:])
+    except Exception as exc:  # noqa: BLE001 - libcst rejects what it cannot parse: no fix then
+        if type(exc).__name__ in ("ParserSyntaxError", "CSTValidationError", "RecursionError"):
+            return None
+        raise
+
+
+def minimal_edits(before: str, after: str) -> tuple[Edit, ...]:
+    """The edits turning ``before`` into ``after``: changed line blocks, trimmed to the characters
+    that differ, so text outside them is untouched (positions are 1-based lines, 0-based columns)."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    starts = [0]
+    for line in old:
+        starts.append(starts[-1] + len(line))
+    edits: list[Edit] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        a = "".join(old[i1:i2])
+        b = "".join(new[j1:j2])
+        p = 0
+        while p < len(a) and p < len(b) and a[p] == b[p]:
+            p += 1
+        s = 0
+        while s < len(a) - p and s < len(b) - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
+            s += 1
+        start = starts[i1] + p
+        end = starts[i1] + len(a) - s
+        edits.append(Edit(_span(before, starts, start, end), b[p:len(b) - s]))
+    return tuple(edits)
+
+
+def _span(text: str, starts: list[int], start: int, end: int) -> Span:
+    import bisect
+
+    def pos(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, offset) - 1
+        line = min(line, len(starts) - 1)
+        return line + 1, offset - starts[line]
+
+    sl, sc = pos(start)
+    el, ec = pos(end)
+    return Span.of(sl, sc, el, ec)
+
+
+# -- TC201: an int counter on a module -> a non-persistent 0-d buffer -----------------------------
+def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) -> Result | None:
+    """``self.ATTR = <int>`` in ``CLS.__init__`` becomes ``self.register_buffer("ATTR",
+    torch.zeros((), dtype=torch.long), persistent=False)`` (``torch.full`` for other values); other
+    ``self.ATTR = <int>`` in the class become ``self.ATTR.fill_(<int>)``; ``self.ATTR += ...`` stay (they
+    update the buffer in place).  Reads of ``self.ATTR`` elsewhere now see a tensor: listed in the note.
+    None when the class, the ``__init__`` assignment after ``super().__init__()``, or a rewrite of
+    every other assignment cannot be found."""
+    import libcst as cst
+    import libcst.matchers as m
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    classes = [n for n in _walk(module) if isinstance(n, cst.ClassDef) and n.name.value == cls_name]
+    if len(classes) != 1:
+        return None
+    cls = classes[0]
+
+    def int_value(expr: cst.BaseExpression) -> str | None:
+        if m.matches(expr, m.Integer()):
+            return expr.value  # type: ignore[attr-defined]
+        if m.matches(expr, m.UnaryOperation(operator=m.Minus(), expression=m.Integer())):
+            return "-" + expr.expression.value  # type: ignore[attr-defined]
+        return None
+
+    def self_attr(expr: cst.BaseExpression, self_name: str) -> bool:
+        return m.matches(expr, m.Attribute(value=m.Name(self_name), attr=m.Name(attr)))
+
+    init_stmt = None
+    replace: dict[cst.CSTNode, cst.CSTNode] = {}
+    reads: list[int] = []
+    for fn in (n for n in cls.body.body if isinstance(n, cst.FunctionDef)):
+        params = fn.params.params
+        if not params:
+            continue
+        self_name = params[0].name.value
+        saw_super = False
+        for stmt in _statements(fn.body):
+            if fn.name.value == "__init__" and not saw_super and "__init__(" in module.code_for_node(stmt):
+                saw_super = True
+                continue
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and self_attr(small.targets[0].target, self_name):
+                value = int_value(small.value)
+                if value is None:
+                    return None  # assigned something that is not an int literal: not a plain counter
+                if fn.name.value == "__init__" and init_stmt is None:
+                    if not saw_super:
+                        return None  # before Module.__init__: register_buffer would fail there
+                    init_stmt = small
+                    make = (f"{torch_name}.zeros((), dtype={torch_name}.long)" if value == "0"
+                            else f"{torch_name}.full((), {value}, dtype={torch_name}.long)")
+                    call = f'{self_name}.register_buffer("{attr}", {make}, persistent=False)'
+                else:
+                    call = f"{self_name}.{attr}.fill_({value})"
+                replace[small] = cst.parse_statement(call + "\n").body[0]  # type: ignore[attr-defined]
+                continue
+            if isinstance(small, cst.AugAssign) and self_attr(small.target, self_name):
+                targets = {id(small.target.value), id(small.target)}
+            else:
+                targets = set()
+            for node in _walk(stmt):
+                if id(node) not in targets and isinstance(node, cst.Attribute) and self_attr(node, self_name):
+                    if m.matches(node, m.Attribute()) and _is_store(stmt, node):
+                        return None  # another kind of assignment (tuple target, walrus...)
+                    reads.append(positions[node].start.line)
+    if init_stmt is None:
+        return None
+
+    class Swap(cst.CSTTransformer):
+        def on_leave(self, original, updated):  # type: ignore[override]
+            return replace.get(original, updated)
+
+    new = module.visit(Swap()).code
+    note = ""
+    if reads:
+        lines = ", ".join(str(n) for n in sorted(set(reads)))
+        note = f"; review the reads of `self.{attr}` (line{'s' if len(set(reads)) > 1 else ''} {lines}): they now get a 0-d tensor, use `int(...)` where a Python int is needed"
+    return new, note, None
+
+
+def _is_store(stmt: Any, node: Any) -> bool:
+    import libcst as cst
+
+    for sub in _walk(stmt):
+        if isinstance(sub, cst.Assign) and any(t.target is node for t in sub.targets):
+            return True
+        if isinstance(sub, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and sub.target is node:
+            return True
+        if isinstance(sub, (cst.Tuple, cst.List)) and any(getattr(e, "value", None) is node for e in sub.elements):
+            parent_assign = any(isinstance(a, cst.Assign) and any(t.target is sub for t in a.targets) for a in _walk(stmt))
+            if parent_assign:
+                return True
+    return False
+
+
+# -- TC310: `model = torch.compile(model)` -> `model.compile()` -----------------------------------
+def compile_in_place(text: str, line: str) -> Result | None:
+    """The statement ``NAME = torch.compile(TARGET, **options)`` starting on ``line`` becomes
+    ``NAME.compile(**options)`` when TARGET is NAME, else ``NAME = TARGET`` followed by
+    ``NAME.compile(**options)``.  Unsafe (not safe) where another name may hold the wrapper or the
+    module: TARGET is another name, or NAME is used other than by calling it or its attributes."""
+    import libcst as cst
+    import libcst.matchers as m
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    target_line = int(line)
+    found: list[cst.SimpleStatementLine] = []
+    for node in _walk(module):
+        if isinstance(node, cst.SimpleStatementLine) and positions[node].start.line == target_line:
+            found.append(node)
+    if len(found) != 1 or len(found[0].body) != 1:
+        return None
+    stmt = found[0]
+    assign = stmt.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and m.matches(assign.targets[0].target, m.Name())):
+        return None
+    name = assign.targets[0].target.value  # type: ignore[attr-defined]
+    if not (m.matches(assign.targets[0].target, m.Name(name))
+            and m.matches(assign.value, m.Call(func=m.Attribute(attr=m.Name("compile"))))):
+        return None
+    call = assign.value
+    args = list(call.args)  # type: ignore[attr-defined]
+    if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None or a.star for a in args[1:]):
+        return None
+    target = args[0].value
+    options = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in args[1:])
+    safe = True
+    if m.matches(target, m.Name()) and target.value != name:  # type: ignore[attr-defined]
+        safe = False  # TARGET's own name now holds a compiled module too
+    elif not m.matches(target, m.Name(name) | m.Call()):
+        safe = False  # some other expression: it may be held elsewhere
+    for node in _walk(module):
+        if isinstance(node, cst.Attribute) and m.matches(node.value, m.Name(name)) and node.attr.value in ("_orig_mod", "_torchdynamo_orig_callable"):
+            return None  # code that unwraps the wrapper: in place there is nothing to unwrap
+    if safe and _bare_uses(module, name, stmt):
+        safe = False
+    compile_stmt = cst.parse_statement(f"{name}.compile({options})\n")
+    if m.matches(target, m.Name(name)):
+        replacement: Any = stmt.with_changes(body=compile_stmt.body)  # type: ignore[attr-defined]
+    else:
+        first = stmt.with_changes(body=[assign.with_changes(value=target)])
+        replacement = cst.FlattenSentinel([first, compile_stmt])
+
+    class Swap(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original, updated):  # type: ignore[override]
+            return replacement if original is stmt else updated
+
+    new = module.visit(Swap()).code
+    return new, "", None if safe else Applicability.UNSAFE
+
+
+def _bare_uses(module: Any, name: str, skip: Any) -> bool:
+    """Whether ``name`` is used other than as ``name(...)`` / ``name.attr`` (or assigned again)."""
+    import libcst as cst
+
+    owned: set[int] = set()
+    for node in _walk(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
+            owned.add(id(node.func))
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+            owned.add(id(node.value))
+    for node in _walk(skip):
+        owned.add(id(node))
+    return any(isinstance(node, cst.Name) and node.value == name and id(node) not in owned for node in _walk(module))
+
+
+# -- helpers --------------------------------------------------------------------------------------
+def _walk(node: Any):
+    """Every node under ``node`` (itself included), depth first."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
+
+
+def _statements(body: Any):
+    """The statements of a function body, nested blocks included, in order."""
+    import libcst as cst
+
+    for node in _walk(body):
+        if isinstance(node, (cst.SimpleStatementLine,)):
+            yield node
+
+
+_CODEMODS: dict[str, Callable[..., Result | None]] = {
+    "int-counter-to-buffer": int_counter_to_buffer,
+    "compile-in-place": compile_in_place,
+}
