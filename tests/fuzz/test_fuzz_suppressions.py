@@ -187,7 +187,9 @@ def _assert_untouched_lines_are_byte_identical(before: bytes, after: bytes, enco
     old_text, new_text = decode_source(before).text, decode_source(after).text
     assert old_text is not None and new_text is not None
     old_lines, new_lines = _split_text(old_text), _split_text(new_text)
-    old_bytes, new_bytes = _split(before), _split(after)
+    bom = b"\xef\xbb\xbf"
+    assert after.startswith(bom) == before.startswith(bom)
+    old_bytes, new_bytes = _split(before.removeprefix(bom)), _split(after.removeprefix(bom))
     assert len(old_bytes) == len(old_lines) and len(new_bytes) == len(new_lines), encoding
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
