@@ -53,6 +53,7 @@ class Region:
     options: dict[str, Any] = field(default_factory=dict)
     depth: int = 0
     parent: Region | None = None  # the caller's region: chains share their prefix (O(n) memory)
+    receiver: str | None = None  # the class of `self` when known (compiled `Sub()`: Sub), for dispatch
 
     @property
     def chain(self) -> list[Link]:
@@ -492,6 +493,7 @@ class Project:
                 if not keys:
                     self.unresolved.append(Unresolved(site, ff.path, f"cannot tell what `{site.text}` compiles"))
                     continue
+                receivers = self._site_receivers(ff, site)
                 for key in keys:
                     region = Region(
                         func_key=key,
@@ -501,6 +503,7 @@ class Project:
                         multiplier=multiplier,
                         fullgraph=bool(site.options.get("fullgraph")),
                         options=dict(site.options),
+                        receiver=receivers.get(key),
                     )
                     yield key, region
             # wrappers: calls / decorators that go through a project function returning torch.compile(arg)
@@ -655,8 +658,49 @@ class Project:
             return targets, _multiplier(spec.count)
         return targets, None
 
+    def _site_receivers(self, ff: FileFacts, site: CompileSite) -> dict[str, str]:
+        """For a compiled instance, its class by the function that runs (``torch.compile(Sub())``
+        runs ``Base.forward`` with ``self`` a ``Sub``)."""
+        if site.target_kind == "instance":
+            keys = self.class_keys_for(site.ref, ff)
+        elif site.target_kind in ("elem", "modlist") and site.ref:
+            keys = self.elements_of(site.ref, ff)[0]
+        elif site.target_kind == "deferred" and site.ref:
+            ty = self.deferred_type(site.ref, ff)
+            keys = self.class_keys_for(ty.ref, self._deferred_near(site.ref, ff)) if ty.kind in (T.INSTANCE, T.MODULE) else []
+        else:
+            return {}
+        out: dict[str, str] = {}
+        for k in keys:
+            target = self.call_method_of_class(k, "__call__")
+            if target is not None:
+                out.setdefault(target, k)
+        return out
+
+    def _dispatch_targets(self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None) -> list[tuple[str, str | None, str | None]]:
+        """``edge_targets`` with virtual dispatch: ``self.m()`` resolves on the class of ``self``
+        when it is known (a base class's forward calling ``self.apply_transform`` of the subclass
+        that was compiled); (callee, multiplier, the callee's receiver)."""
+        on_self = edge.kind == "self" and "." not in edge.target and edge.method == "__call__"
+        if on_self and receiver is not None:
+            found = self.find_method(receiver, edge.target)
+            if found is not None:
+                return [(found, None, receiver)]
+        if edge.kind == "instance":
+            out: list[tuple[str, str | None, str | None]] = []
+            for k in self.class_keys_for(edge.target, ff):
+                t = self.call_method_of_class(k, edge.method)
+                if t:
+                    out.append((t, None, k))
+            return out
+        if edge.kind == "elem" and edge.target.startswith(T.CLASSES):
+            keys, count = self.elements_of(edge.target, ff)
+            return [(t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))]
+        return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
+
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:
-        queue: deque[str] = deque()
+        queue: deque[tuple[str, str | None]] = deque()
+        self._seen: set[tuple[str, str | None]] = set()
         for key, region in roots:
             if key in self.disabled or key not in self.functions:
                 continue
@@ -666,11 +710,16 @@ class Project:
             existing = self.regions.get(key)
             if existing is None or (existing.depth > 0 and region.depth == 0):
                 self.regions[key] = region
-                queue.append(key)
-            elif region.fullgraph and not existing.fullgraph:
-                existing.fullgraph = True
+                self._seen.add((key, region.receiver))
+                queue.append((key, region.receiver))
+            else:
+                if region.fullgraph and not existing.fullgraph:
+                    existing.fullgraph = True
+                if (key, region.receiver) not in self._seen:
+                    self._seen.add((key, region.receiver))
+                    queue.append((key, region.receiver))
         while queue:
-            key = queue.popleft()
+            key, receiver = queue.popleft()
             region = self.regions[key]
             ff, fn = self.functions[key]
             for wrapper in self.decorator_wrappers(ff, fn):
@@ -680,7 +729,7 @@ class Project:
             for edge in fn.calls:
                 if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
                     continue  # under a branch that is not traced under compile
-                for callee, multiplier in self.edge_targets(ff, fn, edge):
+                for callee, multiplier, callee_receiver in self._dispatch_targets(ff, fn, edge, receiver):
                     if callee in self.allowed_in_graph:
                         continue
                     if callee in self.disabled:
@@ -694,7 +743,7 @@ class Project:
                             for sub, _m in self.edge_targets(cff, cfn, sub_edge):
                                 self._enqueue(queue, sub, region, cff, cfn, sub_edge, None)
                         continue
-                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier)
+                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier, callee_receiver)
 
     def decorator_wrappers(self, ff: FileFacts, fn: FunctionFacts) -> list[str]:
         """The wrapper functions a project decorator puts around ``fn``: they run inside the
@@ -718,7 +767,7 @@ class Project:
             out.extend(cached)
         return out
 
-    def _enqueue_wrapper(self, queue: deque[str], wrapper: str, region: Region, ff: FileFacts, fn: FunctionFacts) -> None:
+    def _enqueue_wrapper(self, queue: deque[tuple[str, str | None]], wrapper: str, region: Region, ff: FileFacts, fn: FunctionFacts) -> None:
         if wrapper in self.regions or wrapper not in self.functions:
             return
         wff, wfn = self.functions[wrapper]
@@ -729,9 +778,9 @@ class Project:
             loop_caller=region.loop_caller, fullgraph=region.fullgraph, options=region.options,
             depth=region.depth + 1, parent=region,
         )
-        queue.append(wrapper)
+        queue.append((wrapper, None))
 
-    def _enqueue_hook(self, queue: deque[str], hook: str, link: Link, region: Region, fn: FunctionFacts) -> None:
+    def _enqueue_hook(self, queue: deque[tuple[str, str | None]], hook: str, link: Link, region: Region, fn: FunctionFacts) -> None:
         if hook in self.regions or hook not in self.functions or hook in self.disabled:
             return
         hff, hfn = self.functions[hook]
@@ -741,10 +790,16 @@ class Project:
             multiplier=region.multiplier, loop_caller=region.loop_caller, fullgraph=region.fullgraph,
             options=region.options, depth=region.depth + 1, parent=region,
         )
-        queue.append(hook)
+        queue.append((hook, None))
 
-    def _enqueue(self, queue: deque[str], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None) -> None:
-        if callee in self.regions or callee not in self.functions:
+    def _enqueue(self, queue: deque[tuple[str, str | None]], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None, receiver: str | None = None) -> None:
+        if callee not in self.functions:
+            return
+        if callee in self.regions:
+            # already compiled; reached with another class of `self`: its self-calls may differ
+            if receiver is not None and (callee, receiver) not in self._seen:
+                self._seen.add((callee, receiver))
+                queue.append((callee, receiver))
             return
         cff, cfn = self.functions[callee]
         label = f"{_display(cfn)} (called from {_display(fn)} at {ff.path}:{edge.loc.line})"
@@ -762,7 +817,8 @@ class Project:
             depth=region.depth + 1,
         )
         self.regions[callee] = child
-        queue.append(callee)
+        self._seen.add((callee, receiver))
+        queue.append((callee, receiver))
 
     def edge_targets(self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge) -> list[tuple[str, str | None]]:  # noqa: C901
         kind = edge.kind

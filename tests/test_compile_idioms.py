@@ -199,7 +199,8 @@ def solve(t, method: str):
     result = lint_tree(str(tmp_path))
     assert result.project is not None
     regions = {key.split("::", 1)[1] for key in result.project.regions}
-    assert regions == {"solve", "Base.integrate", "Base._step", "Euler._step", "RK4._step"}
+    # (Base._step itself never runs: self is a Euler or a RK4)
+    assert regions == {"solve", "Base.integrate", "Euler._step", "RK4._step"}
 
 
 def test_compile_sites_inside_library_classes(tmp_path):
@@ -300,3 +301,37 @@ def solve(t):
     assert regions == {"GCN.forward", "GIN.forward", "solve", "Solver.__init__", "Solver.integrate",
                        "Solver._grid_from", "Solver._grid_from.<locals>.grid"}
     assert not result.project.unresolved
+
+
+def test_self_calls_dispatch_on_the_compiled_subclass(tmp_path):
+    """kornia's shape: a base class's forward calls `self.apply_transform(x)`, which the compiled
+    subclass overrides; the base version does not run, the override does."""
+    files = {
+        "m.py": """
+import torch
+import torch.nn as nn
+
+class Augmentation(nn.Module):
+    def forward(self, x):
+        return self.apply_transform(x)
+
+    def apply_transform(self, x):
+        return x
+
+class ColorJitter(Augmentation):
+    def apply_transform(self, x):
+        return x * 2
+
+class Flip(Augmentation):
+    def apply_transform(self, x):
+        return x.flip(-1)
+
+jitter = torch.compile(ColorJitter())
+seq = torch.compile(nn.Sequential(Flip()))
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert regions == {"Augmentation.forward", "ColorJitter.apply_transform", "Flip.apply_transform"}
