@@ -237,7 +237,8 @@ def compile_in_place(text: str, line: str) -> Result | None:
 
 
 def _bare_uses(module: Any, name: str, skip: Any) -> bool:
-    """Whether ``name`` is used other than as ``name(...)`` / ``name.attr`` (or assigned again)."""
+    """Whether ``name`` is used other than as ``name(...)`` / ``name.attr`` / ``name = ...``: passed
+    on, returned, stored in another name or container (which would then hold the wrapper)."""
     import libcst as cst
 
     owned: set[int] = set()
@@ -246,6 +247,8 @@ def _bare_uses(module: Any, name: str, skip: Any) -> bool:
             owned.add(id(node.func))
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
             owned.add(id(node.value))
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            owned.add(id(node.target))  # binding the name is not holding the wrapper elsewhere
     for node in _walk(skip):
         owned.add(id(node))
     return any(isinstance(node, cst.Name) and node.value == name and id(node) not in owned for node in _walk(module))
