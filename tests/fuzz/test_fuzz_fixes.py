@@ -79,3 +79,64 @@ def test_add_noqa_to_notebooks(nb):
         again = lint_bytes(new, name="nb.ipynb", table={})
         before = {(d.cell, d.line, d.code) for d in result.diagnostics if d.code not in UNSUPPRESSIBLE}
         assert not before & {(d.cell, d.line, d.code) for d in again.diagnostics}
+
+
+def _codemod_seeds() -> list[bytes]:
+    """The seeds whose findings carry a codemod fix (libcst), so mutations exercise the codemods."""
+    out = []
+    for data in SEEDS:
+        result = lint_bytes(data)
+        if any(d.fix is not None and d.fix.codemod for d in result.diagnostics):
+            out.append(data)
+    return out
+
+
+CODEMOD_SEEDS = _codemod_seeds()
+
+
+def test_codemod_seeds_exist():
+    assert len(CODEMOD_SEEDS) >= 2  # the examples of TC201 and TC310 at least
+
+
+@budget(200)
+@given(gently_mutated_files(CODEMOD_SEEDS))
+def test_codemod_fixes_parse_keep_bytes_and_are_idempotent(data):
+    """Every codemod fix on mutated code: its minimal edits reproduce the codemod's output exactly,
+    they are disjoint and leave every byte outside them as it was, the result parses, and once the
+    codemod fixes are applied, applying them again changes nothing."""
+    from tclint.rules import codemods
+    from tclint.rules.fixes import resolve
+    from tclint.rules.source import LineIndex
+
+    assume(compiles(data))
+    tried("library: codemod fixes reproduce libcst's output, keep bytes outside, are idempotent")
+    result = lint_bytes(data)
+    text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+    pending = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.codemod]
+    applied = []
+    for fix in pending:
+        done = resolve(fix, text)
+        if done is None:
+            continue
+        applied.append(done)
+        expected = codemods.run(fix.codemod, text)[0]
+        new, n = apply_fixes(text, [done])
+        assert n == 1 and new == expected
+        compile(new, "fixed.py", "exec", dont_inherit=True)
+        index = LineIndex(text)
+        spans = sorted((index.offset(e.span.start.line, e.span.start.column), index.offset(e.span.end.line, e.span.end.column), e.content)
+                       for e in done.edits)
+        at = shift = 0
+        for start, end, content in spans:
+            assert start >= at, "overlapping edits"
+            assert new[at + shift:start + shift] == text[at:start], "a byte outside the edits changed"
+            shift += len(content) - (end - start)
+            at = end
+        assert new[at + shift:] == text[at:]
+    if not applied:
+        return
+    fixed, _ = apply_fixes(text, pending)
+    compile(fixed, "fixed.py", "exec", dont_inherit=True)
+    again = lint_bytes(fixed.encode("utf-8"))
+    more = [d.fix for d in again.diagnostics if d.fix is not None and d.fix.codemod]
+    assert apply_fixes(fixed, more)[0] == fixed, "applying the codemod fixes twice changed the code again"
