@@ -73,6 +73,24 @@ PROBE_KEYS: dict[str, type | tuple[type, ...]] = {
     "cwd": str,
 }
 
+# [tool.tclint.bench]: the protocol of `tclint bench` and the budgets `tclint bench --check` enforces
+BENCH_KEYS: dict[str, type | tuple[type, ...]] = {
+    "backend": str,
+    "modes": list,
+    "iterations": int,
+    "seconds": (int, float),
+    "warmup-calls": int,
+    "train-steps": int,
+    "timeout": (int, float),
+    "cache-run": bool,
+    "cold-start-s": (int, float),
+    "peak-memory": (int, str),
+    "max-variants": int,
+    "recompiles-after-warmup": int,
+    "p99-p50-ratio": (int, float),
+    "min-speedup": (int, float),
+}
+
 
 @dataclass
 class Settings:
@@ -101,6 +119,7 @@ class Settings:
     max_file_size: int = 10 * 1024 * 1024
     dynamo: dict[str, Any] = field(default_factory=dict)
     probe: dict[str, Any] = field(default_factory=dict)
+    bench: dict[str, Any] = field(default_factory=dict)
 
     def severity_for(self, code: str, default: Severity) -> Severity:
         # longest matching prefix wins: {"TC1" = "error", "TC104" = "info"}
@@ -269,6 +288,7 @@ KEYS: dict[str, tuple[str, Callable[[Any, str, str | None], Any]]] = {
     "max-file-size": ("max_file_size", _int),
     "dynamo": ("dynamo", _typed_table(DYNAMO_KEYS, "dynamo")),
     "probe": ("probe", _typed_table(PROBE_KEYS, "probe")),
+    "bench": ("bench", _typed_table(BENCH_KEYS, "bench")),
 }
 SETTING_FIELDS = {f.name for f in fields(Settings)}
 
