@@ -1,4 +1,5 @@
-"""tclint.rules: the static core (libcst + stdlib only; never torch, never pygls).
+"""tclint.rules: the static core (stdlib only, plus libcst for codemod fixes, imported when a fix is
+computed; never torch, never pygls).
 
 ``tclint.rules.engine`` runs the pipeline; ``tclint.rules.catalog`` holds one rule per file.
 """

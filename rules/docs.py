@@ -44,6 +44,13 @@ def render_rule(rule: type) -> str:
                 lines.append(ex.code.strip("\n"))
                 lines.append("```")
                 lines.append("")
+                if ex.fixed is not None:
+                    safety = rule.fix_applicability.value if rule.fix_applicability else "display-only"
+                    lines.append(f"After the fix ({safety}; the suite checks the output, that the hazard is gone under torch and that eager values are equal):")
+                    lines.append("```python")
+                    lines.append(ex.fixed.strip("\n"))
+                    lines.append("```")
+                    lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
