@@ -19,7 +19,7 @@ from typing import Any
 
 from tclint.rules.version import TARGET_TORCH, __version__
 
-SUBCOMMANDS = ("check", "rule", "regions", "probe", "server", "clean", "version")
+SUBCOMMANDS = ("check", "rule", "regions", "probe", "bench", "server", "clean", "version")
 FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github")
 
 
@@ -200,6 +200,10 @@ def _dispatch(argv: list[str]) -> int:
         from tclint.runtime_probe.cli import main as probe_main
 
         return probe_main(rest)
+    if command == "bench":
+        from tclint.runtime_probe.bench_cli import main as bench_main
+
+        return bench_main(rest)
     if command == "server":
         from tclint.server.__main__ import main as server_main
 
@@ -218,6 +222,7 @@ Usage:
   tclint probe FILE.py [ARGS...]       run a program under TorchDynamo and explain every compilation
   tclint probe -m MODULE [ARGS...]     ... the same for `python -m MODULE` (e.g. -m pytest)
   tclint probe FILE.py::FUNCTION       probe one function or module with declared/synthesised inputs
+  tclint bench FILE.py::TARGET | SCRIPT.py [ARGS...]   cold start, warm-up, steady state, modes, budgets
   tclint server [--tcp HOST:PORT]      start the language server (stdio by default)
   tclint clean                         remove the cache
   tclint --version
