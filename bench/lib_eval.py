@@ -182,7 +182,7 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
         with BreakTrace() as handler, record_traced_lines(dirs, traced):
             try:
                 phase()
-            except Exception as exc:  # noqa: BLE001 - a failing phase is a result
+            except Exception as exc:  # a failing phase is a result
                 error = f"{type(exc).__name__}: {exc}"[:1000] + "\n" + traceback.format_exc()[-3000:]
         result["phases"][phase.__name__] = {"seconds": round(time.time() - t0, 1), "error": error,
                                             "breaks": [parse_break(p, dirs, base, gb_by_type, depth=None)
@@ -195,7 +195,7 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
             with record_eager_lines(dirs, eager):
                 try:
                     phase()
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     result["phases"][phase.__name__]["eager_error"] = f"{type(exc).__name__}: {exc}"[:500]
     result["traced"] = sorted([os.path.relpath(f, base), ln] for f, ln in traced)
     result["eager"] = sorted([os.path.relpath(f, base), ln] for f, ln in eager)

@@ -155,7 +155,7 @@ class Cache:
             return value
         try:
             return decode(value)
-        except Exception:  # noqa: BLE001 - authentic but of another layout: a miss
+        except Exception:  # authentic but of another layout: a miss
             return None
 
     def flush(self) -> None:

@@ -89,7 +89,7 @@ def _flatten(groups: list[list[str]]) -> list[str]:
     return [x for g in groups for x in g]
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
     from tclint.rules.registry import validate_selector
 
     o: dict[str, Any] = {}
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush
+            sys.stdout = open(os.devnull, "w")  # silence the interpreter's flush
         except OSError:
             pass
         return 1

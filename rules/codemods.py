@@ -34,7 +34,7 @@ def run(codemod: tuple[str, ...], text: str) -> Result | None:
         return None
     try:
         return func(text, *codemod[1:])
-    except Exception as exc:  # noqa: BLE001 - libcst rejects what it cannot parse: no fix then
+    except Exception as exc:  # libcst rejects what it cannot parse: no fix then
         if type(exc).__name__ in ("ParserSyntaxError", "CSTValidationError", "RecursionError"):
             return None
         raise
@@ -80,7 +80,7 @@ def _span(text: str, starts: list[int], start: int, end: int) -> Span:
 
 
 # -- TC201: an int counter on a module -> a non-persistent 0-d buffer -----------------------------
-def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) -> Result | None:
+def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) -> Result | None:  # noqa: C901 - long, not split yet (issue 16)
     """``self.ATTR = <int>`` in ``CLS.__init__`` becomes ``self.register_buffer("ATTR",
     torch.zeros((), dtype=torch.long), persistent=False)`` (``torch.full`` for other values); other
     ``self.ATTR = <int>`` in the class become ``self.ATTR.fill_(<int>)``; ``self.ATTR += ...`` stay (they

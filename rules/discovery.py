@@ -350,7 +350,7 @@ def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     return bool(verdict)
 
 
-def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore], unlistable: bool = False) -> Iterator[str]:
+def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore], unlistable: bool = False) -> Iterator[str]:  # noqa: C901 - long, not split yet (issue 16)
     settings = resolver.for_dir(directory)
     local = list(ignores)
     if settings.respect_gitignore:

@@ -27,7 +27,6 @@ from tclint.rules.facts import Candidate, FileFacts, Loc
 from tclint.rules.model import Applicability, Confidence, Diagnostic, Edit, Fix, Severity, Span, gb_url
 from tclint.rules.reading import SourceText, read_source
 from tclint.rules.source import LineIndex
-from tclint.rules.version import __version__
 
 if TYPE_CHECKING:
     from tclint.rules.analysis import RuleSet
@@ -49,10 +48,6 @@ class LintResult:
     settings: dict[str, Settings] = field(default_factory=dict)
     run_key: str | None = None  # the whole-run cache key (None: not cached)
     output: tuple[str, int] | None = None  # a report printed before, from ``Linter.output_lookup``
-
-    @property
-    def has_findings(self) -> bool:
-        return bool(self.diagnostics)
 
 
 _RULESET: RuleSet | None = None
@@ -106,7 +101,7 @@ def analyze_source(
         facts.error_code = "TC011"
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
-    except Exception as exc:  # noqa: BLE001 - one file's internal error must not stop the run
+    except Exception as exc:  # one file's internal error must not stop the run
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
@@ -171,7 +166,7 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
     return None
 
 
-def candidate_to_diagnostic(
+def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
     cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None,
     text: str | None = None,
 ) -> Diagnostic | None:
@@ -310,7 +305,7 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
             cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
         try:
             diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"tclint: internal error in {rule.code} at {ff.path}:{cand.loc.line} ({type(exc).__name__}: {exc}); please report it",
                   file=sys.stderr)
             continue
@@ -374,7 +369,7 @@ def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
         rule = _rule_instance(rule_cls)
         try:
             found = list(rule.project_check(project))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             print(f"tclint: internal error in {rule_cls.code} ({type(exc).__name__}: {exc}); please report it",
                   file=sys.stderr)
             continue
@@ -718,6 +713,3 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
         out.append(d)
     return out
 
-
-def version_string() -> str:
-    return f"tclint {__version__} (targets torch 2.13; Python {sys.version_info.major}.{sys.version_info.minor})"

@@ -47,10 +47,6 @@ class Confidence(str, enum.Enum):
     MEDIUM = "medium"
     LOW = "low"
 
-    @property
-    def rank(self) -> int:
-        return {"high": 0, "medium": 1, "low": 2}[self.value]
-
 
 class Applicability(str, enum.Enum):
     """Whether a fix may be applied automatically (ruff's three levels)."""

@@ -233,7 +233,7 @@ def _hint(annotation: Any) -> Any:
         return annotation
     hint = _HINTS.get(annotation)
     if hint is None:
-        hint = _HINTS[annotation] = eval(annotation, _NAMESPACE)  # noqa: S307 - tclint's own annotations
+        hint = _HINTS[annotation] = eval(annotation, _NAMESPACE)  # tclint's own annotations
     return hint
 
 
@@ -251,7 +251,7 @@ def _dataclass(cls: type) -> Codec:
         f"def encode(v):\n    return ({', '.join(enc_parts)},)\n"
         f"def decode(d):\n    return cls({', '.join(dec_parts)})\n"
     )
-    exec(compile(source, f"<cache codec for {cls.__name__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"<cache codec for {cls.__name__}>", "exec"), namespace)
     return namespace["encode"], namespace["decode"]
 
 

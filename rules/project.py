@@ -1,8 +1,9 @@
 """The project pass: which functions torch.compile will trace, and why.
 
 Input: the ``FileFacts`` of every file in the project (from the single per-file walk, or the
-cache).  Output: compiled regions (function -> the chain from a compile site), then diagnostics,
-decided per candidate.  Dynamo inlines what a compiled frame calls, so regions follow calls:
+cache).  Output: compiled regions (function -> the chain from a compile site) and the answers the
+engine and the cross-file rules ask for (``region_of``, ``chain_related``, ``resolve``, ...); the
+engine, not this module, turns candidates into diagnostics.  Dynamo inlines what a compiled frame calls, so regions follow calls:
 module-level functions, ``self.method()``, submodules assigned in ``__init__`` (their ``forward``
 runs when they are called), ModuleList / Sequential / ModuleDict elements, ``super()``, nested
 functions and functions passed to higher-order torch APIs, across files.  A function wrapped in
@@ -698,7 +699,7 @@ class Project:
             return [(t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))]
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
-    def _bfs(self, roots: list[tuple[str, Region]]) -> None:
+    def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
         queue: deque[tuple[str, str | None]] = deque()
         self._seen: set[tuple[str, str | None]] = set()
         for key, region in roots:

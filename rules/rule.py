@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tclint.rules.model import Applicability, Diagnostic, Severity
 
 if TYPE_CHECKING:
+    from tclint.rules.engine import FinalizeEnv
     from tclint.rules.facts import Candidate
-    from tclint.rules.project import FinalizeEnv, Project
+    from tclint.rules.project import Project
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 EXPECT_MARK = re.compile(r"#\s*expect:\s*((?:TC\d{3}[,\s]*)+)")

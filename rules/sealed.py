@@ -162,7 +162,7 @@ def unseal(key: bytes | None, kind: str, name: str, data: bytes) -> Any:
         return None
     try:
         return marshal.loads(payload)
-    except Exception:  # noqa: BLE001 - authentic but unreadable (another Python's marshal): a miss
+    except Exception:  # authentic but unreadable (another Python's marshal): a miss
         return None
 
 

@@ -112,14 +112,3 @@ class LineIndex:
         if lineno > len(self.starts):
             return len(self.text)
         return min(self.starts[lineno - 1] + max(col, 0), len(self.text))
-
-    def end_position(self) -> tuple[int, int]:
-        last = self.line_count
-        return last, len(self.line(last))
-
-
-def utf16_len(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (LSP's default position encoding)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2

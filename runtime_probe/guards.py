@@ -98,7 +98,7 @@ def parameter(frame_file: str | None, frame_line: int | None, frame_name: str | 
     return None
 
 
-def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line: int | None,
+def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line: int | None,  # noqa: C901 - long, not split yet (issue 16)
            frame_name: str | None, resume_line: int | None = None) -> dict[str, Any] | None:
     """{file, line, how} for the guard of one recompile, or None when nothing is known.
 
@@ -203,7 +203,7 @@ def _source_line(path: str | None, line: int | None) -> str:
     return ""
 
 
-def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, resume_line: int | None = None,
+def explain(recompile: dict[str, Any] | None, frame_file: str | None = None, resume_line: int | None = None,  # noqa: C901 - long, not split yet (issue 16)
             automatic_dynamic: bool = True) -> dict[str, Any] | None:
     """``{kind, text, subject}``: what changed, said the way the user would (Dynamo's words stay in
     ``recompile["guard"]``).  ``kind`` is one of: train-eval, grad-mode, autocast, global-state,

@@ -71,7 +71,7 @@ class ProbeOptions:
         return replace(self, **{k: v for k, v in changes.items() if k in known and v is not None})
 
     @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> ProbeOptions:
+    def from_settings(cls, settings: Settings, **overrides: Any) -> ProbeOptions:  # noqa: C901 - long, not split yet (issue 16)
         """The options for files governed by ``settings``; ``overrides`` (not None) win."""
         probe = dict(settings.probe or {})
         root = settings.root or os.getcwd()

@@ -82,7 +82,7 @@ def concise(report: Any, diags: list[Diagnostic]) -> str:
     return "\n".join(out) + ("\n" if out else "") + summary_line(report)
 
 
-def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None) -> str:
+def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None) -> str:  # noqa: C901 - long, not split yet (issue 16)
     from tclint.rules.report.text import full as render_full
 
     s: list[str] = []

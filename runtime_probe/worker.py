@@ -196,8 +196,8 @@ class Server:
         self.subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)
         t0 = time.perf_counter()
         try:
-            import torch  # noqa: F401
-            import torch._dynamo  # noqa: F401
+            import torch
+            import torch._dynamo
         except BaseException as exc:
             self.send({"t": "fatal", "error": f"cannot import torch in {sys.executable}: {type(exc).__name__}: {exc}"})
             os._exit(3)
@@ -233,7 +233,7 @@ class Server:
         import torch
 
         try:  # `torch.compile(fn)` with the default backend imports Inductor (~2 s) at decoration time
-            import torch._inductor.compile_fx  # noqa: F401
+            import torch._inductor.compile_fx
         except Exception:
             pass
         cap = self.modules["worker_capture"]
@@ -337,7 +337,7 @@ class Server:
         shutil.rmtree(scratch, ignore_errors=True)
         self.send(end)
 
-    def supervise(self, child: int, pid_: Any, spec: dict[str, Any], res_r: int, out_r: int, started: float) -> dict[str, Any]:
+    def supervise(self, child: int, pid_: Any, spec: dict[str, Any], res_r: int, out_r: int, started: float) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
         timeout = float(spec.get("timeout") or 60.0)
         deadline = started + timeout
         limit = spec.get("memory_limit")
@@ -539,7 +539,7 @@ def _kill(child: int) -> None:
 # the probe child
 
 
-def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, out_w: int, scratch: str,
+def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, out_w: int, scratch: str,  # noqa: C901 - long, not split yet (issue 16)
                fault_path: str, shm: Any = None) -> None:  # pragma: no cover - runs in the forked child
     import faulthandler
     import resource
@@ -592,7 +592,7 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
             resource.setrlimit(resource.RLIMIT_DATA, (cap_bytes, cap_bytes))
         except (ValueError, OSError):
             pass
-    fault_file = open(fault_path, "w")  # noqa: SIM115 - must outlive this function
+    fault_file = open(fault_path, "w")  # must outlive this function
     faulthandler.enable(file=fault_file, all_threads=True)  # segfaults, aborts
     if hasattr(faulthandler, "register"):  # the server's "where are you?" before it kills (timeout, memory)
         faulthandler.register(signal.SIGUSR1, file=fault_file, all_threads=True, chain=False)

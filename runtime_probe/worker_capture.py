@@ -1,7 +1,7 @@
 """Worker side (stdlib + torch only): watch TorchDynamo and stream what it does.
 
 Loaded by ``worker.py`` inside the probe child, never by the parent (it imports torch).  The
-sources are the ones ``shared/docs/torch-2.13/probe-api.md`` measured as complete:
+sources are the ones measured as complete on torch 2.13:
 
 * the structured trace (a handler on the ``torch.__trace`` logger): one
   ``dynamo_graph_break_reason`` artifact per break event (``explain()`` misses breaks), one
@@ -138,7 +138,7 @@ def _first_line(text: Any) -> str:
 
 
 def parse_break(payload: str) -> dict[str, Any]:
-    """One ``dynamo_graph_break_reason`` payload -> its fields (layout in probe-api.md (a))."""
+    """One ``dynamo_graph_break_reason`` payload -> its fields (its layout on torch 2.13)."""
     lines = (payload or "").splitlines()
     out: dict[str, Any] = {"gb_type": None, "reason": "", "explanation": "", "hints": [], "reported_at": None}
     for i, line in enumerate(lines):
@@ -341,7 +341,7 @@ class Capture(logging.Handler):
 
     # -- logging.Handler --------------------------------------------------------------------------
 
-    def emit(self, record: logging.LogRecord) -> None:  # noqa: D401 - logging API
+    def emit(self, record: logging.LogRecord) -> None:  # logging API
         if os.getpid() != self.pid:
             return  # a fork of the user's (DataLoader worker...): its compiles are its own
         try:
@@ -469,7 +469,7 @@ def _compile_sort_key(cid: str) -> tuple[int, ...]:
 
 
 def reset_dynamo() -> None:
-    """A clean slate: reset() does not clear counters or metrics (probe-api.md (e))."""
+    """A clean slate: reset() does not clear counters or metrics (torch 2.13)."""
     torch._dynamo.reset()
     try:
         from torch._dynamo.utils import clear_compilation_metrics, counters, set_compilation_metrics_limit

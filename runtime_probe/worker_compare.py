@@ -1,6 +1,6 @@
 """Worker side (stdlib + torch only): eager vs compiled, one call at a time.
 
-The diagnosis starts with correctness (background.md): the same inputs, the same RNG seed, the
+The diagnosis starts with correctness: the same inputs, the same RNG seed, the
 eager function on a copy of the inputs (and of the module, so state updated by the call, such as
 BatchNorm running stats, does not leak from one run into the other), then the compiled one.
 Outputs are compared leaf by leaf with tolerances that depend on the dtype (fusion reorders
@@ -103,7 +103,7 @@ def compare_values(eager: Any, compiled: Any, path: str = "output") -> dict[str,
             return {"ok": False, "detail": f"{where}: eager gave {type(a).__name__}, compiled gave {type(b).__name__}"}
         else:
             try:
-                same = bool(a == b) or (a != a and b != b)  # noqa: PLR0124 - NaN == NaN
+                same = bool(a == b) or (a != a and b != b)  # NaN == NaN
             except Exception:
                 same = a is b
             if not same:
@@ -157,7 +157,7 @@ def same_error(a: BaseException, b: BaseException) -> bool:
     return wrapped and bool(head) and (head in str(b) or repr(head)[1:-1] in str(b))
 
 
-def compare_call(
+def compare_call(  # noqa: C901 - long, not split yet (issue 16)
     eager_fn: Callable[..., Any],
     compiled_fn: Callable[..., Any],
     args: tuple,

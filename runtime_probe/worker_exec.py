@@ -2,7 +2,7 @@
 
 Program mode behaves like ``python script.py ARGS`` / ``python -m module ARGS`` (``runpy``, the
 same ``sys.argv`` and ``sys.path[0]``); every ``torch.compile`` in it is routed to the probe's
-backend with ``set_stance(force_backend=...)`` (probe-api.md (g)), so an Inductor-compiled model
+backend with ``set_stance(force_backend=...)`` (measured on torch 2.13), so an Inductor-compiled model
 is probed with the cheap ``eager`` backend unless the user asks otherwise.
 
 Function mode imports the target's module, builds the calls (``worker_inputs``), compiles the
@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from . import worker_capture as cap  # noqa: TID252 - siblings are loaded under private names
+from . import worker_capture as cap  # siblings are loaded under private names
 from . import worker_compare as cmp
 from . import worker_inputs as inp
 
@@ -248,7 +248,7 @@ def resolve(module: Any, qualname: str) -> tuple[Any, type | None, str | None]:
     return obj, owner if isinstance(owner, type) else None, parts[-1]
 
 
-def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
     fspec = spec["function"]
     qual = fspec["qualname"]
     what = f"`{os.path.basename(fspec['file'])}::{qual}`"

@@ -302,7 +302,7 @@ class Sizes:
                 self.named[text] = 4 + len(self.named)
             return self.named[text]
         try:
-            return int(eval(text, {"__builtins__": {}}, dict(self.named)))  # noqa: S307 - shape arithmetic
+            return int(eval(text, {"__builtins__": {}}, dict(self.named)))  # shape arithmetic
         except Exception:
             return 4
 

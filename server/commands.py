@@ -32,7 +32,7 @@ from tclint.server.scheduler import URGENT
 
 # a runtime import: pygls resolves the command handlers' annotations (the module is only imported
 # from server.create_server, after tclint.server.server has loaded)
-from tclint.server.server import TclintServer  # noqa: E402
+from tclint.server.server import TclintServer
 
 if TYPE_CHECKING:
     from tclint.server.server import Published
@@ -186,7 +186,7 @@ async def _progress_token(ls: TclintServer) -> Any:
     return token
 
 
-async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> Any:
+async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> Any:  # noqa: C901 - long, not split yet (issue 16)
     from tclint.runtime_probe import api
     from tclint.server.probe import ProbeManager, summary_text
 

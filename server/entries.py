@@ -35,7 +35,7 @@ def _display(key: str, project: Project, here: str) -> str:
     return f"`{qual}` ({where + ':' if where else 'line '}{fn.name_loc.line})"
 
 
-def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
+def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:  # noqa: C901 - long, not split yet (issue 16)
     out: list[Entry] = []
     by_site: dict[int, list[str]] = {}
     for key, region in project.regions.items():

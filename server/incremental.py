@@ -248,7 +248,7 @@ class IncrementalAnalyzer:
         return Outcome(facts, self.snapshot, "incremental", reanalysed, changed=(a, b, delta))
 
     # ------------------------------------------------------------------ merge
-    def _merge(
+    def _merge(  # noqa: C901 - long, not split yet (issue 16)
         self,
         snap: Snapshot,
         syn: FileFacts,

@@ -165,13 +165,6 @@ class Lines:
             end = start
         return types.Range(start=start, end=end)
 
-    def range_to_span(self, rng: types.Range, encoding: str) -> Span:
-        sl, sc = self.from_lsp(rng.start, encoding)
-        el, ec = self.from_lsp(rng.end, encoding)
-        if (el, ec) < (sl, sc):
-            el, ec = sl, sc
-        return Span.of(sl + 1, sc, el + 1, ec)
-
     def position_at(self, offset: int, encoding: str) -> types.Position:
         """The LSP position of a code-point offset into the text (clamped)."""
         import bisect
@@ -180,10 +173,6 @@ class Lines:
         line = bisect.bisect_right(self.starts, offset) - 1
         col = offset - self.starts[line]
         return self.to_lsp(line, col, encoding)
-
-    def end_position(self, encoding: str) -> types.Position:
-        last = len(self.starts) - 1
-        return types.Position(line=last, character=units(self.line(last), encoding))
 
 
 def minimal_edit(before: str, after: str) -> tuple[int, int, str]:

@@ -103,7 +103,7 @@ def _eager_backend():
     """Make `torch.compile(...)` default to backend="eager" (fast, and breaks are the same)."""
     original = torch.compile
 
-    def compile(model=None, *args: Any, **kwargs: Any):  # noqa: A001
+    def compile(model=None, *args: Any, **kwargs: Any):
         kwargs.setdefault("backend", "eager")
         if model is None:
             return lambda m: original(m, *args, **kwargs)
@@ -153,7 +153,7 @@ def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | No
             exec(compile(code, path, "exec"), module.__dict__)
             if run:
                 exec(compile(run, "<run>", "exec"), module.__dict__)
-    except BaseException as exc:  # noqa: BLE001 - hard errors are results
+    except BaseException as exc:  # hard errors are results
         result.error = exc
         result.error_text = f"{type(exc).__name__}: {exc}"
         result.error_text += "\n" + "".join(traceback.format_exception_only(type(exc), exc))

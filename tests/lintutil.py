@@ -23,7 +23,7 @@ class _FixedResolver(ConfigResolver):
         super().__init__(None, None, isolated=True)
         self._settings = settings
 
-    def for_dir(self, directory: str) -> Settings:  # noqa: ARG002
+    def for_dir(self, directory: str) -> Settings:
         return self._settings
 
     def default(self) -> Settings:

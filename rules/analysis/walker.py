@@ -775,7 +775,7 @@ class Walker(AnalyzerBase):
         assert self.scope is scope
         self.scope = scope.parent if scope.parent is not None else self.module_scope
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:  # noqa: C901
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         parent = self.scope
         in_class = parent.kind == "class"
         prefix = parent.qualname + "." if parent.qualname else ""

@@ -68,8 +68,6 @@ class PrintInCompiledCode(Rule):
         reorderable = env.flag("reorderable_logging_functions", None)
         if isinstance(reorderable, (list, tuple, set)) and any(str(x).split(".")[-1] == "print" for x in reorderable):
             return None
-        if reorderable == "<print>":
-            return None
         return cand
 
     invalid = (

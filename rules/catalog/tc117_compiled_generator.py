@@ -50,8 +50,6 @@ class CompiledGeneratorFunction(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         for site_id, keys in project.site_targets.items():
             ff, site = project.sites[site_id]
             for key in keys:
@@ -67,7 +65,7 @@ class CompiledGeneratorFunction(Rule):
                     severity=self.default_severity,
                     gb_ids=self.gb_ids,
                     noqa_line=site.loc.line,
-                    url=gb_url("GB0003") or rule_doc_url(self.code),
+                    url=gb_url("GB0003"),
                     help="compile the per-item work instead and keep the generator eager",
                 )
 

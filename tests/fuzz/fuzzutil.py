@@ -464,7 +464,7 @@ class FixedResolver(ConfigResolver):
         super().__init__(None, None, isolated=True)
         self._settings = settings
 
-    def for_dir(self, directory: str) -> Settings:  # noqa: ARG002
+    def for_dir(self, directory: str) -> Settings:
         return self._settings
 
     def default(self) -> Settings:

@@ -56,7 +56,7 @@ class Overtime(BaseException):
 def lint_within(data: bytes, seconds: float) -> None:
     """Lint, failing after ``seconds`` (an open performance finding costs its bound, not minutes)."""
 
-    def expire(signum, frame):  # noqa: ARG001
+    def expire(signum, frame):
         raise Overtime(f"took longer than {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -196,7 +196,7 @@ LIBCST_ONLY = {
 def _libcst_parses(src: str) -> bool:
     try:
         libcst.parse_module(src)
-    except Exception:  # noqa: BLE001 - libcst's parser errors are not one class
+    except Exception:  # libcst's parser errors are not one class
         return False
     return True
 

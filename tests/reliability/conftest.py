@@ -13,7 +13,7 @@ for folder in (HERE, FUZZ):
         sys.path.insert(0, folder)
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
     import fuzzutil
 
     fuzzutil.report(terminalreporter)

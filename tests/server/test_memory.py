@@ -13,7 +13,7 @@ from rawlsp import RawClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from server_latency import TRAIN, Editor, model_source, rss_kib  # noqa: E402
+from server_latency import TRAIN, Editor, model_source, rss_kib
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 EDITS = int(os.environ.get("TCLINT_MEMORY_EDITS", "10000"))
