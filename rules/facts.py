@@ -195,6 +195,7 @@ class VariantFacts:
     contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # grad:<mode>@line, autocast:<dtype>@line
     batches: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>@<DataLoader line>" (last batch smaller)
     training_readers: tuple[str, ...] = ()  # qualified classes whose methods read self.training
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
 
 
 @_fast_pickle

@@ -20,12 +20,17 @@ what varies and how much:
   specialised parameter are unbounded; an int or float parameter used as a value becomes dynamic
   after its second value (2 variants), except under ``dynamic=False``.
 
-The predicted variant count is the product of the bounded dimensions; one unbounded dimension
-makes it unbounded: the recompile limit (8) is reached, then the frame runs eagerly.
+The predicted variant count is the product of the bounded dimensions, where the dimensions that
+go dynamic after their second value (sizes, int/float arguments) count 2 together, since one
+recompile makes all of them symbolic; one unbounded dimension makes it unbounded: the recompile
+limit (8) is reached, then the frame runs eagerly.  The product is an upper bound: it assumes
+every combination is called (a validation pass under no_grad in eval mode is 2 combinations of
+4, say).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +62,7 @@ class Dimension:
     bounded: bool
     sources: list[Source] = field(default_factory=list)  # first: the line a user changes
     advice: str = ""
+    becomes_dynamic: bool = False  # static first, then one dynamic variant (automatic dynamic shapes / scalars)
 
     @property
     def count(self) -> int | None:
@@ -101,15 +107,23 @@ class Variants:
         if not self.bounded:
             return None
         n = 1
+        dynamic = False
         for d in self.dims:
-            n *= len(d.values)
-        return n
+            if d.becomes_dynamic:
+                dynamic = True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
+            else:
+                n *= len(d.values)
+        return n * 2 if dynamic else n
 
     def summary(self) -> str:
         """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
         if not self.dims:
             return "1 variant" if self.calls else "1 variant (no call seen)"
-        parts = " × ".join("/".join(d.values) if d.bounded else f"{d.guard} unbounded" for d in self.dims)
+        shown = ["/".join(d.values) if d.bounded else f"{d.guard} unbounded" for d in self.dims if not d.becomes_dynamic]
+        dynamic = [d.guard.split(" ", 1)[0] if d.kind == "arg" else d.kind for d in self.dims if d.becomes_dynamic]
+        if dynamic:
+            shown.append(f"static/dynamic ({', '.join(dynamic)})")
+        parts = " × ".join(shown)
         if self.count is None:
             return f"unbounded variants: {parts} — recompiles until the limit ({RECOMPILE_LIMIT}), then runs eagerly"
         return f"≈ {self.count} variants: {parts} — bounded, warm each one up"
@@ -133,9 +147,14 @@ def variants(project: Project) -> dict[str, Variants]:
     if cached is not None:
         return cached
     calls: dict[str, list[callsites.RootCall]] = {}
-    for call in callsites.calls_into_roots(project):
-        calls.setdefault(call.root_key, []).append(call)
+    seen: set[tuple[str, str, int, int]] = set()
+    for call in [*callsites.calls_into_roots(project), *_compiled_attr_calls(project)]:
+        k = (call.root_key, call.caller_file.path, call.edge.loc.line, call.edge.loc.col)
+        if k not in seen:
+            seen.add(k)
+            calls.setdefault(call.root_key, []).append(call)
     modes = _mode_edges(project)
+    state = _state_mutations(project)
     out: dict[str, Variants] = {}
     for key, region, ff, fn in callsites.roots(project):
         site = region.site
@@ -148,8 +167,63 @@ def variants(project: Project) -> dict[str, Variants]:
             if dim is not None:
                 v.dims.append(dim)
         v.dims.extend(_arg_dimensions(mine, dynamic is False))
+        inside = state.get(key)
+        if inside:
+            v.dims.append(Dimension("state", "state mutated inside the compiled code (int attribute / growing container)",
+                                    ["a new value per call"], False, _dedupe(inside),
+                                    "keep the counter in a buffer (register_buffer) or the container out of the compiled code"))
         out[key] = v
     project.memo["variants"] = out
+    return out
+
+
+INSIDE_UNBOUNDED = ("TC201", "TC202")  # an int attribute / a container mutated per call: a new guard value each call
+
+
+def _state_mutations(project: Project) -> dict[str, list[Source]]:
+    """Root key -> the unbounded state changes inside its region (TC201/TC202 candidates in any
+    function the root compiles), so the variant set includes what the body itself does."""
+    out: dict[str, list[Source]] = {}
+    for ff in project.files.values():
+        for cand in ff.candidates:
+            if cand.code not in INSIDE_UNBOUNDED or cand.func is None:
+                continue
+            region = project.regions.get(f"{ff.path}::{cand.func}")
+            while region is not None and region.depth != 0 and region.parent is not None:
+                region = region.parent
+            if region is not None and region.depth == 0:
+                out.setdefault(region.func_key, []).append(Source(ff.path, cand.loc, f"{cand.code}: {cand.message.split(':')[0]}"))
+    return out
+
+
+def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
+    """Calls of ``self.<attr>(...)`` where a method stored a compiled object in ``self.<attr>``
+    (``self.fast = torch.compile(self.model)``): the attribute's assignment is the compile site
+    itself, which the submodule specs do not always record as compiled."""
+    out = []
+    root_keys = {key for key, *_ in callsites.roots(project)}
+    for ff in project.files.values():
+        by_attr: dict[tuple[str, str], list[str]] = {}
+        for site in ff.compile_sites:
+            if site.owner is None or site.func is None:
+                continue
+            owner = site.owner[len(ff.module) + 1:] if ff.module and site.owner.startswith(ff.module + ".") else site.owner
+            cf = ff.classes.get(owner)
+            if cf is None:
+                continue
+            for attr, spec in cf.attrs.items():
+                if spec.loc == site.loc:
+                    keys = [k for k in project.site_targets.get(site.id, ()) if k in root_keys]
+                    by_attr.setdefault((owner, attr), []).extend(keys)
+        if not by_attr:
+            continue
+        for fn in ff.functions.values():
+            if fn.cls is None:
+                continue
+            for edge in fn.calls:
+                if edge.kind == "self" and edge.method == "__call__":
+                    for key in by_attr.get((fn.cls, edge.target), ()):
+                        out.append(callsites.RootCall(key, edge, ff, callsites.frame_params(project.functions[key][1])))
     return out
 
 
@@ -226,7 +300,7 @@ def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension
     if not sources:
         return None
     return Dimension("batch", "tensor size mismatch at index 0 (batch)", ["full batch", "last batch"], True, _dedupe(sources),
-                     "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call")
+                     "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call", becomes_dynamic=dynamic is None)
 
 
 def _dedupe(sources: list[Source]) -> list[Source]:
@@ -340,16 +414,16 @@ def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts, mode
 def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> list[Dimension]:
     by_param: dict[str, tuple[Any, dict[str, list[Source]]]] = {}
     for call in calls:
-        for param, kind in callsites.map_args(call):
+        for param, kind in callsites.map_args(_with_choices(call)):
             entry = by_param.setdefault(param.name, (param, {}))
             entry[1].setdefault(kind, []).append(Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind)))
     out = []
     for name, (param, kinds) in by_param.items():
         guard = callsites.specialisation(param, dynamic_false)
         unbounded = [k for k in kinds if k in callsites.UNBOUNDED]
-        consts = sorted(k[6:] for k in kinds if k.startswith("const:"))
+        consts = sorted({k.partition(":")[2] for k in kinds if k.startswith(("const:", "choice:"))})
         if guard is not None and "True/False" in guard:
-            varying = any(not k.startswith("const:") and k != "starred" for k in kinds)
+            varying = any(not k.startswith(("const:", "choice:")) and k != "starred" for k in kinds)
             values = set(consts) | ({"True", "False"} if varying else set())
             if len(values) >= 2:
                 srcs = [s for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:")) for s in ss]
@@ -362,20 +436,42 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
                 out.append(Dimension("arg", guard, [callsites.UNBOUNDED[k] for k in unbounded], False, _dedupe(srcs),
                                      "bucket the value to a few sizes, pass it as a 0-d tensor, or keep it out of the compiled function"))
             elif len(consts) >= 2:
-                srcs = [s for k, ss in kinds.items() if k.startswith("const:") for s in ss]
+                srcs = [s for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:")) if k.startswith(("const:", "choice:")) for s in ss]
                 out.append(Dimension("arg", guard, consts, True, _dedupe(srcs), "warm up every value before serving"))
             continue
         ty = param.ty
         if ty.kind == T.SCALAR and ty.dtype in ("int", "float") and (len(consts) >= 2 or unbounded):
             srcs = [s for ss in kinds.values() for s in ss]
             out.append(Dimension("arg", f"{name} == <value>, then dynamic", ["first value", "dynamic"], True, _dedupe(srcs),
-                                 "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once"))
+                                 "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once",
+                                 becomes_dynamic=True))
     return out
+
+
+def _with_choices(call: callsites.RootCall) -> callsites.RootCall:
+    """The call with each ``"a" if c else "b"`` argument expanded into both constants."""
+    vf = call.caller_file.variant_facts
+    picks = vf.choices.get(f"{call.edge.loc.line}:{call.edge.loc.col}") if vf is not None else None
+    if not picks:
+        return call
+    alternatives = {}
+    for pick in picks:
+        argkey, _, values = pick.partition("=")
+        alternatives[argkey] = values.split("|")
+    args: list[tuple[str, str]] = []
+    for argkey, kind in call.edge.args:
+        if argkey in alternatives:
+            args.extend((argkey, "choice:" + v) for v in alternatives[argkey])
+        else:
+            args.append((argkey, kind))
+    return dataclasses.replace(call, edge=dataclasses.replace(call.edge, args=tuple(args)))
 
 
 def _arg_note(name: str, kind: str) -> str:
     if kind.startswith("const:"):
         return f"passes const:{kind[6:]} as `{name}`"
+    if kind.startswith("choice:"):
+        return f"passes one of two constants as `{name}` (`a if c else b`)"
     if kind in callsites.UNBOUNDED:
         return f"passes {callsites.UNBOUNDED[kind]} as `{name}`"
     return f"passes a value computed at run time as `{name}`"

@@ -13,6 +13,7 @@ from typing import Any
 from tclint.rules.facts import FileFacts, FunctionFacts
 from tclint.rules.model import Span
 from tclint.rules.project import Project, span_of
+from tclint.rules.variants import variants
 
 MAX_LISTED = 25
 
@@ -26,6 +27,7 @@ class Entry:
     markdown: str  # hover text
     root: bool = False  # a function compiled directly (not only reached through calls)
     module_level: bool = False  # a site outside any function (probe the file as a program)
+    variants: str | None = None  # a compile site: its predicted variant set (``rules.variants``)
 
 
 def _display(key: str, project: Project, here: str) -> str:
@@ -59,8 +61,21 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:  # no
             text += f"\n\nOptions: {opts}"
         return text
 
+    predicted = variants(project)
+
+    def variant_summary(site: Any) -> str | None:
+        found = [predicted[k] for k in project.site_targets.get(site.id, []) if k in predicted]
+        if not found:
+            return None
+        if len(found) == 1:
+            return found[0].summary()
+        return "; ".join(f"{v.qualname}: {v.summary()}" for v in found[:4])
+
     for site in facts.compile_sites:
-        out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, compiles(site), module_level=site.func is None and site.how != "decorator"))
+        summary = variant_summary(site)
+        text = compiles(site) + (f"\n\n**Variants:** {summary}" if summary else "")
+        out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, text,
+                         module_level=site.func is None and site.how != "decorator", variants=summary))
     for qual, fn in facts.functions.items():
         if fn.name == "<lambda>":
             continue

@@ -1,5 +1,8 @@
 """Code lenses on compiled entry points and on the functions of compiled regions.
 
+A compile site gets its predicted variant set ("≈ 4 variants: train/eval × grad/no_grad —
+bounded", from ``tclint.rules.variants``): static, so it shows whether or not the probe may run.
+
 "Probe" runs ``tclint.probe`` on the function; once it has been probed the lens says what the
 probe saw ("2 graphs · 1 break · 3 compiles") and probes again when clicked.  A
 ``torch.compile(...)`` call at module level gets "Probe file" (the script is what runs it).
@@ -22,11 +25,17 @@ def register(ls: TclintServer) -> None:
         doc = ls.docs.get(params.text_document.uri)
         if pub is None or doc is None or pub.lines is None or doc.path is None:
             return []
+        lenses: list[types.CodeLens] = []
+        for entry in pub.entries:
+            if entry.kind == "site" and entry.variants:
+                # the static variant prediction: shown everywhere, it runs nothing
+                line0 = entry.line - 1
+                rng = types.Range(pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding))
+                lenses.append(types.CodeLens(range=rng, command=types.Command(title=entry.variants, command="")))
         editor = ls.editor_for_path(pub.path)
         if not (editor.probe.enable and editor.trusted):
-            return []  # the probe runs the workspace's code: no lens where it may not
+            return lenses  # the probe runs the workspace's code: no probe lens where it may not
         summaries: dict[str, Any] = ls.probes.summaries(pub.path) if ls.probes is not None else {}
-        lenses: list[types.CodeLens] = []
         seen: set[int] = set()
         for entry in pub.entries:
             if entry.line in seen:

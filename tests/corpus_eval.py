@@ -151,6 +151,61 @@ def recompile_score(directory: str = RECOMPILES_DIR) -> Score:
     return Score(static_recompile_functions(directory), dynamic_recompile_functions(directory))
 
 
+def dynamic_frame_compiles(directory: str) -> dict[tuple[str, int], int]:
+    """(file, def line) -> frame compiles of every function compiled by its file's ``run()``."""
+    from dynamo_harness import run_example
+
+    out: dict[tuple[str, int], int] = {}
+    for name in corpus_files(directory):
+        path = os.path.join(directory, name)
+        with open(path) as fh:
+            code = fh.read()
+        result = run_example(path, code, "run()")
+        if result.error is not None:
+            raise RuntimeError(f"{name}: run() failed: {result.error_text}")
+        lines = _def_lines(path)
+        for (co_name, first), count in result.frames.items():
+            if not co_name.startswith("torch_dynamo_resume"):
+                key = (name, lines.get(first, first))
+                out[key] = max(out.get(key, 0), count)
+    return out
+
+
+@dataclass
+class VariantScore(Score):
+    """Recompiling functions (issue 13): actual = compiled twice or more by the scenario; predicted =
+    a predicted variant count other than 1 (``tclint variants``) or a TC2xx warning/error on the
+    function.  ``unbounded_missed``: functions that hit the recompile limit (8 compiles) without a
+    prediction of unbounded variants (or a TC2xx warning/error)."""
+
+    unbounded_actual: set = field(default_factory=set)
+    unbounded_predicted: set = field(default_factory=set)
+    compiles: dict = field(default_factory=dict)
+
+    @property
+    def unbounded_missed(self) -> set:
+        return self.unbounded_actual - self.unbounded_predicted
+
+
+def variant_score(directory: str = RECOMPILES_DIR) -> VariantScore:
+    from tclint.rules.variants import variants
+
+    result = lint_tree(directory)
+    flagged = static_recompile_functions(directory)
+    predicted, unbounded = set(flagged), set(flagged)
+    for v in variants(result.project).values():
+        _ff, fn = result.project.functions[v.key]
+        key = (os.path.basename(v.path), fn.loc.line)
+        if v.count != 1:
+            predicted.add(key)
+        if v.count is None:
+            unbounded.add(key)
+    compiles = dynamic_frame_compiles(directory)
+    actual = {k for k, n in compiles.items() if n >= 2}
+    limit = {k for k, n in compiles.items() if n >= 8}
+    return VariantScore(predicted, actual, limit, unbounded, compiles)
+
+
 def main() -> int:
     score = break_score()
     print(f"graph-break sites: predicted {len(score.predicted)}, actual {len(score.actual)}, "
@@ -168,6 +223,17 @@ def main() -> int:
         print("  false positive:", site)
     for site in sorted(rscore.actual - rscore.predicted):
         print("  missed:", site)
+    vscore = variant_score()
+    print(f"recompiling functions (2+ compiles): predicted {len(vscore.predicted)}, actual {len(vscore.actual)}, "
+          f"true positives {len(vscore.tp)}, hit the limit {len(vscore.unbounded_actual)} "
+          f"(called unbounded: {len(vscore.unbounded_actual - vscore.unbounded_missed)})")
+    print(f"precision {vscore.precision:.3f}  recall {vscore.recall:.3f}")
+    for site in sorted(vscore.predicted - vscore.actual):
+        print("  false positive:", site, vscore.compiles.get(site))
+    for site in sorted(vscore.actual - vscore.predicted):
+        print("  missed:", site, vscore.compiles.get(site))
+    for site in sorted(vscore.unbounded_missed):
+        print("  limit hit, not called unbounded:", site)
     return 0
 
 

@@ -5,8 +5,8 @@ One pure pass over the module's AST, separate from the main walk: for each call 
 global state Dynamo guards on that the surrounding code sets (grad mode from ``with
 torch.no_grad()`` / ``inference_mode`` / ``enable_grad`` blocks and decorators, ``autocast``
 blocks), which of its arguments come from a ``DataLoader`` that keeps its smaller last batch
-(``drop_last`` not ``True``), and which classes read ``self.training`` (a module whose graph
-depends on train/eval).  Only calls with something to say are recorded, keyed ``"line:col"`` like
+(``drop_last`` not ``True``), which arguments are a choice between two constants (``"a" if c
+else "b"``), and which classes read ``self.training`` (a module whose graph depends on train/eval).  Only calls with something to say are recorded, keyed ``"line:col"`` like
 ``CallEdge.loc``, so the project pass can join them with the resolved call edges.
 """
 
@@ -23,7 +23,7 @@ GRAD_CONTEXTS = {
     "set_grad_enabled": "set_grad_enabled",
 }
 AUTOCAST = ("autocast",)
-CALL_CONTEXT_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader", ".training")
+CALL_CONTEXT_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader", ".training", " else ")
 TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm")
 
 
@@ -207,6 +207,14 @@ class _Pass(ast.NodeVisitor):
         key = f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
         if self.ctx:
             self.facts.contexts[key] = tuple(self.ctx)
+        picks = []
+        for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.IfExp) and isinstance(arg.body, ast.Constant) and isinstance(arg.orelse, ast.Constant):
+                picks.append(f"{argkey}={repr(arg.body.value)[:40]}|{repr(arg.orelse.value)[:40]}")
+        if picks:
+            self.facts.choices[key] = tuple(picks)
         batches = self.batches[-1]
         if batches:
             fed = []

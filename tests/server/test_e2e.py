@@ -202,7 +202,8 @@ async def test_entry_point_hover_lens_and_restart(start, project):
     text = hover.contents.value
     assert "torch.compile(Model())" in text and "`Model.forward` (model.py:22)" in text and "Block.forward" in text, text
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [(lens.range.start.line, lens.command.command, lens.command.title) for lens in lenses] == [(4, "tclint.probeFile", "Probe file")]
+    assert "**Variants:** 1 variant" in text, text  # the one call passes a tensor only: one variant
+    assert [(lens.range.start.line, lens.command.command, lens.command.title) for lens in lenses] == [(4, "", "1 variant"), (4, "tclint.probeFile", "Probe file")]
     # hover on a code inside a suppression comment
     model = project / "pkg" / "model.py"
     model_uri = open_doc(client, model, model.read_text().replace("h = self.lin(x)", "h = self.lin(x)  # noqa: TC101"))
