@@ -19,7 +19,7 @@ from typing import Any
 
 from tclint.rules.version import TARGET_TORCH, __version__
 
-SUBCOMMANDS = ("check", "rule", "regions", "probe", "bench", "server", "clean", "version")
+SUBCOMMANDS = ("check", "rule", "regions", "variants", "probe", "bench", "server", "clean", "version")
 FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github")
 
 
@@ -194,6 +194,10 @@ def _dispatch(argv: list[str]) -> int:
         return run_rule(rest)
     if command == "regions":
         return run_regions(rest)
+    if command == "variants":
+        from tclint.rules.variants_cli import run_variants
+
+        return run_variants(rest)
     if command == "clean":
         return run_clean(rest)
     if command == "probe":
@@ -219,6 +223,7 @@ Usage:
   tclint [check] [PATH...] [OPTIONS]   lint files (default: .)
   tclint rule CODE | --all             explain a rule (Markdown)
   tclint regions [PATH...]             list compiled regions and the chains that make them
+  tclint variants [PATH...]            predict the compiled variants of each compiled callable
   tclint probe FILE.py [ARGS...]       run a program under TorchDynamo and explain every compilation
   tclint probe -m MODULE [ARGS...]     ... the same for `python -m MODULE` (e.g. -m pytest)
   tclint probe FILE.py::FUNCTION       probe one function or module with declared/synthesised inputs
@@ -555,7 +560,7 @@ def run_regions(argv: list[str]) -> int:
     p.add_argument("--config")
     p.add_argument("--assume-compiled", action="append", default=[])
     p.add_argument("--assume-compiled-forward", action="store_true")
-    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    p.add_argument("--output-format", choices=("text", "json", "full"), default="text")
     args = p.parse_args(argv)
     overrides: dict[str, Any] = {}
     if args.assume_compiled:
@@ -592,9 +597,16 @@ def run_regions(argv: list[str]) -> int:
     if args.output_format == "json":
         print(json.dumps({"regions": rows, "unresolved": unresolved}, indent=2))
         return 0
-    for r in rows:
+    predicted = {}
+    if args.output_format == "full":
+        from tclint.rules.variants import variants
+
+        predicted = variants(project)
+    for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows):
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
         print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")
+        if key in predicted:
+            print(f"    variants: {predicted[key].summary()}")
     for u in unresolved:
         print(f"{printable(u['path'])}:{u['line']}: unresolved: {printable(u['reason'])} "
               "(declare it with assume-compiled or `# tclint: compiled`)")
