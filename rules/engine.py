@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tclint.rules import registry, suppress
+from tclint.rules import model, registry, suppress
 from tclint.rules import types as T
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
@@ -244,10 +244,7 @@ def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
     )
 
 
-def rule_doc_url(code: str) -> str:
-    """The rule's reference page (shipped in the package, so the link works offline)."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "docs", f"{code}.md")
-    return "file://" + here
+rule_doc_url = model.rule_doc_url  # kept importable from here (the probe and older rules use it)
 
 
 def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple[bool, int]:

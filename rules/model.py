@@ -9,6 +9,7 @@ points of the line (the edges convert to 1-based text columns or UTF-16 LSP colu
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -146,3 +147,9 @@ GB_DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html
 def gb_url(gb_id: str) -> str:
     """PyTorch's page for one graph-break id (``GB0124`` -> ``.../gb/gb0124.html``)."""
     return GB_DOC_URL.format(gb_id.lower())
+
+
+def rule_doc_url(code: str) -> str:
+    """The rule's reference page (shipped in the package, so the link works offline)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "docs", f"{code}.md")
+    return "file://" + here

@@ -10,6 +10,9 @@ Rules see each file once, during the single walk in ``tclint.rules.analysis`` (i
 ``visit_<NodeClass>(node, ctx)`` for generic nodes, or list call targets in ``CALLS`` (qualified
 names) / ``METHODS`` (method names) and implement ``check_call``.  They report *candidates*; the
 project pass keeps those in compiled regions and calls ``finalize`` with the project's settings.
+Cross-file rules implement ``project_check(project)`` and yield ``self.report(...)`` for each
+finding: the one place that fills in the rule's code, name, reference link, ``noqa`` line, the
+region's call chain and the hot-path note.
 """
 
 from __future__ import annotations
@@ -19,12 +22,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tclint.rules.model import Applicability, Diagnostic, Severity
+from tclint.rules.model import (
+    Applicability,
+    Diagnostic,
+    Fix,
+    RelatedLocation,
+    Severity,
+    Span,
+    gb_url,
+    rule_doc_url,
+)
 
 if TYPE_CHECKING:
     from tclint.rules.engine import FinalizeEnv
-    from tclint.rules.facts import Candidate
-    from tclint.rules.project import Project
+    from tclint.rules.facts import Candidate, Loc
+    from tclint.rules.project import Project, Region
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 EXPECT_MARK = re.compile(r"#\s*expect:\s*((?:TC\d{3}[,\s]*)+)")
@@ -95,10 +107,68 @@ class Rule:
         return cand
 
     def project_check(self, project: Project) -> Iterable[Diagnostic]:
-        """Cross-file checks that need the whole project (call sites, disabled callees, ...)."""
+        """Cross-file checks that need the whole project (call sites, disabled callees, ...):
+        yield ``self.report(...)`` for each finding."""
         return ()
 
+    def report(
+        self,
+        path: str,
+        loc: Loc,
+        message: str,
+        *,
+        project: Project | None = None,
+        region: Region | None = None,
+        hot: bool = False,
+        severity: Severity | None = None,
+        gb_ids: tuple[str, ...] = (),
+        url: str | None = None,
+        related: Iterable[RelatedLocation] = (),
+        help: str | None = None,
+        fix: Fix | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Diagnostic:
+        """A finding of this rule at ``loc`` in ``path`` (a cross-file rule's ``project_check``).
+
+        ``region`` (with ``project``): the compiled region the finding is in; its call chain comes
+        first in ``related`` and its text in ``extra["region"]``, and ``hot=True`` adds the
+        "(hot: runs in ...)" note when the region runs many times.  ``severity`` defaults to the
+        rule's ``default_severity`` (the user's per-code settings apply later, in the engine);
+        ``url`` to the first GB id's page, else the rule's own page.  The ``noqa`` line is the
+        first line of ``loc``."""
+        chain: tuple[RelatedLocation, ...] = ()
+        fields: dict[str, Any] = {}
+        if region is not None:
+            if project is None:
+                raise TypeError("report(region=...) needs project=")
+            chain = project.chain_related(region)
+            fields["region"] = project.chain_text(region)
+            if hot and region.multiplier:
+                message = f"{message} (hot: runs in {region.multiplier})"
+        if extra:
+            fields.update(extra)
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            message=message,
+            path=path,
+            span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
+            severity=self.default_severity if severity is None else severity,
+            gb_ids=gb_ids,
+            fix=fix,
+            related=(*chain, *related),
+            noqa_line=loc.line,
+            url=url if url is not None else gb_url(gb_ids[0]) if gb_ids else self.doc_url(),
+            help=help,
+            extra=fields,
+        )
+
     # -- documentation -------------------------------------------------------------------------
+
+    @classmethod
+    def doc_url(cls) -> str:
+        """The rule's reference page (shipped in the package)."""
+        return rule_doc_url(cls.code)
 
     @classmethod
     def doc(cls) -> str:

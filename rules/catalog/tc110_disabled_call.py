@@ -1,5 +1,4 @@
-from tclint.rules.model import Diagnostic, Severity, gb_url
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -48,8 +47,6 @@ class CallToDisabledFunction(Rule):
     default_severity = Severity.WARNING
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         seen = set()
         for call in project.disabled_calls:
             region = project.regions.get(call.caller_key)
@@ -67,21 +64,16 @@ class CallToDisabledFunction(Rule):
             message = f"call to `{name}`, which is wrapped in `{how}`: the graph breaks here"
             if call.edge.in_loop:
                 message += " (inside a loop: all of the calling function runs eagerly)"
-            if region.multiplier:
-                message += f" (hot: runs in {region.multiplier})"
-            yield Diagnostic(
-                code=self.code,
-                name=self.name,
-                message=message,
-                path=ff.path,
-                span=span_of(call.edge.loc),
-                severity=Severity.ERROR if call.edge.in_loop else self.default_severity,
+            yield self.report(
+                ff.path,
+                call.edge.loc,
+                message,
+                project=project,
+                region=region,
+                hot=True,
+                severity=Severity.ERROR if call.edge.in_loop else None,
                 gb_ids=(gb,),
-                related=project.chain_related(region),
-                noqa_line=call.edge.loc.line,
-                url=gb_url(gb) if gb else rule_doc_url(self.code),
                 help="call it from the eager caller, or make it traceable",
-                extra={"region": project.chain_text(region)},
             )
 
     invalid = (

@@ -1,5 +1,4 @@
-from tclint.rules.model import Diagnostic, Severity, gb_url
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -56,16 +55,11 @@ class CompiledGeneratorFunction(Rule):
                 _tff, fn = project.functions[key]
                 if not fn.is_generator:
                     continue
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=f"`{site.text}` compiles generator function `{fn.qualname}`: Dynamo cannot trace a generator's frame, so it silently runs eagerly",
-                    path=ff.path,
-                    span=span_of(site.loc),
-                    severity=self.default_severity,
+                yield self.report(
+                    ff.path,
+                    site.loc,
+                    f"`{site.text}` compiles generator function `{fn.qualname}`: Dynamo cannot trace a generator's frame, so it silently runs eagerly",
                     gb_ids=self.gb_ids,
-                    noqa_line=site.loc.line,
-                    url=gb_url("GB0003"),
                     help="compile the per-item work instead and keep the generator eager",
                 )
 

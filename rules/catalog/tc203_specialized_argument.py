@@ -1,6 +1,5 @@
 from tclint.rules import callsites
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -50,8 +49,6 @@ class SpecializedArgument(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         calls: dict[str, list] = {}
         for call in callsites.calls_into_roots(project):
             calls.setdefault(call.root_key, []).append(call)
@@ -78,18 +75,14 @@ class SpecializedArgument(Rule):
                     tail = "; if it varies between calls, each value compiles a new variant, up to the recompile limit (8)"
                 else:
                     tail = "; every new value compiles a new variant, up to the recompile limit (8), then it runs eagerly"
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=f"`{p.name}` of compiled `{fn.qualname}` is used in {used}: Dynamo specialises on it (guard `{guard}`){tail}",
-                    path=ff.path,
-                    span=span_of(p.loc),
+                yield self.report(
+                    ff.path,
+                    p.loc,
+                    f"`{p.name}` of compiled `{fn.qualname}` is used in {used}: Dynamo specialises on it (guard `{guard}`){tail}",
+                    project=project,
+                    region=region,
                     severity=severity,
-                    noqa_line=p.loc.line,
-                    url=rule_doc_url(self.code),
-                    related=project.chain_related(region),
                     help="bucket the value, fix it at construction time, or pass it as a tensor",
-                    extra={"region": project.chain_text(region)},
                 )
 
     invalid = (

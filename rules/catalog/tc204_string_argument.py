@@ -1,6 +1,5 @@
 from tclint.rules import callsites
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -43,25 +42,18 @@ class StringArgument(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         for _key, region, ff, fn in callsites.roots(project):
             for p in callsites.frame_params(fn):
                 guard = callsites.specialisation(p)
                 if guard is None or not guard.startswith(f"{p.name} == '") or p.loc is None:
                     continue
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=f"str argument `{p.name}` of compiled `{fn.qualname}`: Dynamo guards its value (`{guard}`), so each distinct value compiles its own variant",
-                    path=ff.path,
-                    span=span_of(p.loc),
-                    severity=self.default_severity,
-                    noqa_line=p.loc.line,
-                    url=rule_doc_url(self.code),
-                    related=project.chain_related(region),
+                yield self.report(
+                    ff.path,
+                    p.loc,
+                    f"str argument `{p.name}` of compiled `{fn.qualname}`: Dynamo guards its value (`{guard}`), so each distinct value compiles its own variant",
+                    project=project,
+                    region=region,
                     help="resolve the string in the eager caller, or keep its values few and warm them up",
-                    extra={"region": project.chain_text(region)},
                 )
 
     invalid = (

@@ -1,5 +1,5 @@
 from tclint.rules import callsites
-from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -47,8 +47,6 @@ class UnboundedCallArgument(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         seen = set()
         for call in callsites.calls_into_roots(project):
             region = project.regions[call.root_key]
@@ -68,19 +66,15 @@ class UnboundedCallArgument(Rule):
                 if key in seen:
                     continue
                 seen.add(key)
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=(f"`{param.name}` gets {why} here: compiled `{fn.qualname}` is specialised on it "
+                yield self.report(
+                    call.caller_file.path,
+                    loc,
+                    (f"`{param.name}` gets {why} here: compiled `{fn.qualname}` is specialised on it "
                              f"(guard `{guard}`), so each new value compiles another variant until the recompile limit (8), then it runs eagerly"),
-                    path=call.caller_file.path,
-                    span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
-                    severity=self.default_severity,
-                    noqa_line=loc.line,
-                    url=rule_doc_url(self.code),
-                    related=project.chain_related(region),
+                    project=project,
+                    region=region,
+                    extra={"target": call.root_key},
                     help="bucket the value to a few sizes, pass it as a tensor, or keep it out of the compiled function",
-                    extra={"region": project.chain_text(region), "target": call.root_key},
                 )
 
     invalid = (

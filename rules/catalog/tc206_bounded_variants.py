@@ -1,6 +1,5 @@
 from tclint.rules import callsites
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -44,8 +43,6 @@ class BoundedVariants(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         values: dict[tuple[str, str], set[str]] = {}
         params = {}
         for call in callsites.calls_into_roots(project):
@@ -63,15 +60,10 @@ class BoundedVariants(Rule):
             ff, fn = project.functions[key]
             where = param.loc or fn.name_loc
             listed = ", ".join(sorted(vals))
-            yield Diagnostic(
-                code=self.code,
-                name=self.name,
-                message=f"compiled `{fn.qualname}` is called with {len(vals)} values of `{name}` ({listed}): {len(vals)} variants; warm each one up before measuring or serving",
-                path=ff.path,
-                span=span_of(where),
-                severity=self.default_severity,
-                noqa_line=where.line,
-                url=rule_doc_url(self.code),
+            yield self.report(
+                ff.path,
+                where,
+                f"compiled `{fn.qualname}` is called with {len(vals)} values of `{name}` ({listed}): {len(vals)} variants; warm each one up before measuring or serving",
             )
 
     invalid = (

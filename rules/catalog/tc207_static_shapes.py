@@ -1,6 +1,5 @@
 
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -61,8 +60,6 @@ class StaticShapes(Rule):
 
     def project_check(self, project):
         from tclint.rules import callsites
-        from tclint.rules.engine import rule_doc_url
-
         in_loop: dict[str, bool] = {}
         for call in callsites.calls_into_roots(project):
             in_loop[call.root_key] = in_loop.get(call.root_key, False) or call.edge.in_loop
@@ -72,15 +69,14 @@ class StaticShapes(Rule):
                 continue
             looped = any(in_loop.get(k, False) for k in keys)
             names = ", ".join(sorted({project.functions[k][1].qualname for k in keys})) or "it"
-            yield Diagnostic(
-                code=self.code, name=self.name,
-                message=(f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
+            yield self.report(
+                ff.path,
+                site.loc,
+                (f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
                          + ("; it is called in a loop, where sizes usually vary" if looped else "")),
-                path=ff.path, span=span_of(site.loc),
-                severity=Severity.WARNING if looped else self.default_severity, noqa_line=site.loc.line,
-                url=rule_doc_url(self.code),
-                help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
+                severity=Severity.WARNING if looped else None,
                 extra={"target": keys[0] if keys else None},
+                help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
             )
 
     invalid = (

@@ -1,5 +1,5 @@
 from tclint.rules import variants
-from tclint.rules.model import Diagnostic, RelatedLocation, Severity, Span
+from tclint.rules.model import RelatedLocation, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 
@@ -48,8 +48,6 @@ class CallContextVariants(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         for key, v in sorted(variants.variants(project).items()):
             for dim in v.dims:
                 if not dim.bounded or not dim.sources:
@@ -66,19 +64,14 @@ class CallContextVariants(Rule):
                 )
                 loc = first.loc
                 values = "/".join(dim.values)
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=(f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
+                yield self.report(
+                    first.path,
+                    loc,
+                    (f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
                              f"{values}); in all {v.summary()}"),
-                    path=first.path,
-                    span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
-                    severity=self.default_severity,
-                    noqa_line=loc.line,
-                    url=rule_doc_url(self.code),
                     related=related,
-                    help=dim.advice,
                     extra={"target": key, "dimension": dim.kind, "variants": v.count},
+                    help=dim.advice,
                 )
 
     invalid = (

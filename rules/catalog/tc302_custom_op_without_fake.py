@@ -1,5 +1,4 @@
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -46,8 +45,6 @@ class CustomOpWithoutFake(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         registered = set()
         for ff in project.files.values():
             registered.update(ff.fake_registrations)
@@ -56,16 +53,12 @@ class CustomOpWithoutFake(Rule):
                 name = qual.rsplit(".", 1)[-1]
                 if name in registered or qual in registered:
                     continue
-                yield Diagnostic(
-                    code=self.code,
-                    name=self.name,
-                    message=f"custom op `{name}` has no fake implementation (`@{name}.register_fake`): calling it from compiled code raises TorchRuntimeError",
-                    path=ff.path,
-                    span=span_of(loc),
-                    severity=self.default_severity,
+                yield self.report(
+                    ff.path,
+                    loc,
+                    f"custom op `{name}` has no fake implementation (`@{name}.register_fake`): calling it from compiled code raises TorchRuntimeError",
                     gb_ids=self.gb_ids,
-                    noqa_line=loc.line,
-                    url=rule_doc_url(self.code),
+                    url=self.doc_url(),
                     help=f"add `@{name}.register_fake` returning empty tensors of the output shapes",
                 )
 

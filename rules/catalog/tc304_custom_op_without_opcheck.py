@@ -1,5 +1,4 @@
-from tclint.rules.model import Diagnostic, Severity
-from tclint.rules.project import span_of
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -44,8 +43,6 @@ class CustomOpWithoutOpcheck(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         checked = set()
         for ff in project.files.values():
             for ref in ff.api_calls.get("torch.library.opcheck", ()):
@@ -55,11 +52,11 @@ class CustomOpWithoutOpcheck(Rule):
                 name = qual.rsplit(".", 1)[-1]
                 if name in checked:
                     continue
-                yield Diagnostic(
-                    code=self.code, name=self.name,
-                    message=f"custom op `{name}` is not exercised by any torch.library.opcheck call in the project",
-                    path=ff.path, span=span_of(loc), severity=self.default_severity, noqa_line=loc.line,
-                    url=rule_doc_url(self.code), help=f"add a test calling torch.library.opcheck({name}, args)",
+                yield self.report(
+                    ff.path,
+                    loc,
+                    f"custom op `{name}` is not exercised by any torch.library.opcheck call in the project",
+                    help=f"add a test calling torch.library.opcheck({name}, args)",
                 )
 
     invalid = (

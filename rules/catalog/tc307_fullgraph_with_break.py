@@ -1,5 +1,5 @@
 from tclint.rules import registry
-from tclint.rules.model import Diagnostic, RelatedLocation, Severity
+from tclint.rules.model import RelatedLocation, Severity
 from tclint.rules.project import span_of
 from tclint.rules.rule import Example, Rule
 
@@ -50,8 +50,6 @@ class FullgraphWithGraphBreak(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         by_site: dict[str, list] = {}
         for key, region in project.regions.items():
             if not region.fullgraph or region.site is None:
@@ -74,12 +72,12 @@ class FullgraphWithGraphBreak(Rule):
             sff, site = project.sites[site_id]
             ff, cand = min(found, key=lambda fc: (fc[0].path, fc[1].loc.line))
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-            yield Diagnostic(
-                code=self.code, name=self.name,
-                message=f"`{site.text}` uses fullgraph=True, but the code breaks at {ff.path}:{cand.loc.line} ({cand.code}){more}: the compiled call raises torch._dynamo.exc.Unsupported",
-                path=sff.path, span=span_of(site.loc), severity=self.default_severity, noqa_line=site.loc.line,
-                url=rule_doc_url(self.code), help="remove the break, or drop fullgraph=True",
+            yield self.report(
+                sff.path,
+                site.loc,
+                f"`{site.text}` uses fullgraph=True, but the code breaks at {ff.path}:{cand.loc.line} ({cand.code}){more}: the compiled call raises torch._dynamo.exc.Unsupported",
                 related=tuple(RelatedLocation(f.path, span_of(c.loc), f"{c.code}: {c.message}") for f, c in found[:10]),
+                help="remove the break, or drop fullgraph=True",
             )
 
     invalid = (

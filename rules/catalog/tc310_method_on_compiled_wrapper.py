@@ -1,4 +1,4 @@
-from tclint.rules.model import Applicability, Diagnostic, Fix, Severity, Span
+from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -48,8 +48,6 @@ class MethodOnCompiledWrapper(Rule):
     fix_applicability = Applicability.SAFE
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         for ff in project.files.values():
             for edge, _owner in project._all_edges(ff):
                 if edge.kind != "compiled" or edge.method in ("__call__", "forward"):
@@ -74,12 +72,11 @@ class MethodOnCompiledWrapper(Rule):
                     if site.how == "call" and _sff.path == ff.path:
                         fix = Fix("Compile the module in place with `.compile()`", (), Applicability.SAFE,
                                   codemod=("compile-in-place", str(site.loc.line)))
-                    yield Diagnostic(
-                        code=self.code, name=self.name,
-                        message=(f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
+                    yield self.report(
+                        ff.path,
+                        loc,
+                        (f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
                                  f"only `forward` (calling the wrapper) is compiled, so this call and the `self(...)` inside it run eagerly"),
-                        path=ff.path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
-                        severity=self.default_severity, noqa_line=loc.line, url=rule_doc_url(self.code),
                         help="call the wrapper and compute the rest outside, or use model.compile() to compile in place",
                         fix=fix,
                     )

@@ -1,5 +1,5 @@
 from tclint.rules import types as T
-from tclint.rules.model import Diagnostic, Severity, Span
+from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 
 
@@ -44,20 +44,17 @@ class UnresolvedCompileTarget(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import rule_doc_url
-
         for unresolved in project.unresolved:
             site = unresolved.site
             if _torch_only(site):
                 continue  # torch.compile(nn.Linear(4, 4)), torch.compile(torch.sin): no project code
             loc = site.loc
-            yield Diagnostic(
-                code=self.code, name=self.name,
-                message=(f"tclint cannot tell what `{site.text}` compiles, so the code it compiles is not checked"),
-                path=unresolved.path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
-                severity=self.default_severity, noqa_line=loc.line, url=rule_doc_url(self.code),
-                help=("declare what is compiled: `assume-compiled = [\"MODULE:QUALNAME\"]` in [tool.tclint] "
-                      "(e.g. \"pkg.models.*:*.forward\"), or `# tclint: compiled` on the compiled function's def line"),
+            yield self.report(
+                unresolved.path,
+                loc,
+                f"tclint cannot tell what `{site.text}` compiles, so the code it compiles is not checked",
+                help="declare what is compiled: `assume-compiled = [\"MODULE:QUALNAME\"]` in [tool.tclint] "
+                      "(e.g. \"pkg.models.*:*.forward\"), or `# tclint: compiled` on the compiled function's def line",
             )
 
     invalid = (
