@@ -254,6 +254,58 @@ def _bare_uses(module: Any, name: str, skip: Any) -> bool:
     return any(isinstance(node, cst.Name) and node.value == name and id(node) not in owned for node in _walk(module))
 
 
+# -- TC101: `.item()` feeding arithmetic only -> kept as a 0-d tensor ------------------------------
+_ARITH = ("Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power")
+
+
+def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) -> Result | None:
+    """The call ``T.item()`` spanning the given positions loses its ``.item()`` when its value only
+    feeds arithmetic: it is an operand of ``+ - * / // % **``, or it is assigned to a name whose
+    every other use in the function is such an operand (and which is bound nowhere else there).
+    None otherwise (control flow, a call argument, a return, formatting need the Python number)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    want = (int(line), int(col), int(end_line), int(end_col))
+    calls = [n for n, p in positions.items()
+             if isinstance(n, cst.Call) and (p.start.line, p.start.column, p.end.line, p.end.column) == want
+             and isinstance(n.func, cst.Attribute) and n.func.attr.value == "item" and not n.args]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+
+    def arith_operand(node: cst.CSTNode) -> bool:
+        parent = parents.get(node)
+        return (isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _ARITH
+                and (parent.left is node or parent.right is node))
+
+    if not arith_operand(call):
+        assign = parents.get(call)
+        line_node = parents.get(assign) if assign is not None else None
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name) and isinstance(line_node, cst.SimpleStatementLine)):
+            return None
+        name = assign.targets[0].target
+        func = parents.get(line_node)
+        while func is not None and not isinstance(func, cst.FunctionDef):
+            func = parents.get(func)
+        if func is None:
+            return None
+        uses = [n for n in _walk(func.body) if isinstance(n, cst.Name) and n.value == name.value and n is not name]
+        if not uses or not all(arith_operand(n) for n in uses):
+            return None  # bound again, or read where a Python number may be needed
+
+    class Swap(cst.CSTTransformer):
+        def leave_Call(self, original, updated):  # type: ignore[override]
+            return updated.func.value if original is call else updated
+
+    new = wrapper.module.visit(Swap()).code
+    return new, "", None
+
+
 # -- helpers --------------------------------------------------------------------------------------
 def _walk(node: Any):
     """Every node under ``node`` (itself included), depth first."""
@@ -276,4 +328,5 @@ def _statements(body: Any):
 _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "int-counter-to-buffer": int_counter_to_buffer,
     "compile-in-place": compile_in_place,
+    "item-as-tensor": item_as_tensor,
 }

@@ -137,3 +137,34 @@ def test_int_counter_before_module_init_is_not_fixed(tmp_path):
         m = torch.compile(Counter())
     ''')
     assert _fix(tmp_path, "TC201", src) is None
+
+
+ITEM = """
+import torch
+
+@torch.compile
+def f(x):
+    {body}
+"""
+
+
+@pytest.mark.parametrize(("body", "fixed"), [
+    ("return x / x.sum().item()", "return x / x.sum()"),
+    ("s = (x * 2).max().item()\n    return x - s * 3", "s = (x * 2).max()\n    return x - s * 3"),
+    ("é = 'ü'; return x * x.mean().item()", "é = 'ü'; return x * x.mean()"),  # columns in code points
+])
+def test_item_feeding_arithmetic_stays_a_tensor(tmp_path, body, fixed):
+    src = ITEM.format(body=body)
+    fix = _fix(tmp_path, "TC101", src)
+    assert fix.applicability is Applicability.UNSAFE
+    assert apply_fixes(src, [fix])[0] == ITEM.format(body=fixed)
+
+
+@pytest.mark.parametrize("body", [
+    "s = x.sum().item()\n    if s > 0:\n        return x\n    return x * s",  # control flow
+    "s = x.sum().item()\n    return x * s, s",  # returned as a number
+    "return torch.full((2,), x.sum().item())",  # a call argument
+    "s = x.sum().item()\n    s = s + 1\n    return x * s",  # bound again
+])
+def test_item_needed_as_a_number_is_not_fixed(tmp_path, body):
+    assert _fix(tmp_path, "TC101", ITEM.format(body=body)) is None

@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules import types as T
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
 
@@ -40,7 +40,13 @@ class TensorToScalar(Rule):
     ```
 
     ## Fix safety
-    No automatic fix: whether the Python number is needed depends on what the code does with it.
+    An unsafe fix (a libcst codemod) for `t.item()` whose value only feeds arithmetic: an operand of
+    `+ - * / // % **`, or assigned to a name whose every use in the function is such an operand.
+    The fix drops `.item()`, so the value stays a 0-d tensor in the graph.  Unsafe: where the
+    other operand was a Python number too, the result is now a 0-d tensor, not a number (and
+    float64 arithmetic on Python floats becomes the tensor's dtype).  Not offered where the value
+    decides control flow, is passed to a call, returned or formatted; `float()`/`int()`/`math.*`
+    get no fix.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html
@@ -53,6 +59,7 @@ class TensorToScalar(Rule):
     family = "graph-break"
     gb_ids = ("GB0124", "GB0033")
     default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
     METHODS = frozenset({"item"})
     CALLS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "math.sqrt", "math.exp", "math.log",
                        "math.floor", "math.ceil", "math.isnan", "math.isinf", "math.isfinite", "math.fabs",
@@ -66,10 +73,13 @@ class TensorToScalar(Rule):
                 if recv.kind != T.UNKNOWN:
                     return
                 conf = T.MEDIUM  # `.item()` is (almost) only a tensor / ndarray method
+            loc = ctx.loc(node)
+            fix = Fix("Keep the value a 0-d tensor (drop `.item()`)", (), Applicability.UNSAFE,
+                      codemod=("item-as-tensor", str(loc.line), str(loc.col), str(loc.end_line), str(loc.end_col)))
             ctx.report(
                 self.code, node,
                 f"`{short(ctx, node)}` copies a {maybe(conf)}tensor's value into Python: the graph breaks here",
-                gb_ids=("GB0124",), confidence=conf,
+                gb_ids=("GB0124",), confidence=conf, fix=fix,
                 help="keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True",
                 data={"capturable": True},
             )
@@ -137,7 +147,15 @@ def scale(x: torch.Tensor) -> torch.Tensor:
     m = x.abs().max().item()  # expect: TC101
     return x / m
 """,
-            run="scale(torch.randn(8))",
+            run="out = scale(torch.randn(8))",
+            fixed="""
+import torch
+
+@torch.compile
+def scale(x: torch.Tensor) -> torch.Tensor:
+    m = x.abs().max()  # expect: TC101
+    return x / m
+""",
         ),
         Example(
             """
