@@ -48,6 +48,8 @@ def _check_parser() -> argparse.ArgumentParser:
                      help="treat matching functions as compiled (globs allowed, e.g. 'pkg.models.*:*.forward')")
     reg.add_argument("--assume-compiled-forward", action="store_true", default=None,
                      help="treat every nn.Module.forward in the linted tree as compiled")
+    reg.add_argument("--follow-libraries", action="store_true", default=None,
+                     help="follow compiled regions into installed packages; TC312 summarises what they meet there")
     reg.add_argument("--target-torch-version", help=f"torch version to target (default: {TARGET_TORCH})")
     out = p.add_argument_group("output")
     out.add_argument("--output-format", choices=FORMATS, help="output format (default: concise)")
@@ -124,6 +126,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:  # noqa: C901 - long
         o["extend:assume_compiled"] = args.assume_compiled
     if args.assume_compiled_forward:
         o["assume_compiled_forward"] = True
+    if args.follow_libraries:
+        o["follow_libraries"] = True
     if args.target_torch_version:
         from tclint.rules.config import ConfigError, _version
 
@@ -560,6 +564,7 @@ def run_regions(argv: list[str]) -> int:
     p.add_argument("--config")
     p.add_argument("--assume-compiled", action="append", default=[])
     p.add_argument("--assume-compiled-forward", action="store_true")
+    p.add_argument("--follow-libraries", action="store_true")
     p.add_argument("--output-format", choices=("text", "json", "full"), default="text")
     args = p.parse_args(argv)
     overrides: dict[str, Any] = {}
@@ -567,6 +572,8 @@ def run_regions(argv: list[str]) -> int:
         overrides["extend:assume_compiled"] = args.assume_compiled
     if args.assume_compiled_forward:
         overrides["assume_compiled_forward"] = True
+    if args.follow_libraries:
+        overrides["follow_libraries"] = True
     from tclint.rules.discovery import named_path_problem
     from tclint.rules.printable import printable
 
@@ -585,13 +592,16 @@ def run_regions(argv: list[str]) -> int:
     assert project is not None
     shown = set(os.path.abspath(f) for f in result.files)
     rows = []
+    from tclint.rules.libfollow import is_library_file
+
     for key, region in sorted(project.regions.items(), key=lambda kv: kv[0]):
         path, _, qual = key.partition("::")
-        if os.path.abspath(path) not in shown:
+        library = is_library_file(project, path)  # an installed package's file the regions reach
+        if os.path.abspath(path) not in shown and not library:
             continue
         _ff, fn = project.functions[key]
         rows.append({"path": path, "line": fn.name_loc.line, "function": qual, "via": project.chain_text(region),
-                     "multiplier": region.multiplier, "fullgraph": region.fullgraph})
+                     "multiplier": region.multiplier, "fullgraph": region.fullgraph, "library": library})
     unresolved = [{"path": u.path, "line": u.site.loc.line, "reason": u.reason} for u in project.unresolved
                   if os.path.abspath(u.path) in shown]
     if args.output_format == "json":
@@ -604,6 +614,7 @@ def run_regions(argv: list[str]) -> int:
         predicted = variants(project)
     for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows):
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
+        extra += " (library)" if r["library"] else ""
         print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")
         if key in predicted:
             print(f"    variants: {predicted[key].summary()}")

@@ -109,6 +109,7 @@ class Settings:
     respect_gitignore: bool = True
     assume_compiled: list[str] = field(default_factory=list)
     assume_compiled_forward: bool = False
+    follow_libraries: bool = False  # follow regions into installed packages (tclint.rules.libfollow)
     compiling_predicates: list[str] = field(default_factory=list)
     target_torch_version: str = "2.13"
     preview: bool = False
@@ -278,6 +279,7 @@ KEYS: dict[str, tuple[str, Callable[[Any, str, str | None], Any]]] = {
     "respect-gitignore": ("respect_gitignore", _bool),
     "assume-compiled": ("assume_compiled", _str_list),
     "assume-compiled-forward": ("assume_compiled_forward", _bool),
+    "follow-libraries": ("follow_libraries", _bool),
     "compiling-predicates": ("compiling_predicates", _str_list),
     "target-torch-version": ("target_torch_version", _version),
     "preview": ("preview", _bool),

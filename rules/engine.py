@@ -644,6 +644,12 @@ class Linter:
 
         project = Project(facts, root_settings)
         project.build()
+        if root_settings.follow_libraries:
+            from tclint.rules import libfollow
+
+            project, _lib_sources, libraries = libfollow.follow(self, project, facts, root_settings)
+            if libraries:
+                libfollow.mark(project, libraries)
         cross = project_diagnostics(project)
         diagnostics: list[Diagnostic] = []
         per_file_settings: dict[str, Settings] = {}

@@ -1,0 +1,185 @@
+from tclint.rules.model import Confidence, Diagnostic, RelatedLocation, Severity, Span
+from tclint.rules.rule import Example, Rule
+
+# confidence names in rank order (Confidence is a str enum: its values are these names)
+_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+class CompiledLibraryCode(Rule):
+    """
+    ## What it does
+    With `follow-libraries` on (or `--follow-libraries`), tclint follows a compiled region into
+    the installed packages it reaches: `torch.compile(kornia.filters.GaussianBlur2d(...))`, a
+    compiled step calling `torchdiffeq.odeint`, a compiled `torch_geometric.nn` model.  The
+    library's source is analysed with the same rules as the project's, but its findings are not
+    reported in the library's files: this rule reports them once, at the user's compile site, as
+    a summary (how many likely graph breaks and recompile hazards, how many hot), with every
+    library site as a related location (file, line, rule, GB id and the chain from the compile
+    site).
+
+    ## Why is this bad?
+    Most users compile models they did not write.  A graph break inside the library splits the
+    user's graph just as one in the user's code does, but nothing in the user's own files shows
+    it: without following, `tclint` prints `All checks passed!` while Dynamo breaks the step at
+    places the user never opened.
+
+    ## Example
+    ```python
+    from torchdiffeq import odeint
+
+    @torch.compile                      # TC312: compiled library code meets 5 likely graph breaks
+    def solve(func, y0, t):
+        return odeint(func, y0, t, method="rk4")
+    ```
+
+    ## Use instead
+    Library code is not yours to edit.  Confirm the sites with `tclint probe` (it runs the
+    script), then compile around the offending part: wrap the library call that breaks in
+    `torch.compiler.disable`, compile only the blocks that are clean (regional compilation:
+    `block.compile()` per layer instead of the whole model), or pick the library's configuration
+    (an option or flag of the constructor) that avoids the branch, or a library version where
+    it is fixed.  Severity follows heat: a break in a loop or in every block of a stack raises
+    it; a cold path (a warning, a branch for another configuration) is listed but never does.
+
+    ## Fix safety
+    No automatic fix.
+
+    ## References
+    - https://docs.pytorch.org/docs/stable/generated/torch.compiler.disable.html
+    - https://docs.pytorch.org/tutorials/recipes/regional_compilation.html
+    """
+
+    code = "TC312"
+    name = "compiled-library-code"
+    summary = "a compiled region reaches installed library code that holds graph breaks or recompile hazards"
+    family = "tclint"
+    default_severity = Severity.WARNING
+    region_only = False
+
+    def project_check(self, project):
+        from tclint.rules.engine import file_diagnostics, rule_doc_url
+        from tclint.rules.libfollow import LIBRARY_MEMO
+
+        libraries = project.memo.get(LIBRARY_MEMO) or {}
+        if not libraries:
+            return
+        settings = project.settings
+        floor = _RANK.get(getattr(settings, "min_confidence", "medium"), 1)
+        groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}
+        sites: dict[tuple[str, int, int], tuple[str, object]] = {}
+        for path in sorted(libraries):
+            ff = project.files.get(path)
+            if ff is None:
+                continue
+            for diag in file_diagnostics(ff, project, settings):
+                if not (diag.code.startswith("TC1") or diag.code.startswith("TC2")):
+                    continue
+                if _RANK.get(str(diag.confidence.value), 1) < floor:
+                    continue
+                region = project.region_of(path, diag.extra.get("func"))
+                if region is None:
+                    continue
+                chain = region.chain
+                head = next((link for link in chain if link.path not in libraries), None)
+                if head is None:
+                    continue
+                key = (head.path, head.loc.line, head.loc.col)
+                sites.setdefault(key, (head.path, head.loc))
+                hot = diag.severity == Severity.ERROR or bool(_multiplied(region))
+                groups.setdefault(key, []).append((diag, hot))
+        for key in sorted(groups):
+            path, loc = sites[key]
+            found = groups[key]
+            breaks = [d for d, _ in found if d.code.startswith("TC1")]
+            recompiles = [d for d, _ in found if d.code.startswith("TC2")]
+            hot = [d for d, h in found if h]
+            warm = [d for d, h in found if not h and d.severity != Severity.INFO]
+            severity = Severity.ERROR if hot else Severity.WARNING if warm else Severity.INFO
+            parts = []
+            if breaks:
+                parts.append(f"{len(breaks)} likely graph break{'s' if len(breaks) != 1 else ''}")
+            if recompiles:
+                parts.append(f"{len(recompiles)} recompile hazard{'s' if len(recompiles) != 1 else ''}")
+            files = sorted({d.path for d, _ in found})
+            message = (f"compiled library code meets {' and '.join(parts)} in {len(files)} installed "
+                       f"file{'s' if len(files) != 1 else ''}" + (f" ({len(hot)} hot)" if hot else " (none hot)"))
+            related = tuple(
+                RelatedLocation(d.path, d.span, _related_message(d, h)) for d, h in
+                sorted(found, key=lambda dh: (not dh[1], dh[0].path, dh[0].span.start.line))
+            )
+            best = max((_RANK.get(str(d.confidence.value), 1) for d, _ in found), default=1)
+            yield Diagnostic(
+                code=self.code, name=self.name, message=message,
+                path=path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
+                severity=severity, confidence=Confidence(_name(best)), noqa_line=loc.line,
+                gb_ids=tuple(sorted({g for d, _ in found for g in d.gb_ids})),
+                related=related, url=rule_doc_url(self.code),
+                help=("library code: confirm with `tclint probe`, then wrap the offending library call in "
+                      "`torch.compiler.disable`, compile only the clean blocks (regional compilation), or choose "
+                      "the library option that avoids the branch"),
+                extra={"library_sites": [
+                    {"path": d.path, "line": d.line, "code": d.code, "gb_ids": list(d.gb_ids), "hot": h,
+                     "confidence": str(d.confidence.value), "severity": d.severity.name.lower(),
+                     "chain": d.extra.get("region", "")}
+                    for d, h in found
+                ]},
+            )
+
+    invalid = (
+        Example(
+            """
+import torch
+from torchdiffeq import odeint
+
+
+def dynamics(t, y):
+    return -y
+
+
+@torch.compile  # expect: TC312
+def solve(y0, t):
+    return odeint(dynamics, y0, t, method="dopri5")
+""",
+            proof=False,
+            settings={"follow-libraries": True},
+            title="static: a compiled function calls an installed package (torchdiffeq) that breaks inside",
+        ),
+    )
+    valid = (
+        Example(
+            """
+import torch
+from torchdiffeq import odeint
+
+
+def dynamics(t, y):
+    return -y
+
+
+@torch.compile
+def solve(y0, t):
+    return odeint(dynamics, y0, t, method="dopri5")
+""",
+            proof=False,
+            title="static: without follow-libraries, installed packages are not followed",
+        ),
+    )
+
+
+def _multiplied(region) -> str | None:
+    node = region
+    while node is not None:
+        if node.multiplier:
+            return node.multiplier
+        node = node.parent
+    return None
+
+
+def _name(rank: int) -> str:
+    return {v: k for k, v in _RANK.items()}[rank]
+
+
+def _related_message(diag: Diagnostic, hot: bool) -> str:
+    gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
+    heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
+    return f"{diag.code}{gb} ({heat}): {diag.message} [{diag.extra.get('region', '')}]"

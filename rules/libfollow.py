@@ -1,0 +1,300 @@
+"""Following compiled regions into installed packages (issue 21), without running any of them.
+
+Most users compile models they did not write (``torch.compile(kornia.filters.GaussianBlur2d(...))``).
+With ``follow-libraries`` on, the project pass does not stop at a reference into an installed
+package: :class:`Environment` finds the module's source file by searching the interpreter's import
+roots on disk only (the import system's rules for source files -- regular packages, modules,
+namespace packages in several portions -- applied to folder listings, so no package's
+``__init__`` ever runs, as ``importlib.util.find_spec`` would for a parent; ``.pth`` path lines and the ``MAPPING`` of setuptools'
+``__editable__`` finders read as data; namespace packages), and :func:`follow` adds that file's
+facts to the project and builds it again, round after round, until the regions reach no module not
+yet loaded.  Only what a reference names is loaded (module by module, lazily), and each library
+file's facts are cached by content hash in a user-level cache shared by every project
+(:func:`library_cache`).  Library files are never files of the project: the engine reports none of
+their findings; TC312 summarises them at the user's compile site.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import sys
+from typing import Any
+
+from tclint.rules.facts import FileFacts
+from tclint.rules.project import Project
+
+# Modules never followed: torch's own code is what the rules model, not something to walk; the
+# standard library and the packages the per-file walk already treats as never-project code.
+_SKIP_ROOTS = frozenset({"torch", "torchgen", "functorch", "triton", "__future__"}) | frozenset(sys.stdlib_module_names)
+MAX_LIBRARY_FILES = 600  # a bound on one run's lazily loaded files (a huge package reached everywhere)
+MAX_ROUNDS = 40
+LIBRARY_MEMO = "library_files"  # Project.memo key: path -> (module, distribution root folder)
+
+
+class Environment:
+    """Where an interpreter's imports come from, read from the disk (nothing is imported)."""
+
+    def __init__(self, roots: list[str], editable: dict[str, str] | None = None) -> None:
+        self.roots = [r for r in dict.fromkeys(roots) if r and os.path.isdir(r)]
+        self.editable = editable or {}  # top-level name -> its folder (setuptools editable finders)
+        self._found: dict[str, tuple[str, bool, str] | None] = {}
+        self._locations: dict[str, tuple[list[tuple[str, str]], str] | None] = {}
+
+    @classmethod
+    def for_python(cls, python: str | None = None) -> Environment:
+        """The import roots of ``python`` (an interpreter path, e.g. the probe's ``python`` setting:
+        its ``lib/python*/site-packages`` folders, found next to it), or of this interpreter."""
+        if python:
+            prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))  # <venv>/bin/python
+            roots = sorted(glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages")))
+            roots += sorted(glob.glob(os.path.join(prefix, "Lib", "site-packages")))
+        else:
+            roots = [p for p in sys.path if p and os.path.isdir(p) and not _is_tclint_root(p)]
+        extra, editable = [], {}
+        for root in list(roots):
+            more, mapping = read_pth(root)
+            extra += more
+            editable.update(mapping)
+        return cls([*roots, *extra], editable)
+
+    def locate(self, module: str) -> tuple[str, bool, str] | None:
+        """(source file, is_package, import root) of a module, or None (not installed, compiled
+        code only, a namespace package's folder without a file)."""
+        if module in self._found:
+            return self._found[module]
+        found = self._locate(module)
+        self._found[module] = found
+        return found
+
+    def _locate(self, module: str) -> tuple[str, bool, str] | None:
+        parent, _, name = module.rpartition(".")
+        where = self._search_path(parent) if parent else None
+        if parent and where is None:
+            return None
+        if not parent and module in self.editable:
+            folder = self.editable[module]
+            init = os.path.join(folder, "__init__.py")
+            if os.path.isfile(init):
+                return init, True, os.path.dirname(folder)
+            if os.path.isfile(folder) and folder.endswith(".py"):
+                return folder, False, os.path.dirname(folder)
+        for folder, root in where[0] if where is not None else ((r, r) for r in self.roots):
+            init = os.path.join(folder, name, "__init__.py")
+            if os.path.isfile(init):
+                return init, True, root
+            plain = os.path.join(folder, name + ".py")
+            if os.path.isfile(plain):
+                return plain, False, root
+        return None
+
+    def _search_path(self, package: str) -> tuple[list[tuple[str, str]], str] | None:
+        """((folder, import root) pairs a package's submodules are searched in, the package name):
+        a regular package's folder, or every portion of a namespace package, as the import system
+        would find them (a regular package found first wins over later portions)."""
+        if package in self._locations:
+            return self._locations[package]
+        parent, _, name = package.rpartition(".")
+        out: tuple[list[tuple[str, str]], str] | None = None
+        if not parent and package in self.editable and os.path.isdir(self.editable[package]):
+            out = ([(self.editable[package], os.path.dirname(self.editable[package]))], package)
+        else:
+            where = self._search_path(parent) if parent else ([(r, r) for r in self.roots], "")
+            if where is not None:
+                portions: list[tuple[str, str]] = []
+                for folder, root in where[0]:
+                    candidate = os.path.join(folder, name)
+                    if os.path.isfile(os.path.join(candidate, "__init__.py")):
+                        if not portions:
+                            portions = [(candidate, root)]
+                        break
+                    if os.path.isfile(candidate + ".py"):
+                        break  # a module, not a package: no submodules
+                    if os.path.isdir(candidate):
+                        portions.append((candidate, root))
+                out = (portions, package) if portions else None
+        self._locations[package] = out
+        return out
+
+
+def _is_tclint_root(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "tclint", "__init__.py")) and os.path.isdir(os.path.join(path, "rules"))
+
+
+def read_pth(root: str) -> tuple[list[str], dict[str, str]]:
+    """The path lines of a site folder's ``.pth`` files (``import`` lines are code: never run) and the
+    ``MAPPING`` of its ``__editable__.*_finder.py`` files (read as a literal)."""
+    paths: list[str] = []
+    mapping: dict[str, str] = {}
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return paths, mapping
+    for name in names:
+        full = os.path.join(root, name)
+        if name.endswith(".pth"):
+            try:
+                with open(full, encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                line = line.strip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                target = line if os.path.isabs(line) else os.path.join(root, line)
+                if os.path.isdir(target):
+                    paths.append(target)
+        elif name.startswith("__editable__") and name.endswith("_finder.py"):
+            mapping.update(_editable_mapping(full))
+    return paths, mapping
+
+
+def _editable_mapping(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == "MAPPING" and getattr(node, "value", None) is not None:
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            if isinstance(value, dict):
+                return {str(k): str(v) for k, v in value.items() if isinstance(v, str)}
+    return {}
+
+
+class RecordingProject(Project):
+    """A project that remembers the references its regions could not resolve (the next modules to
+    load): only while it finds the compile sites' targets and walks the regions, so that code no
+    region reaches (a file's other functions, eager code) loads nothing."""
+
+    def __init__(self, files: Any, settings: Any) -> None:
+        super().__init__(files, settings)
+        self.misses: set[str] = set()
+        self._recording = False
+
+    def resolve(self, ref: str | None, near: FileFacts | None, depth: int = 0) -> tuple[str, str] | None:
+        result = super().resolve(ref, near, depth)
+        if result is None and ref and self._recording:
+            self.misses.add(ref)
+        return result
+
+    def module_file(self, module: str, near: FileFacts | None) -> FileFacts | None:
+        found = super().module_file(module, near)
+        if found is None and self._recording:
+            self.misses.add(module + ".")
+        return found
+
+    def _roots(self) -> Any:
+        self._recording = True
+        try:
+            yield from super()._roots()
+        finally:
+            self._recording = False
+
+    def _bfs(self, roots: Any) -> None:
+        self._recording = True
+        try:
+            super()._bfs(roots)
+        finally:
+            self._recording = False
+
+
+def library_cache() -> Any:
+    """The user-level cache of library facts, shared by every project (keyed by file hashes), or None."""
+    from tclint.rules.cache import Cache
+
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    cache = Cache(os.path.join(home, "tclint", "libraries"))
+    return None if cache.refused else cache
+
+
+def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
+           env: Environment | None = None) -> tuple[Project, dict[str, Any], dict[str, tuple[str, str]]]:
+    """The project built again with every installed module its regions reach (loaded round after
+    round), the library files' sources (for the type refinement's re-walks) and the library files
+    (path -> (module, import root): :func:`mark` them on the final project)."""
+    from tclint.rules.engine import analyze_source
+    from tclint.rules.reading import read_source
+
+    env = env or Environment.for_python((settings.probe or {}).get("python"))
+    own_roots = {ff.module.split(".", 1)[0] for ff in facts if ff.module}
+    own_dirs = {os.path.abspath(ff.root) for ff in facts if ff.root}
+    env.roots = [r for r in env.roots if os.path.abspath(r) not in own_dirs]  # the project is not a library
+    loaded: dict[str, tuple[str, str]] = {}
+    sources: dict[str, Any] = {}
+    lib_facts: list[FileFacts] = []
+    cache = library_cache() if getattr(linter, "cache", None) is not None else None
+    predicates = settings.compiling_predicates
+    tried: set[str] = set()
+    current: Project = project
+    rec = RecordingProject(facts, settings)
+    rec.build()
+    for _ in range(MAX_ROUNDS):
+        wanted = _modules_to_load(rec.misses, own_roots, tried, env)
+        if not wanted or len(loaded) >= MAX_LIBRARY_FILES:
+            break
+        for module, (path, is_package, root) in wanted.items():
+            if len(loaded) >= MAX_LIBRARY_FILES:
+                break
+            src = read_source(path, None, settings.max_file_size, None, path)
+            ff = None
+            key = None
+            if cache is not None and src.digest:
+                key = cache.facts_key(src.digest, module, is_package, root, predicates, path)
+                ff = cache.get_facts(key)
+                if ff is not None:
+                    ff.path = path
+            if ff is None:
+                ff = analyze_source(src, module, is_package, root, predicates)
+                if key is not None and cache is not None:
+                    cache.put_facts(key, ff)
+            loaded[path] = (module, root)
+            sources[path] = src
+            lib_facts.append(ff)
+        rec = RecordingProject([*facts, *lib_facts], settings)
+        rec.build()
+    if cache is not None:
+        cache.flush()
+    if lib_facts:
+        current = Project([*facts, *lib_facts], settings)
+        current.build()
+    return current, sources, loaded
+
+
+def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
+    """Tell the rules which of the project's files are an installed package's (never reported)."""
+    project.memo[LIBRARY_MEMO] = loaded
+
+
+def _modules_to_load(misses: set[str], own_roots: set[str], tried: set[str],
+                     env: Environment) -> dict[str, tuple[str, bool, str]]:
+    """The longest installed module named by each unresolved reference (not the project's, not torch's
+    nor the standard library's), each asked of the environment once."""
+    out: dict[str, tuple[str, bool, str]] = {}
+    for ref in misses:
+        parts = ref.rstrip(".").split(".")
+        if not parts[0] or parts[0] in own_roots or parts[0] in _SKIP_ROOTS or parts[0].startswith("<"):
+            continue
+        for i in range(len(parts), 0, -1):
+            module = ".".join(parts[:i])
+            if module in tried:
+                if module in out or env.locate(module) is not None:
+                    break
+                continue
+            tried.add(module)
+            found = env.locate(module)
+            if found is not None:
+                out[module] = found
+                break
+    return out
+
+
+def is_library_file(project: Project, path: str) -> bool:
+    return path in project.memo.get(LIBRARY_MEMO, {})

@@ -1,0 +1,109 @@
+"""Following compiled regions into installed packages (issue 21): locating a module's source on
+disk without importing it, loading only what the regions reach, and TC312 at the user's line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+from lintutil import lint_tree, write_tree
+from tclint.rules.libfollow import LIBRARY_MEMO, Environment
+
+# a package whose __init__ must never run (linting never runs code)
+BOOBY_TRAP = "raise SystemExit('imported: linting must never run library code')\n"
+
+LIB = {
+    "fakelib/__init__.py": BOOBY_TRAP + "from .layers import Layer\n",
+    "fakelib/layers.py": """
+        import torch
+        from torch import nn
+        from fakelib.ops import scale
+
+
+        class Layer(nn.Module):
+            def forward(self, x):
+                y = scale(x)
+                return y * x.sum().item()
+        """,
+    "fakelib/ops.py": """
+        import torch
+
+
+        def scale(x):
+            if x.sum() > 0:
+                return x * 2
+            return x
+        """,
+    "fakelib/unused.py": """
+        import torch
+
+
+        def never_reached(x):
+            return x.tolist()
+        """,
+}
+
+LIB = {name: textwrap.dedent(text) for name, text in LIB.items()}
+
+USER = textwrap.dedent("""
+    import torch
+    import fakelib
+
+    model = torch.compile(fakelib.Layer())
+    model(torch.ones(3))
+    """)
+
+
+def _site(tmp_path) -> tuple[str, str]:
+    """(an interpreter path, its site-packages) laid out as a venv, with fakelib installed."""
+    site = os.path.join(str(tmp_path), "env", "lib", "python3.11", "site-packages")
+    write_tree(site, LIB)
+    return os.path.join(str(tmp_path), "env", "bin", "python"), site
+
+
+def test_locate_reads_the_disk_only(tmp_path):
+    python, site = _site(tmp_path)
+    ns = os.path.join(str(tmp_path), "ns_root")
+    write_tree(ns, {"nspkg/sub/mod.py": "X = 1\n"})  # a namespace package (no __init__.py)
+    editable = os.path.join(str(tmp_path), "src", "edpkg")
+    write_tree(editable, {"__init__.py": BOOBY_TRAP, "core.py": "Y = 2\n"})
+    write_tree(site, {
+        "ns.pth": f"import os; raise SystemExit('pth code ran')\n{ns}\n",
+        "__editable__.edpkg_finder.py": f"MAPPING = {{'edpkg': {editable!r}}}\nraise SystemExit('finder ran')\n",
+    })
+    env = Environment.for_python(python)
+    assert env.locate("fakelib") == (os.path.join(site, "fakelib", "__init__.py"), True, site)
+    assert env.locate("fakelib.ops") == (os.path.join(site, "fakelib", "ops.py"), False, site)
+    assert env.locate("fakelib.nothing") is None
+    assert env.locate("nspkg.sub.mod") == (os.path.join(ns, "nspkg", "sub", "mod.py"), False, ns)
+    assert env.locate("edpkg.core") == (os.path.join(editable, "core.py"), False, os.path.dirname(editable))
+    assert env.locate("edpkg")[0] == os.path.join(editable, "__init__.py")
+    assert not {"fakelib", "edpkg", "nspkg"} & set(sys.modules)
+
+
+def test_compile_site_into_a_library_reports_at_the_users_line(tmp_path):
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    diags = result.diagnostics
+    assert {d.path for d in diags} == {"train.py"}, [(d.path, d.code) for d in diags]  # no library file reported
+    [summary] = [d for d in diags if d.code == "TC312"]
+    assert summary.line == 5
+    assert "2 likely graph breaks" in summary.message
+    sites = sorted((os.path.relpath(r.path, site), r.span.start.line, r.message.split(" ", 1)[0]) for r in summary.related)
+    assert sites == [("fakelib/layers.py", 10, "TC101"), ("fakelib/ops.py", 6, "TC102")]
+    assert all("train.py:5" in r.message and "Layer.forward" in r.message for r in summary.related)
+    assert "TC311" not in {d.code for d in diags}  # the compile site resolved into the package
+    loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
+    assert "fakelib/unused.py" not in loaded  # only what the regions reach is loaded
+    assert {"fakelib/layers.py", "fakelib/ops.py"} <= loaded
+
+
+def test_without_follow_libraries_the_site_is_unresolved(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"probe": {"python": python}})
+    assert "TC312" not in {d.code for d in result.diagnostics}
