@@ -23,7 +23,7 @@ from tclint.runtime_probe.options import ProbeOptions
 
 FORMATS = ("concise", "json", "markdown", "html")
 TAKES_VALUE = {"--modes", "--backend", "--iterations", "--seconds", "--warmup-calls", "--train-steps", "--timeout",
-               "--python", "--device", "--inputs", "--output-format", "-o", "--output-file", "--config", "--cache-dir"}
+               "--python", "--device", "--inputs", "--output-format", "-o", "--output-file", "--config", "--cache-dir", "--report"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +61,8 @@ def build_parser() -> _Parser:
     p.add_argument("-o", "--output-file", help="write the report here instead of stdout")
     p.add_argument("--check", action="store_true", help="exit 1 when a [tool.tclint.bench] budget is broken")
     p.add_argument("--config", help="use this configuration file")
+    p.add_argument("--report", metavar="FILE.json", help="read a saved JSON report instead of running anything "
+                   "(render it in another format, or --check it against the configured budgets)")
     p.add_argument("target", nargs="?", help="FILE.py::TARGET or SCRIPT.py")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script or module")
     return p
@@ -112,6 +114,8 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     from tclint.runtime_probe import bench_contract, bench_run
     from tclint.runtime_probe.targets import TargetError, is_target, parse_target
 
+    if args.report:
+        return _from_report(args)
     if not args.module and not args.target:
         print("tclint bench: error: give FILE.py::TARGET, a script or -m MODULE (see `tclint bench --help`)", file=sys.stderr)
         return 2
@@ -205,3 +209,23 @@ def _finish(args: argparse.Namespace, report: dict[str, Any], violations: list[A
         return 1
     return 0
 
+
+def _from_report(args: argparse.Namespace) -> int:
+    """``--report FILE``: re-render and re-check a saved JSON report (nothing runs)."""
+    import json
+
+    from tclint.runtime_probe import bench_contract
+
+    try:
+        with open(args.report, encoding="utf-8") as fh:
+            report = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"tclint bench: error: {args.report}: cannot read the report: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(report, dict) or report.get("tool") != "tclint bench":
+        print(f"tclint bench: error: {args.report} is not a tclint bench JSON report", file=sys.stderr)
+        return 2
+    _options_, budgets = _options(args)
+    violations = bench_contract.check(report, budgets)
+    bench_contract.attach(report, budgets, violations)
+    return _finish(args, report, violations)

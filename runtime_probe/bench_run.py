@@ -289,13 +289,13 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
         "harness_overhead_s": result.get("harness_overhead_s"),
         "peak_rss_bytes": result.get("peak_rss_bytes"),
         "compiles": compiles,
-        "compile_count": len(compiles), "variants": sum(1 for c in compiles if c["produced_code"]),
+        "compile_count": len(compiles), "torch_compilation_metrics": result.get("torch_compilation_metrics"), "variants": sum(1 for c in compiles if c["produced_code"]),
         "breaks": [{"reason": b.get("reason"), "gb_type": b.get("gb_type"),
                     "where": (b.get("stack") or [{}])[-1] if b.get("stack") else None} for b in result.get("breaks") or []],
         "timeline": [{"i": t["i"], "phase": t["phase"], "bucket": t["bucket"], "latency_s": t["latency_s"],
                       "compiles": t.get("compiles") or []} for t in timeline],
         "compile_times": result.get("compile_times"),
-        "cuda": bool(result.get("cuda")),
+        "cuda": bool(result.get("cuda")), "torch": result.get("torch"), "cuda_available": result.get("cuda_available"),
         "exit_code": result.get("exit_code"),
     }
     if cached is not None:
@@ -310,8 +310,11 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
           progress: Callable[[str], None] | None = None, cache_dir: str | None = None) -> dict[str, Any]:
     """Run every requested mode; the whole report."""
     say = progress or (lambda _m: None)
-    say("asking torch which compile modes it supports")
-    listed = ask_modes(options.python)
+    if any(m != "default" for m in options.modes):
+        say("asking torch which compile modes it supports")
+        listed = ask_modes(options.python)
+    else:  # the default mode always exists: no process spent asking
+        listed = {"modes": {"default": {}}, "cuda": None, "torch": None, "not_asked": True}
     own_cache = cache_dir is None
     root = cache_dir or tempfile.mkdtemp(prefix="tclint-bench-cache-")
     runs = []
@@ -349,6 +352,9 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
     finally:
         if own_cache:
             shutil.rmtree(root, ignore_errors=True)
+    for run in runs:  # a run knows its torch when nothing asked
+        if run.get("status") == "ok" and listed.get("torch") is None:
+            listed["torch"], listed["cuda"] = run.get("torch"), run.get("cuda_available")
     what = target.display if target is not None else " ".join(
         [("-m " if program and program["kind"] == "module" else "") + str(program["target"] if program else ""),
          *(program or {}).get("argv", [])])
@@ -360,6 +366,6 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
         "protocol": {"iterations": options.iterations, "seconds": options.seconds,
                      "warmup_calls": options.warmup_calls if target is None else None,
                      "train_steps": options.train_steps, "cache_run": options.cache_run},
-        "modes_listed": sorted((listed.get("modes") or {}).keys()),
+        "modes_listed": None if listed.get("not_asked") else sorted((listed.get("modes") or {}).keys()),
         "runs": runs,
     }

@@ -271,10 +271,10 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
             eager_lat.append({"bucket": call.label, "latency_s": parts["total"],
                               "parts": {a: b for a, b in parts.items() if a != "total"}})
     result["eager"] = eager_lat
-    before = rec.known()
-    result["timer"] = _benchmark_timer(torch, cmp, comp, calls, clock)
-    rec.tag_new(before, "cross-check", -1, "torch.utils.benchmark.Timer")
     result["harness_overhead_s"] = harness_overhead(clock)
+    before = rec.known()
+    result["timer"] = _benchmark_timer(torch, cmp, comp, calls, clock)  # last: it resets the thread pool
+    rec.tag_new(before, "cross-check", -1, "torch.utils.benchmark.Timer")
     result["timeline"] = timeline
     result["compiles"] = rec.compiles()
     result["breaks"] = rec.breaks()
@@ -330,8 +330,10 @@ def _agree(torch: Any, cmp: Any, exe: Any, rec: Recorder, comp: Side, eager: Sid
 
 def _benchmark_timer(torch: Any, cmp: Any, comp: Side, calls: list[Any], clock: Clock) -> list[dict[str, Any]]:
     """``torch.utils.benchmark.Timer`` per inference bucket (the field's timer; it synchronises CUDA
-    itself): a cross-check of the per-call loop's medians.  ``num_threads`` is the process's own: the
-    Timer's default of one thread changes torch's global state, which Dynamo guards (a recompile)."""
+    itself), run after every other measurement because it changes what it measures: it always calls
+    ``torch.set_num_threads`` -- its default of one thread is torch global state that Dynamo guards
+    (a recompile), and even the process's own count re-initialises the intra-op thread pool, after
+    which small CPU ops measured 100-1000x slower on a loaded 2-core machine (docs/bench.md)."""
     from torch.utils.benchmark import Timer
 
     out = []
@@ -519,6 +521,7 @@ def main(argv: list[str]) -> int:
 
         out["import_torch_s"] = time.perf_counter() - t0
         out["torch"] = torch.__version__
+        out["cuda_available"] = bool(torch.cuda.is_available())
         mods = _load_siblings()
         for k, v in (spec.get("env") or {}).items():
             os.environ[str(k)] = str(v)
@@ -532,6 +535,9 @@ def main(argv: list[str]) -> int:
                 out.update(run_function(spec, mods, torch))
             else:
                 out.update(run_program(spec, mods, torch))
+        from torch._dynamo.utils import get_compilation_metrics
+
+        out["torch_compilation_metrics"] = len(get_compilation_metrics())  # torch's own count, for the report
         try:
             from torch._dynamo.utils import compile_times
 
