@@ -42,7 +42,7 @@ def _tool_fingerprint() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.blake2b(digest_size=8)
     h.update(f"{__version__}|{FACTS_SCHEMA}".encode())
-    for folder in (here, os.path.join(here, "catalog")):
+    for folder in (here, os.path.join(here, "catalog"), os.path.join(here, "analysis")):
         _stamp_code(h, folder)
     return h.hexdigest()
 

@@ -63,9 +63,12 @@ def ruleset() -> RuleSet:
 
 
 def analyze_source(
-    src: SourceText, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = ()
+    src: SourceText, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = (),
+    seeds: Any = None, returns_of: Any = None,
 ) -> FileFacts:
-    """Parse and walk one file: its facts and candidates, or a TC000/TC011 record."""
+    """Parse and walk one file: its facts and candidates, or a TC000/TC011 record.  ``seeds`` /
+    ``returns_of``: types learnt by the project pass (``tclint.rules.argflow``); without them the
+    result is a pure function of the file's bytes (what the cache stores)."""
     facts = FileFacts(path=src.path, module=module, is_package=is_package, root=root)
     if src.text is None:
         facts.error = src.error or "cannot read file"
@@ -93,7 +96,7 @@ def analyze_source(
         return facts
     from tclint.rules.analysis import Analyzer
 
-    analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates)
+    analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates, seeds, returns_of)
     try:
         return analyzer.run(tree)
     except RecursionError:
@@ -308,16 +311,77 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
             continue
         if diag is not None:
             out.append(diag)
-    return shadow_after_frame_drops(out)
+    drops = caller_drops(project, settings)
+    prefix = ff.path + "::"
+    own = {key[len(prefix):]: line for key, line in drops.items() if key.startswith(prefix)}
+    return shadow_after_frame_drops(out, own)
 
 
-def shadow_after_frame_drops(diags: list[Diagnostic]) -> list[Diagnostic]:
+SHADOWED_FAMILIES = ("graph-break", "recompile")  # a frame that runs eagerly neither breaks nor guards
+
+
+def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
+    """Frames dropped by a break in a callee: function key -> the line of the loop call.
+
+    A graph break in a function inlined from a loop body (``for blk in self.blocks: x = blk(x)``)
+    cannot resume in that loop, so Dynamo gives up on the calling frame, which then runs eagerly
+    (its callees are compiled as frames of their own, and break there).  A frame dropped that way
+    drops the loop caller it is called from in turn.  Computed once per project, from the
+    callees' candidates that would be reported at medium confidence or more."""
+    cached = project.memo.get("caller_drops")
+    if cached is not None:
+        return cached
+    drops: dict[str, int] = {}
+    rules = registry.by_code()
+    for key, region in project.regions.items():
+        if region.loop_key is None or region.loop_caller is None:
+            continue
+        ff, fn = project.functions[key]
+        if not _breaks_at_medium(ff, fn.qualname, project, settings, rules, region):
+            continue
+        caller, line, seen = region.loop_key, region.loop_caller[2], set()
+        while caller is not None and caller not in seen:
+            seen.add(caller)
+            if line < drops.get(caller, line + 1):
+                drops[caller] = line
+            up = project.regions.get(caller)
+            if up is None or up.loop_key is None or up.loop_caller is None:
+                break
+            caller, line = up.loop_key, up.loop_caller[2]
+    project.memo["caller_drops"] = drops
+    return drops
+
+
+def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region) -> bool:
+    for cand in ff.candidates:
+        if cand.func != qualname or cand.confidence > T.MEDIUM:
+            continue
+        rule_cls = rules.get(cand.code)
+        if rule_cls is None or rule_cls.family != "graph-break":
+            continue
+        ok, conf = _requirements_met(cand, ff, project)
+        if not ok or conf > T.MEDIUM:
+            continue
+        rule = _rule_instance(rule_cls)
+        if conf != cand.confidence:
+            cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
+        try:
+            diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region)
+        except Exception:  # noqa: BLE001 - reported where the file's own diagnostics are made
+            continue
+        if diag is not None and diag.confidence in (Confidence.HIGH, Confidence.MEDIUM):
+            return True
+    return False
+
+
+def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, int] | None = None) -> list[Diagnostic]:
     """After a break that makes Dynamo give up on a function (a break in a loop body, in a user
-    context manager, an observed exception), nothing later in that function is traced: its
-    other hazards only show up once the first is fixed.  They stay reported, at low confidence
-    and with a note (hidden by the default `min-confidence = "medium"`), so the default output
-    matches what Dynamo really reports."""
-    first_drop: dict[str, int] = {}
+    context manager, an observed exception, or in a callee called from a loop of this function:
+    ``caller_drops``, qualname -> line of that call), nothing later in that function is traced:
+    its other hazards only show up once the first is fixed, and it installs no guards.  They stay
+    reported, at low confidence and with a note (hidden by the default `min-confidence =
+    "medium"`), so the default output matches what Dynamo really reports."""
+    first_drop: dict[str, int] = dict(caller_drops or {})
     for d in diags:
         func = d.extra.get("func")
         if func is None or not d.extra.get("frame_drop"):
@@ -334,11 +398,11 @@ def shadow_after_frame_drops(diags: list[Diagnostic]) -> list[Diagnostic]:
         func = d.extra.get("func")
         rule = registry.get(d.code)
         drop_line = first_drop.get(func) if func is not None else None
-        if drop_line is not None and d.line > drop_line and rule is not None and rule.family == "graph-break":
+        if drop_line is not None and d.line > drop_line and rule is not None and rule.family in SHADOWED_FAMILIES:
             d = d.with_(
                 confidence=Confidence.LOW,
                 severity=Severity.INFO,
-                message=f"{d.message} [shadowed: Dynamo already gives up on this function at line {drop_line}; this break shows once that one is fixed]",
+                message=f"{d.message} [shadowed: Dynamo already gives up on this function at line {drop_line}; this {'break' if rule.family == 'graph-break' else 'hazard'} shows once that one is fixed]",
             )
         out.append(d)
     return out
@@ -644,12 +708,16 @@ class Linter:
 
         project = Project(facts, root_settings)
         project.build()
+        refine_sources, libraries = sources, None
         if root_settings.follow_libraries:
             from tclint.rules import libfollow
 
-            project, _lib_sources, libraries = libfollow.follow(self, project, facts, root_settings)
-            if libraries:
-                libfollow.mark(project, libraries)
+            project, lib_sources, libraries = libfollow.follow(self, project, facts, root_settings)
+            refine_sources = {**sources, **lib_sources}
+        project = self.refine_types(project, refine_sources)
+        if libraries:
+            libfollow.mark(project, libraries)
+        facts = [project.files.get(ff.path, ff) for ff in facts]
         cross = project_diagnostics(project)
         diagnostics: list[Diagnostic] = []
         per_file_settings: dict[str, Settings] = {}
@@ -669,6 +737,20 @@ class Linter:
         diagnostics = _dedupe(diagnostics)
         diagnostics.sort(key=lambda d: d.sort_key())
         return diagnostics, project, per_file_settings
+
+    def refine_types(self, project: Project, sources: dict[str, SourceText]) -> Project:
+        """Argument types flowed into the helpers of compiled regions (``tclint.rules.argflow``):
+        the files concerned walked again, from the same text, with what the project pass learnt."""
+        from tclint.rules.argflow import refine
+
+        def reanalyze(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+            src = sources.get(ff.path)
+            if src is None or src.text is None:
+                return None
+            predicates = self.resolver.for_file(ff.path).compiling_predicates
+            return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+
+        return refine(project, reanalyze)
 
     def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
         jobs = self.jobs

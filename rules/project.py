@@ -50,6 +50,7 @@ class Region:
     links: list[Link] = field(default_factory=list)  # this region's own steps (the rest is the parent's)
     multiplier: str | None = None  # "each of 12 blocks"
     loop_caller: tuple[str, str, int] | None = None  # (caller name, path, line) when called in a loop
+    loop_key: str | None = None  # that caller's function key (a break below drops its frame)
     fullgraph: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     depth: int = 0
@@ -776,8 +777,8 @@ class Project:
         self.regions[wrapper] = Region(
             func_key=wrapper, site=region.site, root_label=region.root_label,
             links=[Link(wff.path, wfn.name_loc, label)], multiplier=region.multiplier,
-            loop_caller=region.loop_caller, fullgraph=region.fullgraph, options=region.options,
-            depth=region.depth + 1, parent=region,
+            loop_caller=region.loop_caller, loop_key=region.loop_key, fullgraph=region.fullgraph,
+            options=region.options, depth=region.depth + 1, parent=region,
         )
         queue.append((wrapper, None))
 
@@ -788,8 +789,8 @@ class Project:
         self.regions[hook] = Region(
             func_key=hook, site=region.site, root_label=region.root_label,
             links=[link, Link(hff.path, hfn.name_loc, f"{_display(hfn)} (a hook of {_display(fn)})")],
-            multiplier=region.multiplier, loop_caller=region.loop_caller, fullgraph=region.fullgraph,
-            options=region.options, depth=region.depth + 1, parent=region,
+            multiplier=region.multiplier, loop_caller=region.loop_caller, loop_key=region.loop_key,
+            fullgraph=region.fullgraph, options=region.options, depth=region.depth + 1, parent=region,
         )
         queue.append((hook, None))
 
@@ -813,6 +814,7 @@ class Project:
             multiplier=multiplier or region.multiplier,
             # a break anywhere below a call made inside a loop drops that loop's frame too
             loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else region.loop_caller,
+            loop_key=f"{ff.path}::{fn.qualname}" if edge.in_loop else region.loop_key,
             fullgraph=region.fullgraph,
             options=region.options,
             depth=region.depth + 1,

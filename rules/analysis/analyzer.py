@@ -16,6 +16,8 @@ from tclint.rules.analysis.api import RuleContext, RuleSet, Scope
 from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, call_contexts
 from tclint.rules.analysis.callgraph import CallGraph
 from tclint.rules.analysis.common import MARKER, node_loc
+from tclint.rules.analysis.narrowing import IsinstanceNarrowing
+from tclint.rules.analysis.seeds import ArgSeeds, ReturnsOf, Seeds
 from tclint.rules.analysis.types_infer import TypeInference
 from tclint.rules.analysis.walker import Walker
 from tclint.rules.facts import Candidate, FileFacts, Loc
@@ -25,8 +27,9 @@ from tclint.rules.source import LineIndex
 from tclint.rules.types import Ty
 
 
-class Analyzer(Walker, CallGraph, TypeInference):
-    """One file's walk: build it with the file's text and identity, then call ``run(tree)``."""
+class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
+    """One file's walk: build it with the file's text and identity, then call ``run(tree)``.
+    ``seeds`` / ``returns_of``: what the project pass learnt across files (``analysis.seeds``)."""
 
     def __init__(
         self,
@@ -37,7 +40,11 @@ class Analyzer(Walker, CallGraph, TypeInference):
         root: str,
         ruleset: RuleSet,
         compiling_predicates: Iterable[str] = (),
+        seeds: Seeds | None = None,
+        returns_of: ReturnsOf | None = None,
     ) -> None:
+        self.seeds = seeds
+        self.returns_of = returns_of
         self.text = text
         self.path = path
         self.module = module

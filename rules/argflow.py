@@ -1,0 +1,204 @@
+"""Types flow into helpers: the parameter types a compiled region gives the functions it calls.
+
+Dynamo traces a helper reached from a compiled frame with the values it is called with there, so
+``def gate(h): return h.mean(-1)`` called with a tensor returns a tensor, and ``if
+gate(h).sum() > 0:`` in the compiled ``forward`` is a data-dependent branch.  One file's walk
+cannot know that (the call sites may be in other files, and per-file facts are a pure function of
+the file's bytes, cached), so the project pass re-derives it:
+
+1. for each function in a region (not a root: a root's arguments come from eager code), the join
+   of the argument kinds (``CallEdge.args``) over its *region* call sites, per parameter the walk
+   left untyped: a tensor at every site (or ``None`` where an ``Optional`` default is used) seeds a
+   tensor of medium confidence; a tensor at some sites and an unknown value at the others seeds a
+   tensor of low confidence (hidden by the default ``min-confidence``); any known non-tensor
+   argument (a constant, a bool, a counter) seeds nothing;
+2. the files holding seeded functions are walked again with those seeds, and with the return types
+   of project functions that are known tensors (``scatter(...)`` annotated or inferred to return a
+   tensor, or a helper that does once its parameters are seeded);
+3. repeated while something changes (a chain of helpers), at most ``MAX_ROUNDS`` times.
+
+The re-walked facts are not cached (they depend on other files); the first walk's are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tclint.rules import types as T
+from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts
+from tclint.rules.project import Project
+from tclint.rules.types import Ty
+
+MAX_ROUNDS = 3
+# argument kinds (rules.analysis.callgraph._arg_kind) that are known not to be tensors
+_NOT_TENSOR_KINDS = ("bool", "counter", "len", "clock", "fstring")
+_EDGE_KINDS = ("name", "local", "self", "super", "instance", "deferred", "elem")
+
+Reanalyze = Callable[[FileFacts, "dict[str, dict[str, Ty]] | None", "Callable[[str], Ty | None] | None"], "FileFacts | None"]
+
+
+def _classify(kind: str) -> str:
+    """``T`` a tensor, ``N`` known not a tensor, ``0`` None (neutral: ``Optional[Tensor]``),
+    ``U`` unknown."""
+    if kind == "tensor":
+        return "T"
+    if kind == "const:None":
+        return "0"
+    if kind.startswith("const:") or kind in _NOT_TENSOR_KINDS:
+        return "N"
+    return "U"
+
+
+def _site_kinds(edge: CallEdge, callee: FunctionFacts) -> dict[str, str]:
+    """Per parameter of ``callee``, the class (see ``_classify``) of what this call passes."""
+    params = [p for p in callee.params if p.kind in ("pos", "kwonly")]
+    out: dict[str, str] = {}
+    if edge.kind == "name" and callee.cls is not None and callee.name != "__init__" and edge.target.endswith("." + callee.name):
+        # `Base.method(self, x)`: an unbound call, the arguments are shifted by `self`
+        return {p.name: "U" for p in params}
+    positional = [p for p in params if p.kind == "pos"]
+    starred = False
+    for key, kind in edge.args:
+        if key.startswith("#"):
+            if kind == "starred":
+                starred = True
+                continue
+            i = int(key[1:])
+            if i < len(positional):
+                out[positional[i].name] = _classify(kind)
+        else:
+            out[key] = _classify(kind)
+    for p in params:
+        if p.name in out:
+            continue
+        if starred or p.default is None:
+            out[p.name] = "U"  # passed through *args / **kwargs
+        elif p.default == "None":
+            out[p.name] = "0"
+        else:
+            out[p.name] = "N"
+    return out
+
+
+def _join(classes: list[str]) -> Ty | None:
+    seen = set(classes)
+    if "N" in seen or "T" not in seen:
+        return None
+    return Ty(T.TENSOR, T.LOW if "U" in seen else T.MEDIUM)
+
+
+def compute_seeds(project: Project, original: dict[str, FileFacts] | None = None) -> dict[str, dict[str, dict[str, Ty]]]:
+    """path -> function qualname -> parameter -> seeded type, from the region call sites.  The
+    parameters considered are those the first walk (``original``: the files' facts before any
+    re-walk) left untyped; the call sites are read from the current facts."""
+    sites: dict[str, dict[str, list[str]]] = {}
+    for key, region in project.regions.items():
+        ff, fn = project.functions[key]
+        for edge in fn.calls:
+            if edge.kind not in _EDGE_KINDS:
+                continue
+            if edge.unless is not None and project.is_compiling_predicate(edge.unless, ff):
+                continue
+            for callee, _mult, _recv in project._dispatch_targets(ff, fn, edge, region.receiver):
+                callee_region = project.regions.get(callee)
+                if callee_region is None or callee_region.depth == 0 or callee == key:
+                    continue
+                cff, cfn = project.functions[callee]
+                first = original.get(cff.path) if original is not None else None
+                first_fn = first.functions.get(cfn.qualname) if first is not None else None
+                untyped = [p for p in (first_fn or cfn).params if p.ty.kind == T.UNKNOWN and p.kind in ("pos", "kwonly")]
+                if not untyped:
+                    continue
+                kinds = _site_kinds(edge, cfn)
+                per = sites.setdefault(callee, {})
+                for p in untyped:
+                    per.setdefault(p.name, []).append(kinds.get(p.name, "U"))
+    out: dict[str, dict[str, dict[str, Ty]]] = {}
+    for callee, per in sites.items():
+        cff, cfn = project.functions[callee]
+        seeded = {name: ty for name, ty in ((n, _join(c)) for n, c in per.items()) if ty is not None}
+        if seeded:
+            out.setdefault(cff.path, {})[cfn.qualname] = seeded
+    return out
+
+
+def _returns_of(project: Project, ff: FileFacts) -> Callable[[str], Ty | None]:
+    """For the walk of ``ff``: the return type of the project function a qualified name resolves
+    to, when it is a tensor."""
+    memo: dict[str, Ty | None] = {}
+
+    def returns_of(ref: str) -> Ty | None:
+        if ref not in memo:
+            ty = project.deferred_type(ref, ff)
+            memo[ref] = Ty(T.TENSOR, ty.conf, ty.dtype) if ty.kind == T.TENSOR else None
+        return memo[ref]
+
+    return returns_of
+
+
+def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[str]:
+    """Files of region functions calling a project function that returns a tensor (``keys``: only
+    those functions)."""
+    out: set[str] = set()
+    for key in project.regions:
+        ff, fn = project.functions[key]
+        if ff.path in out:
+            continue
+        for edge in fn.calls:
+            if edge.kind not in ("name", "local", "self"):
+                continue
+            for callee, _m in project.edge_targets(ff, fn, edge):
+                if keys is not None and callee not in keys:
+                    continue
+                ret = project.functions[callee][1].returns
+                if ret is not None and ret.kind == T.TENSOR:
+                    out.add(ff.path)
+                    break
+            if ff.path in out:
+                break
+    return out
+
+
+def refine(project: Project, reanalyze: Reanalyze) -> Project:
+    """The project with helper parameter types flowed in (the same object when nothing changes).
+    ``reanalyze(ff, seeds, returns_of)`` walks ``ff``'s file again (None: its text is not at hand)."""
+    applied: dict[str, dict[str, dict[str, Ty]]] = {}
+    original = dict(project.files)
+    changed_returns: set[str] | None = None  # round 1: any tensor-returning callee
+    for _round in range(MAX_ROUNDS):
+        seeds = compute_seeds(project, original)
+        todo = {path for path, s in seeds.items() if s != applied.get(path)}
+        todo |= _callees_returning_tensors(project, changed_returns)
+        todo = {path for path in todo if path in project.files and project.files[path].error is None}
+        if not todo:
+            break
+        files = dict(project.files)
+        changed_returns = set()
+        walked = False
+        for path in sorted(todo):
+            old = files[path]
+            new = reanalyze(old, seeds.get(path), _returns_of(project, old))
+            if new is None:
+                continue
+            walked = True
+            files[path] = new
+            for qual, fn in new.functions.items():
+                before = old.functions.get(qual)
+                if before is None or _ret_key(before.returns) != _ret_key(fn.returns):
+                    changed_returns.add(f"{path}::{qual}")
+        applied.update({path: seeds.get(path, {}) for path in todo})
+        if not walked:
+            break
+        project = _rebuilt(project, list(files.values()))
+    return project
+
+
+def _ret_key(ty: Ty | None) -> tuple[str, int] | None:
+    return None if ty is None else (ty.kind, ty.conf)
+
+
+def _rebuilt(project: Project, files: list[FileFacts]) -> Project:
+    new = Project(files, project.settings)
+    new.build()
+    return new
+
