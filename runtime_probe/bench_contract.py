@@ -107,11 +107,15 @@ def check(report: dict[str, Any], budgets: Budgets) -> list[Violation]:
         if len(recompiles) > budgets.recompiles_after_warmup:
             first = recompiles[0]
             trig = first.get("trigger") or {}
+            if trig.get("kind") == "first":
+                why = (f"steady call {first.get('call')} (bucket {first.get('bucket')!r}) compiled `{first.get('function')}` "
+                       "for the first time: code the warm-up never reached")
+            else:
+                why = (f"steady call {first.get('call')} (bucket {first.get('bucket')!r}) recompiled "
+                       f"`{first.get('function')}`: {trig.get('text')} [guard: {trig.get('guard')}]")
             out.append(Violation(
                 "recompiles-after-warmup", mode, budgets.recompiles_after_warmup, len(recompiles),
-                f"{len(recompiles) - budgets.recompiles_after_warmup} over",
-                f"steady call {first.get('call')} (bucket {first.get('bucket')!r}) recompiled "
-                f"`{first.get('function')}`: {trig.get('text')} [guard: {trig.get('guard')}]"))
+                f"{len(recompiles) - budgets.recompiles_after_warmup} over", why))
         cold = run.get("cold") or {}
         start = cold.get("start_to_first_result_s")
         if budgets.cold_start_s is not None and start is not None and start > budgets.cold_start_s:

@@ -52,7 +52,7 @@ def mode_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _run_lines(run: dict[str, Any]) -> list[str]:
+def _run_lines(run: dict[str, Any], kind: str = "function") -> list[str]:
     cold, warm, steady = run["cold"], run["warmup"], run["steady"]
     comp = cold.get("compile") or {}
     lines = [f"mode {run['mode']}:"]
@@ -65,7 +65,8 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
         cc = run["cold_cached"]
         lines.append(f"          with the compile cache populated: {_ms(cc.get('start_to_first_result_s'))} "
                      f"(compile {_ms((cc.get('compile') or {}).get('total_s'))}; the cache saves {_ms(run.get('cache_saves_s'))})")
-    lines.append(f"  warm-up {warm.get('calls')} call(s) over {len(warm.get('buckets') or [])} bucket(s) in {_ms(warm.get('seconds'))}: "
+    over = "bucket(s)" if kind == "function" else "compiled callable(s)"
+    lines.append(f"  warm-up {warm.get('calls')} call(s) over {len(warm.get('buckets') or [])} {over} in {_ms(warm.get('seconds'))}: "
                  f"{warm.get('variants')} variant(s) compiled")
     for c in warm.get("compiles") or []:
         lines.append(f"          {c['compile_id']} {c.get('function')} ({c['phase']}, bucket {c.get('bucket')!r}): {c['trigger']['text']}")
@@ -99,7 +100,7 @@ def render_text(report: dict[str, Any]) -> str:
              f"{'CUDA' if report.get('cuda_available') else 'CPU'})", ""]
     for run in report.get("runs") or []:
         if run.get("status") == "ok":
-            lines += _run_lines(run) + [""]
+            lines += _run_lines(run, report.get("kind", "function")) + [""]
         else:
             lines += [f"mode {run['mode']}: {run['status']}: {run.get('reason')}", ""]
     if len(report.get("runs") or []) > 1:
@@ -221,7 +222,7 @@ def render_html(report: dict[str, Any]) -> str:
     for run in report.get("runs") or []:
         if run.get("status") != "ok":
             continue
-        text = "\n".join(_run_lines(run))
+        text = "\n".join(_run_lines(run, report.get("kind", "function")))
         sections.append(f'<section class="run" data-mode="{html.escape(run["mode"])}"><h2>mode {html.escape(run["mode"])}</h2>'
                         f"{_timeline_svg(run)}<div class=\"dists\">"
                         + "".join(_histogram_svg(run, ph) for ph in ("cold", "warmup", "steady"))

@@ -306,6 +306,16 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
     return section
 
 
+def _program_display(program: dict[str, Any] | None) -> str:
+    """``-m pkg.mod`` or the script's path, relative to the current folder when it is below it."""
+    if not program:
+        return ""
+    if program["kind"] == "module":
+        return f"-m {program['target']}"
+    rel = os.path.relpath(program["target"])
+    return program["target"] if rel.startswith("..") else rel
+
+
 def bench(target: Target | None, program: dict[str, Any] | None, options: BenchOptions,
           progress: Callable[[str], None] | None = None, cache_dir: str | None = None) -> dict[str, Any]:
     """Run every requested mode; the whole report."""
@@ -355,9 +365,7 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
     for run in runs:  # a run knows its torch when nothing asked
         if run.get("status") == "ok" and listed.get("torch") is None:
             listed["torch"], listed["cuda"] = run.get("torch"), run.get("cuda_available")
-    what = target.display if target is not None else " ".join(
-        [("-m " if program and program["kind"] == "module" else "") + str(program["target"] if program else ""),
-         *(program or {}).get("argv", [])])
+    what = target.display if target is not None else " ".join([_program_display(program), *(program or {}).get("argv", [])])
     return {
         "schema_version": SCHEMA_VERSION, "tool": "tclint bench", "target": what,
         "kind": "function" if target is not None else "program", "backend": options.backend,
