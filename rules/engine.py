@@ -367,7 +367,7 @@ def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: 
             cand = Candidate(**{**_cand_dict(cand), "confidence": conf})
         try:
             diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region)
-        except Exception:  # noqa: BLE001 - reported where the file's own diagnostics are made
+        except Exception:  # reported where the file's own diagnostics are made
             continue
         if diag is not None and diag.confidence in (Confidence.HIGH, Confidence.MEDIUM):
             return True

@@ -290,6 +290,29 @@ def clip_positive(x):
             settings={"dynamo": {"capture_scalar_outputs": True}},
             title="with scalar capture the break moves to the branch",
         ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+def first_after(t, t0):
+    if t[0] > t0:  # expect: TC102
+        return t[1:]
+    return t
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return first_after(self.lin(x), 0.5)
+
+model = torch.compile(Net())
+""",
+            run="model(torch.randn(2, 4))",
+            title="an unannotated helper takes the types of its arguments at the compiled call site",
+        ),
     )
     valid = (
         Example(

@@ -98,6 +98,40 @@ def outer(x):
             run="outer(torch.randn(4))",
             title="in a helper the compiled function calls",
         ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.lin(x)
+        if x.sum() > 0:  # expect: TC102
+            x = x + 1
+        print("block done")  # expect: TC104
+        return x
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        print("stack done")
+        return x
+
+model = torch.compile(Stack())
+""",
+            run="model(torch.randn(2, 4))",
+            title="a break in a block called from a loop: Stack.forward runs eagerly (its print is only "
+                  "shadowed, at low confidence), each Block.forward is a frame of its own and breaks twice",
+        ),
     )
     valid = (
         Example(
