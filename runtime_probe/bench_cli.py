@@ -151,6 +151,9 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     try:
         report = bench_run.bench(target, program, options, progress=progress,
                                  cache_dir=os.path.abspath(args.cache_dir) if args.cache_dir else None)
+    except bench_run.BenchInputsError as exc:
+        print(f"tclint bench: error: {exc}", file=sys.stderr)
+        return 2
     except bench_run.BenchError as exc:
         print(f"tclint bench: error: {exc}", file=sys.stderr)
         return 1

@@ -82,6 +82,9 @@ def _run_lines(run: dict[str, Any], kind: str = "function") -> list[str]:
                          f"{c['trigger']['text']} [guard: {c['trigger'].get('guard')}]")
     else:
         lines.append("          no compile after warm-up")
+    skips = [c for c in run.get("compiles") or [] if c.get("cudagraph_skip_reason")]
+    for c in skips:
+        lines.append(f"  cudagraphs skipped for {c['compile_id']} {c.get('function')}: {c['cudagraph_skip_reason']}")
     if run.get("training"):
         lines.append("  training " + ", ".join(f"{k} p50 {_ms(v.get('p50_s'))}" for k, v in run["training"].items()))
     eager = run["eager"]

@@ -62,6 +62,10 @@ class BenchError(Exception):
     """A run that could not produce a result (the message says why)."""
 
 
+class BenchInputsError(BenchError):
+    """The target has no usable inputs (declare them in a probe-inputs file): a usage error."""
+
+
 # ---------------------------------------------------------------------------------------------
 # one process
 
@@ -340,6 +344,8 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
             try:
                 say(f"{mode}: cold run (fresh process, empty compile cache)")
                 first = run_once(_spec(target, program, options, mode), options, cache)
+                if first.get("status") == "inputs-error":
+                    raise BenchInputsError(first.get("error") or "the target's inputs could not be built")
                 if first.get("status") != "ok":
                     runs.append({"mode": mode, "status": "error", "reason": first.get("error"),
                                  "traceback": first.get("traceback")})
@@ -357,6 +363,8 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                     if eager_prog.get("status") != "ok":
                         eager_prog = None
                 runs.append(summarise(first, cached, eager_prog, mode))
+            except BenchInputsError:
+                raise
             except BenchError as exc:
                 runs.append({"mode": mode, "status": "error", "reason": str(exc)})
     finally:

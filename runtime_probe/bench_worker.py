@@ -546,8 +546,13 @@ def main(argv: list[str]) -> int:
             out["compile_times"] = None
         out["status"] = "ok"
     except BaseException as exc:
-        out["status"] = "error"
-        out["error"] = f"{type(exc).__name__}: {exc}"
+        inp = sys.modules.get("_tclint_probe.worker_inputs")
+        if inp is not None and isinstance(exc, (inp.NeedInputs, inp.InputsError)):
+            out["status"] = "inputs-error"  # the user must declare (or fix) the inputs: a usage error
+            out["error"] = str(exc)
+        else:
+            out["status"] = "error"
+            out["error"] = f"{type(exc).__name__}: {exc}"
         out["traceback"] = traceback.format_exc()[-6000:]
     tmp = argv[1] + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

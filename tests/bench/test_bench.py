@@ -279,3 +279,11 @@ def test_bench_runs_on_the_examples_program():
     assert "cold    start to first result" in out and "warm-up 3 call(s)" in out
     assert "compile(s) after warm-up" in out and "`sampling` changed" in out
     assert "speedup" in out and "contract: 1 budget(s) broken" in out
+
+
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_a_target_without_usable_inputs_is_a_usage_error():
+    proc = tclint("--backend", "eager", "--no-cache-run", "buckets.py::undeclared")
+    assert proc.returncode == 2, proc.stderr
+    assert "tclint bench: error: cannot synthesise inputs for undeclared: x (no annotation, no default)" in proc.stderr
