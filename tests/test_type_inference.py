@@ -240,3 +240,53 @@ def test_binop_type(left: Ty, right: Ty, op: ast.operator, expected: Ty) -> None
 )
 def test_element_type(iterated: Ty, iter_src: str, expected: Ty) -> None:
     assert element_type(iterated, ast.parse(iter_src, mode="eval").body) == expected
+
+
+# -- what the project pass learns across files (``analysis.seeds``, ``rules.argflow``), and
+# isinstance narrowing (``analysis.narrowing``): (context, expression, seeds, returns, expected)
+HELPER_FN = """\
+def g(h, k=2, n: int = 0):
+    {probe}
+"""
+NARROW_SCALAR = """\
+def f(v: "float | torch.Tensor"):
+    if isinstance(v, (int, float)):
+        {probe}
+"""
+NARROW_TENSOR = """\
+def f(e, flag: bool):
+    if flag:
+        e = (e, e)
+    if not flag and isinstance(e, torch.Tensor):
+        {probe}
+"""
+SEEDED = {"g": {"h": Ty(T.TENSOR, MEDIUM), "n": Ty(T.TENSOR, MEDIUM)}}
+SEEDED_ROWS: list[tuple[str, str, dict, dict, Ty]] = [
+    (HELPER_FN, "h", {}, {}, T.T_UNKNOWN),
+    (HELPER_FN, "h", SEEDED, {}, Ty(T.TENSOR, MEDIUM)),
+    (HELPER_FN, "h[0] > k", {}, {}, T.T_UNKNOWN),
+    (HELPER_FN, "h[0] > k", SEEDED, {}, Ty(T.TENSOR, MEDIUM, "bool")),
+    (HELPER_FN, "n", SEEDED, {}, T.T_INT),  # an annotation wins over a seed
+    (MODULE, "helper(x)", {}, {}, Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
+    (MODULE, "helper(x)", {}, {"pkg.mod.helper": Ty(T.TENSOR, MEDIUM)}, Ty(T.TENSOR, MEDIUM)),
+    (MODULE, "helper(x)[0]", {}, {"pkg.mod.helper": Ty(T.TENSOR, HIGH, "float")}, Ty(T.TENSOR, HIGH, "float")),
+    (NARROW_SCALAR, "v", {}, {}, Ty(T.SCALAR, HIGH, "number")),
+    (NARROW_TENSOR, "e", {}, {}, Ty(T.TENSOR, HIGH)),
+]
+
+
+def infer_with(context: str, expr: str, seeds: dict, returns: dict) -> Ty:
+    src = PRELUDE + context.format(probe=f"probe({expr})")
+    tree = ast.parse(src)
+    (probe,) = [n.args[0] for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "probe"]
+    analyzer = Analyzer(src, "pkg/mod.py", "pkg.mod", False, "/r", RuleSet([]), seeds=seeds or None,
+                        returns_of=returns.get if returns else None)
+    analyzer.run(tree)
+    return analyzer.type_of(probe)
+
+
+@pytest.mark.parametrize(("context", "expr", "seeds", "returns", "expected"), SEEDED_ROWS,
+                         ids=[f"{r[1]}-{'seeded' if r[2] else 'returns' if r[3] else 'plain'}-{i}" for i, r in enumerate(SEEDED_ROWS)])
+def test_inferred_type_with_project_knowledge(context: str, expr: str, seeds: dict, returns: dict, expected: Ty) -> None:
+    assert infer_with(context, expr, seeds, returns) == expected
