@@ -15,153 +15,17 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from tclint.rules.options import FORMATS as FORMATS  # re-exported: the option table lives in options.py
+from tclint.rules.options import UsageError, _Parser
+from tclint.rules.options import check_parser as _check_parser
+from tclint.rules.options import overrides as _overrides
+from tclint.rules.options import overrides_from_args as overrides_from_args
 from tclint.rules.version import TARGET_TORCH, __version__
 
 SUBCOMMANDS = ("check", "rule", "regions", "variants", "probe", "bench", "server", "clean", "version")
-FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github")
-
-
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # exit code 2 with ruff's shape of message
-        raise UsageError(message)
-
-
-def _check_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="tclint check", description="Lint Python files for torch.compile hazards.")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); '-' reads stdin")
-    sel = p.add_argument_group("rule selection")
-    sel.add_argument("--select", type=_csv, help="comma-separated rule codes or prefixes to enable (replaces the configured list)")
-    sel.add_argument("--extend-select", type=_csv, action="append", default=[], help="codes or prefixes to enable in addition")
-    sel.add_argument("--ignore", type=_csv, action="append", default=[], help="codes or prefixes to disable")
-    sel.add_argument("--per-file-ignores", action="append", default=[], metavar="GLOB:CODES", help="ignore codes in files matching GLOB")
-    sel.add_argument("--preview", action="store_true", default=None, help="enable preview rules")
-    sel.add_argument("--no-preview", dest="preview", action="store_false")
-    sel.add_argument("--min-confidence", choices=("high", "medium", "low"), help="hide findings below this confidence (default: medium)")
-    reg = p.add_argument_group("compiled regions")
-    reg.add_argument("--assume-compiled", action="append", default=[], metavar="MODULE:QUALNAME",
-                     help="treat matching functions as compiled (globs allowed, e.g. 'pkg.models.*:*.forward')")
-    reg.add_argument("--assume-compiled-forward", action="store_true", default=None,
-                     help="treat every nn.Module.forward in the linted tree as compiled")
-    reg.add_argument("--follow-libraries", action="store_true", default=None,
-                     help="follow compiled regions into installed packages; TC312 summarises what they meet there")
-    reg.add_argument("--target-torch-version", help=f"torch version to target (default: {TARGET_TORCH})")
-    out = p.add_argument_group("output")
-    out.add_argument("--output-format", choices=FORMATS, help="output format (default: concise)")
-    out.add_argument("-o", "--output-file", help="write the report to a file instead of stdout")
-    out.add_argument("--statistics", action="store_true", help="show counts per rule instead of each finding")
-    out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    out.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 if any fix was applied, even when nothing remains")
-    out.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    out.add_argument("-s", "--silent", action="store_true", help="print nothing; use the exit code")
-    fx = p.add_argument_group("fixes")
-    fx.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
-    fx.add_argument("--no-fix", dest="fix", action="store_false")
-    fx.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply (or show) unsafe fixes")
-    fx.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
-    fx.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of applying them; exit 1 if any")
-    fx.add_argument("--add-noqa", action="store_true", help="add `# noqa` comments for every finding (adopt tclint on existing code)")
-    cfg = p.add_argument_group("configuration")
-    cfg.add_argument("--config", help="use this pyproject.toml / tclint.toml instead of discovery")
-    cfg.add_argument("--isolated", action="store_true", help="ignore configuration files")
-    cfg.add_argument("--exclude", type=_csv, action="append", default=[], help="replace the exclude list")
-    cfg.add_argument("--extend-exclude", type=_csv, action="append", default=[], help="more files/folders to exclude")
-    cfg.add_argument("--force-exclude", action="store_true", default=None, help="apply exclusions to paths given explicitly too (pre-commit)")
-    cfg.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
-    cfg.add_argument("--respect-gitignore", action="store_true", default=None)
-    cfg.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
-    cfg.add_argument("--stdin-filename", help="the path of the file read from stdin (for config, module name, output)")
-    cfg.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    cfg.add_argument("--cache-dir", help="cache folder (default: .tclint_cache in the project)")
-    cfg.add_argument("-j", "--jobs", type=int, help="worker processes (default: automatic; 1 under pre-commit)")
-    cfg.add_argument("--no-project-index", action="store_true", help="analyse only the given paths, not the rest of the project")
-    return p
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def _flatten(groups: list[list[str]]) -> list[str]:
-    return [x for g in groups for x in g]
-
-
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
-    from tclint.rules.registry import validate_selector
-
-    o: dict[str, Any] = {}
-    for name in ("select",):
-        if getattr(args, name):
-            o[name] = getattr(args, name)
-    if args.extend_select:
-        o["extend:extend_select"] = _flatten(args.extend_select)
-    if args.ignore:
-        o["extend:ignore"] = _flatten(args.ignore)
-    for sel in [*o.get("select", []), *o.get("extend:extend_select", []), *o.get("extend:ignore", [])]:
-        problem = validate_selector(sel)
-        if problem:
-            raise UsageError(problem)
-    if args.per_file_ignores:
-        table = {}
-        for item in args.per_file_ignores:
-            glob, _, codes = item.rpartition(":")
-            if not glob:
-                raise UsageError(f"--per-file-ignores expects GLOB:CODES, got {item!r}")
-            table[glob] = _csv(codes)
-            for code in table[glob]:
-                problem = validate_selector(code)
-                if problem:
-                    raise UsageError(f"--per-file-ignores: {problem}")
-        o["per_file_ignores"] = table
-    if args.preview is not None:
-        o["preview"] = args.preview
-    if args.min_confidence:
-        o["min_confidence"] = args.min_confidence
-    if args.assume_compiled:
-        o["extend:assume_compiled"] = args.assume_compiled
-    if args.assume_compiled_forward:
-        o["assume_compiled_forward"] = True
-    if args.follow_libraries:
-        o["follow_libraries"] = True
-    if args.target_torch_version:
-        from tclint.rules.config import ConfigError, _version
-
-        try:
-            o["target_torch_version"] = _version(args.target_torch_version, "--target-torch-version", None)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-    if args.exclude:
-        o["exclude"] = _flatten(args.exclude)
-    if args.extend_exclude:
-        o["extend:extend_exclude"] = _flatten(args.extend_exclude)
-    if args.force_exclude is not None:
-        o["force_exclude"] = args.force_exclude
-    if args.respect_gitignore is not None:
-        o["respect_gitignore"] = args.respect_gitignore
-    if args.unsafe_fixes is not None:
-        o["unsafe_fixes"] = args.unsafe_fixes
-    if args.output_format:
-        o["output_format"] = args.output_format
-    return o
-
-
-def overrides_from_args(args: Sequence[str]) -> dict[str, Any]:
-    """The configuration overrides that ``tclint check ARGS`` would apply, for tools that take
-    extra CLI options from their user (the language server's ``tclint.args``): the same option
-    table and validation as the command line, so both understand an option identically.  Paths
-    are accepted and ignored.  Raises ``UsageError`` with the CLI's message."""
-    try:
-        namespace = _check_parser().parse_args(list(args))
-    except SystemExit:  # --help / --version print and exit: not an override
-        raise UsageError("--help and --version are not configuration options") from None
-    return _overrides(namespace)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -253,21 +117,33 @@ def _stdin_bytes() -> bytes:
     return sys.stdin.buffer.read()
 
 
-def run_check(argv: list[str]) -> int:  # noqa: C901
+@dataclass
+class _Check:
+    """One ``tclint check`` run: its options and what they resolved to."""
+
+    args: argparse.Namespace
+    resolver: Any
+    paths: list[str]
+    stdin_mode: bool
+    cache: Any
+    linter: Any
+    unsafe: bool
+    fmt: str
+    plain: bool  # a plain report: cached as printed, looked up before loading findings
+
+
+def _prepare_check(argv: list[str]) -> _Check | int:
+    """Parse the options and set up configuration, cache and linter (an exit status on errors)."""
     from tclint.rules.cache import Cache
     from tclint.rules.config import ConfigError, ConfigResolver, project_root
     from tclint.rules.engine import Linter
-    from tclint.rules.reading import Texts
 
-    parser = _check_parser()
-    args = parser.parse_args(argv)
+    args = _check_parser().parse_args(argv)
     if under_pre_commit():
         args.quiet = True
-    if args.diff and args.fix:
-        pass  # --diff wins: show, do not write (as ruff)
+    # --diff with --fix: --diff wins, it shows and does not write (as ruff)
     try:
-        overrides = _overrides(args)
-        resolver = ConfigResolver(args.config, overrides, isolated=args.isolated)
+        resolver = ConfigResolver(args.config, _overrides(args), isolated=args.isolated)
         paths = args.paths or ["."]
         stdin_mode = paths == ["-"]
         if stdin_mode:
@@ -288,8 +164,7 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     cache = None
     if not args.no_cache and not stdin_mode:
         root = project_root(paths) or os.getcwd()
-        cache_dir = args.cache_dir or os.path.join(root, base_settings.cache_dir)
-        cache = Cache(cache_dir)
+        cache = Cache(args.cache_dir or os.path.join(root, base_settings.cache_dir))
         if cache.refused:
             print(f"tclint: error: {cache.refused}: refusing to use it as the cache; set `cache-dir` (or "
                   "--cache-dir) to a new folder, or pass --no-cache", file=sys.stderr)
@@ -300,110 +175,155 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
     plain = cache is not None and not (args.add_noqa or args.fix or args.diff or args.silent or args.statistics)
     if plain:
         linter.output_lookup = lambda run_key: cache.get_output(cache.output_key(run_key, fmt, unsafe, args.quiet))
+    return _Check(args, resolver, paths, stdin_mode, cache, linter, unsafe, fmt, plain)
+
+
+def _lint(run: _Check) -> Any:
+    """The lint result (an exit status on a configuration error found while linting)."""
+    from tclint.rules.config import ConfigError
+
+    linter, paths = run.linter, run.paths
     try:
-        if stdin_mode:
+        if run.stdin_mode:
             data = _stdin_bytes()
             abs_path = os.path.abspath(paths[0])
-            report, index = linter.collect([paths[0]]) if os.path.exists(paths[0]) or True else ([], [])
+            report, index = linter.collect([paths[0]])
             if paths[0] not in report:
                 report = [paths[0]]
                 index = [paths[0], *[p for p in index if os.path.abspath(p) != abs_path]]
-            result = linter.lint_files(report, index, overrides={abs_path: data})
-        else:
-            result = linter.lint_paths(paths, force_exclude=args.force_exclude)
+            return linter.lint_files(report, index, overrides={abs_path: data})
+        return linter.lint_paths(paths, force_exclude=run.args.force_exclude)
     except ConfigError as exc:
         print(f"tclint: configuration error: {exc}", file=sys.stderr)
         return 2
     finally:
-        if cache is not None:
-            cache.flush()
+        if run.cache is not None:
+            run.cache.flush()
 
+
+def run_check(argv: list[str]) -> int:
+    """``tclint check``: lint, then add noqa comments, fix / diff, or report."""
+    from tclint.rules.reading import Texts
+
+    run = _prepare_check(argv)
+    if isinstance(run, int):
+        return run
+    result = _lint(run)
+    if isinstance(result, int):
+        return result
+    args = run.args
     if result.output is not None:  # the same run printed the same way before
         text, count = result.output
         _emit(text, args.output_file)
         return 0 if args.exit_zero or not count else 1
+    writes = _Writes()
+    if args.add_noqa:
+        return _add_noqa(run, result, writes)
     diags = result.diagnostics
     sources: Mapping[str, str | None] = Texts(result.sources)
     out = io.StringIO()
     fixed = 0
     any_fix = False
-
-    writes = _Writes()
-    if args.add_noqa:
-        from tclint.rules.fixes import add_noqa
-
-        total = 0
-        for path in result.files:
-            src = sources.get(path)
-            file_diags = [d for d in diags if d.path == path]
-            if src is None or not file_diags:
-                continue
-            if path.endswith(".ipynb"):
-                from tclint.rules.notebook import add_noqa_to_notebook
-
-                added = [0]
-
-                def annotate(data: bytes, file_diags: list = file_diags, added: list = added) -> bytes:
-                    new_data, added[0] = add_noqa_to_notebook(data, file_diags)
-                    return new_data
-
-                if writes.rewrite(path, result.sources[path].digest, annotate):
-                    total += added[0]
-                continue
-            new, n = add_noqa(src, file_diags)
-            if n and writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
-                total += n
-        if not args.silent:
-            print(f"Added {total} noqa directive{'s' if total != 1 else ''}.", file=sys.stderr)
-            writes.summary()
-        return writes.exit_code(0)
-
     if args.fix or args.diff:
-        from tclint.rules.fixes import apply_fixes, fix_allowed, resolve_fixes, unified_diff
+        fixing = _fix(run, result, sources, writes, out)
+        if isinstance(fixing, int):
+            return fixing
+        diags, sources, fixed, any_fix = fixing
+    return _report(run, result, diags, sources, writes, out, fixed, any_fix)
 
-        remaining = []
-        by_path: dict[str, list] = {}
-        for d in diags:
-            by_path.setdefault(d.path, []).append(d)
-        for path, file_diags in by_path.items():
-            src = sources.get(path)
-            file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
-            fixable = [d for d in file_diags if fix_allowed(d.fix, unsafe) and d.cell is None]
-            if src is None or not fixable:
-                remaining.extend(file_diags)
-                continue
-            new, n = apply_fixes(src, [d.fix for d in fixable])  # type: ignore[misc]
-            if n and new != src:
-                any_fix = True
-                if args.diff:
-                    out.write(unified_diff(path, src, new))
-                else:
-                    if stdin_mode:
-                        out.write(new)
-                        fixed += n
-                    elif writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
-                        fixed += n
+
+def _add_noqa(run: _Check, result: Any, writes: _Writes) -> int:
+    """--add-noqa: a ``# noqa`` comment for every finding, written back."""
+    from tclint.rules.fixes import add_noqa
+    from tclint.rules.reading import Texts
+
+    diags = result.diagnostics
+    sources = Texts(result.sources)
+    total = 0
+    for path in result.files:
+        src = sources.get(path)
+        file_diags = [d for d in diags if d.path == path]
+        if src is None or not file_diags:
+            continue
+        if path.endswith(".ipynb"):
+            from tclint.rules.notebook import add_noqa_to_notebook
+
+            added = [0]
+
+            def annotate(data: bytes, file_diags: list = file_diags, added: list = added) -> bytes:
+                new_data, added[0] = add_noqa_to_notebook(data, file_diags)
+                return new_data
+
+            if writes.rewrite(path, result.sources[path].digest, annotate):
+                total += added[0]
+            continue
+        new, n = add_noqa(src, file_diags)
+        if n and writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
+            total += n
+    if not run.args.silent:
+        print(f"Added {total} noqa directive{'s' if total != 1 else ''}.", file=sys.stderr)
+        writes.summary()
+    return writes.exit_code(0)
+
+
+def _fix(
+    run: _Check, result: Any, sources: Mapping[str, str | None], writes: _Writes, out: io.StringIO
+) -> tuple[list, Mapping[str, str | None], int, bool] | int:
+    """--fix / --diff: (what remains to report, its sources, fixes applied, any fix) or, for
+    --diff, the exit status once the diff is printed."""
+    from tclint.rules.fixes import apply_fixes, fix_allowed, resolve_fixes, unified_diff
+    from tclint.rules.reading import Texts
+
+    args, unsafe, diags = run.args, run.unsafe, result.diagnostics
+    fixed = 0
+    any_fix = False
+    remaining = []
+    by_path: dict[str, list] = {}
+    for d in diags:
+        by_path.setdefault(d.path, []).append(d)
+    for path, file_diags in by_path.items():
+        src = sources.get(path)
+        file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
+        fixable = [d for d in file_diags if fix_allowed(d.fix, unsafe) and d.cell is None]
+        if src is None or not fixable:
+            remaining.extend(file_diags)
+            continue
+        new, n = apply_fixes(src, [d.fix for d in fixable])  # type: ignore[misc]
+        if n and new != src:
+            any_fix = True
             if args.diff:
-                remaining.extend(file_diags)
-        if not args.diff and (fixed or writes.skipped):
-            # re-lint to report what is left (fixes can expose or remove other findings; a file
-            # skipped because it changed during the run is reported as it is now)
-            again = linter.lint_paths(paths, force_exclude=args.force_exclude) if not stdin_mode else None
-            remaining = again.diagnostics if again is not None else [d for d in diags if not fix_allowed(d.fix, unsafe)]
-            if again is not None:
-                sources = Texts(again.sources)
-        elif not args.diff:
-            remaining = diags
-        diags = remaining
+                out.write(unified_diff(path, src, new))
+            elif run.stdin_mode:
+                out.write(new)
+                fixed += n
+            elif writes.rewrite(path, result.sources[path].digest, _text_edit(src, new)):
+                fixed += n
         if args.diff:
-            text = out.getvalue()
-            if not args.silent:
-                sys.stdout.write(text)
-                if not args.quiet:
-                    n = sum(1 for d in diags if fix_allowed(d.fix, unsafe))
-                    print(f"Would fix {n} problem{'s' if n != 1 else ''}.", file=sys.stderr) if text else None
-            return 1 if text else 0
+            remaining.extend(file_diags)
+    if args.diff:
+        text = out.getvalue()
+        if not args.silent:
+            sys.stdout.write(text)
+            if not args.quiet and text:
+                n = sum(1 for d in remaining if fix_allowed(d.fix, unsafe))
+                print(f"Would fix {n} problem{'s' if n != 1 else ''}.", file=sys.stderr)
+        return 1 if text else 0
+    if fixed or writes.skipped:
+        # re-lint to report what is left (fixes can expose or remove other findings; a file
+        # skipped because it changed during the run is reported as it is now)
+        if run.stdin_mode:
+            return [d for d in diags if not fix_allowed(d.fix, unsafe)], sources, fixed, any_fix
+        again = run.linter.lint_paths(run.paths, force_exclude=args.force_exclude)
+        return again.diagnostics, Texts(again.sources), fixed, any_fix
+    return diags, sources, fixed, any_fix
 
+
+def _report(
+    run: _Check, result: Any, diags: list, sources: Mapping[str, str | None], writes: _Writes,
+    out: io.StringIO, fixed: int, any_fix: bool,
+) -> int:
+    """Print the findings (or their statistics) and decide the exit status."""
+    args, cache = run.args, run.cache
     if args.silent:
         pass
     elif args.statistics:
@@ -411,11 +331,11 @@ def run_check(argv: list[str]) -> int:  # noqa: C901
 
         _emit(statistics(diags), args.output_file)
     else:
-        text = render(fmt, diags, sources, unsafe, fixed, quiet=args.quiet or stdin_mode and args.fix)
-        if plain and cache is not None and result.run_key is not None:
-            cache.put_output(cache.output_key(result.run_key, fmt, unsafe, args.quiet), text, len(diags))
+        text = render(run.fmt, diags, sources, run.unsafe, fixed, quiet=args.quiet or run.stdin_mode and args.fix)
+        if run.plain and cache is not None and result.run_key is not None:
+            cache.put_output(cache.output_key(result.run_key, run.fmt, run.unsafe, args.quiet), text, len(diags))
             cache.flush()
-        _emit(text, args.output_file, prefix=out.getvalue() if stdin_mode and args.fix else "")
+        _emit(text, args.output_file, prefix=out.getvalue() if run.stdin_mode and args.fix else "")
     if not args.silent:
         writes.summary()
     if writes.failed:

@@ -228,13 +228,14 @@ def _parse_probe(value: Any, problems: list[str]) -> ProbeSettings:
 def args_overrides(args: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """ConfigResolver overrides for extra ``tclint check`` options (``tclint.args``).
 
-    Reuses the CLI's own parser so that the editor understands exactly the CLI's options; paths
-    and output options are ignored (the server decides what to lint and how to show it)."""
-    from tclint.rules import cli
+    The CLI's own option table (``tclint.rules.options``), so that the editor understands exactly
+    the CLI's options; paths and output options are ignored (the server decides what to lint and
+    how to show it)."""
+    from tclint.rules import options
 
     try:
-        overrides = cli.overrides_from_args(args)
-    except cli.UsageError as exc:
+        overrides = options.overrides_from_args(args)
+    except options.UsageError as exc:
         raise ValueError(str(exc)) from None
     overrides.pop("output_format", None)
     return overrides
