@@ -30,6 +30,7 @@ from tclint.rules.project import Project
 from tclint.rules.types import Ty
 
 MAX_ROUNDS = 3
+REWALKED = "argflow_rewalked"  # Project.memo key: the paths whose facts were walked again
 # argument kinds (rules.analysis.callgraph._arg_kind) that are known not to be tensors
 _NOT_TENSOR_KINDS = ("bool", "counter", "len", "clock", "fstring")
 _EDGE_KINDS = ("name", "local", "self", "super", "instance", "deferred", "elem")
@@ -189,7 +190,9 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         applied.update({path: seeds.get(path, {}) for path in todo})
         if not walked:
             break
+        rewalked = project.memo.get(REWALKED, set()) | {p for p in todo if files[p] is not original[p]}
         project = _rebuilt(project, list(files.values()))
+        project.memo[REWALKED] = rewalked
     return project
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from tclint.rules.argflow import REWALKED, refine
 from tclint.rules.config import ConfigError, ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, is_excluded, module_for
 from tclint.rules.engine import (
@@ -98,6 +99,7 @@ class Root:
         self._cache_checked = False
         self.generation = 0  # bumped whenever the project changes
         self._indexing: tuple[float, int] | None = None  # (started, files) of the index under way
+        self.open_text: Callable[[str], str | None] = lambda path: None  # an open buffer's text (set by Workspace)
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -249,6 +251,10 @@ class Root:
             project = Project(self.facts(), self.root_settings())
             project.build()
             try:
+                project = refine(project, self._reanalyze)
+            except Exception:  # the project without helper argument types is still right, only less
+                log.exception("argument type flow failed")
+            try:
                 cross = project_diagnostics(project)
             except Exception:  # a cross-file rule failed: keep the per-file findings
                 log.exception("cross-file rules failed")
@@ -256,6 +262,16 @@ class Root:
             self._project, self._cross = project, cross
             self.generation += 1
         return self._project, self._cross
+
+    def _reanalyze(self, ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+        """A file walked again with what the project pass learnt (``tclint.rules.argflow``): the
+        open buffer's text, else the file on disk."""
+        settings = self.settings_for(ff.path)
+        text = self.open_text(ff.path) if ff.path in self.open else None
+        src = SourceText(ff.path, text) if text is not None else read_source(ff.path, None, settings.max_file_size)
+        if src.text is None:
+            return None
+        return analyze_source(src, ff.module, ff.is_package, ff.root, settings.compiling_predicates, seeds, returns_of)
 
     def current_facts(self, path: str) -> FileFacts | None:
         if path in self.open:
@@ -271,6 +287,8 @@ class Root:
         if facts is None:
             return [], settings
         project, cross = self.project()
+        if path in project.memo.get(REWALKED, ()):
+            facts = project.files.get(path, facts)  # walked again with its helpers' argument types
         if snapshot is not None and snapshot.text == src.text:
             fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
         try:
@@ -431,6 +449,7 @@ class Workspace:
                     "pyproject.toml, tclint.toml or .git) for cross-file checks", found, reason,
                 )  # fmt: skip
             root = self.roots[found] = Root(found, EditorResolver(self.editor_for(found)), index, self.on_config_error)
+            root.open_text = self._open_text
         return root
 
     # -- background indexing
@@ -462,6 +481,10 @@ class Workspace:
             analyzer = IncrementalAnalyzer(path, module, is_package, import_root, root.settings_for(path).compiling_predicates)
             state = self.docs[path] = DocState(path, analyzer, root)
         return state
+
+    def _open_text(self, path: str) -> str | None:
+        state = self.docs.get(path)
+        return state.text if state is not None else None
 
     def close_doc(self, path: str) -> str | None:
         """Forget an open document (its file on disk takes over); the root whose project changed."""

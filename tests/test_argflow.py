@@ -175,3 +175,15 @@ def test_a_break_in_a_callee_in_a_loop_drops_the_callers_later_hazards(tmp_path)
     for line in (27, 28):
         assert got[line].confidence == Confidence.LOW and "[shadowed:" in got[line].message, line
     assert {d.span.start.line for d in _lint(tmp_path, {"m.py": DROP}).diagnostics} == {12, 14}
+
+
+def test_the_language_server_flows_types_from_an_open_buffer(tmp_path):
+    from tclint.server.workspace import Workspace
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("x = 1\n")  # the disk copy knows nothing: the buffer is what counts
+    ws = Workspace()
+    ws.set_folders([str(tmp_path)])
+    out = ws.lint(path, HELPER, 1)
+    assert 6 in {d.span.start.line for d in out.diagnostics if d.code == "TC102"}
