@@ -5,7 +5,9 @@ at test time.  tests/data/lib_eval_baseline.json holds what ``bench/lib_eval.py 
 measured: Dynamo's distinct break sites of each library's slice phases, and tclint's precision and
 recall on them.  The test re-runs both sides: the truth must still find exactly those sites (so a
 change of torch or of the library shows up here, not as a silent drift of the figures), and tclint's
-figures must not fall below the baseline.
+figures must not fall below the baseline (precision, recall over all / own-statement / visible sites,
+true positives; for a library where Dynamo finds nothing to break, the number of false positives
+must not grow).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def test_slice_does_not_regress(lib, tmp_path):
     assert got["sites"] == pinned["sites"], "Dynamo's break sites of the slice changed"
     for mode, figures in pinned["modes"].items():
         now = got["modes"][mode]
-        assert now["fp"] <= figures["fp"], f"{lib} {mode}: {now['fp']} false positives, {figures['fp']} pinned"
+        if not pinned["sites"]:  # nothing to find: every finding is false, so their number is the figure
+            assert now["fp"] <= figures["fp"], f"{lib} {mode}: {now['fp']} false positives, {figures['fp']} pinned"
         for name, floor in figures.items():
             if name == "fp" or floor is None:
                 continue
