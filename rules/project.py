@@ -395,6 +395,52 @@ class Project:
             return ret
         return ret
 
+    def param_targets(self, ff: FileFacts, spec: Any) -> list[str]:
+        """What runs when ``self.net(...)`` is called, ``self.net`` being the first constructor
+        argument (``self.net = net`` in ``__init__``): the forwards of what the project's
+        constructor calls pass there (``AutoregressiveWrapper(TransformerWrapper(...))``)."""
+        if len(spec.refs) != 2:
+            return []
+        name, cls_ref = spec.refs
+        cls_key = self.class_key_for(cls_ref, ff)
+        init = self.find_method(cls_key, "__init__") if cls_key is not None else None
+        if init is None or not self.functions[init][1].params or self.functions[init][1].params[0].name != name:
+            return []
+        guard = self.memo.setdefault("param_targets_active", set())
+        if cls_key in guard:
+            return []  # A(B(A(...))): do not recurse
+        guard.add(cls_key)
+        try:
+            out: list[str] = []
+            for eff, edge, owner in self._constructions(cls_key):
+                kind, ref, meth = edge.arg0 or ("unknown", None, None)
+                probe = CompileSite(id="", how="param", target_kind=kind, ref=ref, method=meth, loc=edge.loc,
+                                    func=None, owner=owner, options={}, text="")
+                for key in self._site_targets(eff, probe)[0]:
+                    if key not in out:
+                        out.append(key)
+            return out
+        finally:
+            guard.discard(cls_key)
+
+    def _constructions(self, cls_key: str) -> list[tuple[FileFacts, CallEdge, str | None]]:
+        """The project's calls constructing ``cls_key`` (or a subclass) with a described first
+        argument (computed once)."""
+        index = self.memo.get("constructions")
+        if index is None:
+            index = {}
+            for ff in self.files.values():
+                for edge, owner in self._all_edges(ff):
+                    if edge.kind == "name" and edge.arg0 is not None and edge.arg0[0] != "unknown":
+                        r = self.resolve(edge.target, ff)
+                        if r is not None and r[0] == "class":
+                            index.setdefault(r[1], []).append((ff, edge, owner))
+            self.memo["constructions"] = index
+        out = list(index.get(cls_key, ()))
+        for sub in self.subclasses(cls_key):
+            out.extend(index.get(sub, ()))
+        return out
+
     def _deferred_near(self, ref: str, near: FileFacts) -> FileFacts:
         """The file a project function's return type is relative to (its own)."""
         r = self.resolve(_deferred_item(ref)[0], near)
@@ -651,6 +697,8 @@ class Project:
         return [], None
 
     def _targets_of_spec(self, ff: FileFacts, spec: Any) -> tuple[list[str], str | None]:
+        if spec.kind == "param":
+            return self.param_targets(ff, spec), None
         if spec.kind == "func":
             # self._fn = helper ... torch.compile(self._fn)
             return [k for r in spec.refs for k in self.function_keys("func", r, ff)], None
@@ -867,6 +915,8 @@ class Project:
             if spec.kind == "func" and spec.refs:
                 r = self.resolve(spec.refs[0], sff)
                 return [(r[1], None)] if r and r[0] == "function" else []
+            if spec.kind == "param" and edge.method in ("__call__", "forward"):
+                return [(k, None) for k in self.param_targets(sff, spec)]
             if spec.kind == "deferred" and spec.refs and edge.method == "__call__":
                 ty = self.deferred_type(spec.refs[0], sff)
                 if ty.kind == T.FUNC:

@@ -335,3 +335,45 @@ seq = torch.compile(nn.Sequential(Flip()))
     assert result.project is not None
     regions = {key.split("::", 1)[1] for key in result.project.regions}
     assert regions == {"Augmentation.forward", "ColorJitter.apply_transform", "Flip.apply_transform"}
+
+
+def test_a_wrapper_module_holding_its_constructor_argument(tmp_path):
+    """x-transformers' `wrapper = AutoregressiveWrapper(TransformerWrapper(...))` with
+    `self.net = net`: `torch.compile(wrapper.net)` and `torch.compile(wrapper)` reach the wrapped
+    model's forward."""
+    files = {
+        "lib.py": """
+import torch.nn as nn
+
+class TransformerWrapper(nn.Module):
+    def forward(self, x):
+        return x
+
+class AutoregressiveWrapper(nn.Module):
+    def __init__(self, net, pad_value=0):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)
+""",
+        "main.py": """
+import torch
+from lib import AutoregressiveWrapper, TransformerWrapper
+
+wrapper = AutoregressiveWrapper(TransformerWrapper())
+wrapper.net = torch.compile(wrapper.net)
+""",
+        "train.py": """
+import torch
+from lib import AutoregressiveWrapper, TransformerWrapper
+
+model = torch.compile(AutoregressiveWrapper(TransformerWrapper()))
+""",
+    }
+    write_tree(str(tmp_path), files)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert regions == {"TransformerWrapper.forward", "AutoregressiveWrapper.forward"}
+    assert not result.project.unresolved

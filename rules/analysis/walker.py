@@ -32,7 +32,7 @@ from tclint.rules.analysis.common import (
 )
 from tclint.rules.analysis.submodules import spec_from_type
 from tclint.rules.analysis.types_infer import binop_type, element_type
-from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param
+from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleSpec
 from tclint.rules.names import AliasTable, dotted, self_path
 from tclint.rules.types import Ty
 
@@ -631,6 +631,10 @@ class Walker(AnalyzerBase):
                     scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
                 if cls is not None and "." not in sp:
                     spec = spec_from_type(ty, value, self)
+                    if (spec is not None and spec.kind == "other" and isinstance(value, ast.Name)
+                            and value.id in scope.params and scope.func is not None and scope.func.name == "__init__"):
+                        # `self.net = net` in __init__: whatever the constructor is given
+                        spec = SubmoduleSpec("param", (value.id, self._class_ref(cls)), None, spec.loc)
                     if spec is not None:
                         existing = cls.attrs.get(sp)
                         if existing is not None and existing.kind in ("instance", "torch") and spec.kind in ("instance", "torch"):
