@@ -106,8 +106,6 @@ LIBS: dict[str, LibSpec] = {
                 dispatch=(("torchdiffeq/_impl/odeint.py:77", _SOLVERS), ("torchdiffeq/_impl/odeint.py:80", _SOLVERS),
                           ("torchdiffeq/_impl/odeint.py:82", _SOLVERS)),
                 slice_phases=("fixed_grid_train", "event_eval")),
-        LibSpec("vector_quantize_pytorch", "vector-quantize-pytorch", ("vector_quantize_pytorch",), "vq_user.py",
-                ("vector_quantize_pytorch.*:*.forward",), slice_phases=("vq_train",)),
     ]
 }
 
@@ -219,13 +217,38 @@ def lib_location(python: str, spec: LibSpec) -> tuple[str, list[str], str]:
     return os.path.dirname(dirs[0]), dirs, version
 
 
-MODES = ("script", "assume")
+MODES = ("script", "assume", "follow")
+# "follow": the user script ALONE, with --follow-libraries (issue 21): the library sites are those TC312
+# lists at the script's compile sites; "follow-hot" scores only the ones it marks hot.
+
+
+def library_sites(diags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The library sites TC312 lists as related locations, as diagnostics of their own (code, file, line,
+    confidence, hot) so that they score like the other modes' findings."""
+    out = []
+    for d in diags:
+        if d["code"] != "TC312":
+            continue
+        for r in d.get("related", []):
+            head, _, rest = r["message"].partition("): ")
+            code, _, tags = head.partition(" (")
+            heat, _, conf = tags.partition(", ")
+            out.append({"code": code.split(" ", 1)[0], "filename": r["filename"], "location": r["location"],
+                        "severity": "error" if heat == "hot" else "warning", "confidence": conf.split(" ", 1)[0],
+                        "message": rest, "hot": heat == "hot", "site_row": d["location"]["row"]})
+    return out
 
 
 def run_tclint(python: str, tclint_root: str, spec: LibSpec, dirs: list[str], mode: str) -> dict[str, Any]:
     """tclint's JSON findings (all confidences) on the user script and the library, and its regions."""
     paths = [os.path.join(SCRIPTS, spec.script), *dirs]
     extra = [a for r in spec.roots for a in ("--assume-compiled", r)] if mode == "assume" else []
+    if mode == "follow":  # the script alone, copied out of the repository (no project around it)
+        alone = tempfile.mkdtemp(prefix="lib_eval_follow_")
+        paths = [os.path.join(alone, spec.script)]
+        with open(os.path.join(SCRIPTS, spec.script), "rb") as src, open(paths[0], "wb") as dst:
+            dst.write(src.read())
+        extra = ["--follow-libraries"]
     out_json = os.path.join(tempfile.gettempdir(), f"lib_eval_{spec.name}_{mode}.json")
     env = {**os.environ, "PYTHONPATH": tclint_shim(tclint_root)}
     cmd = [python, "-m", "tclint.rules", "check", *paths, "--isolated", "--no-cache", "--output-format", "json",
@@ -238,12 +261,17 @@ def run_tclint(python: str, tclint_root: str, spec: LibSpec, dirs: list[str], mo
     with open(out_json) as fh:
         diags = json.load(fh)
     os.remove(out_json)
+    summaries = None
+    if mode == "follow":
+        summaries = [d for d in diags if d["code"] == "TC312"]
+        diags = library_sites(diags)
     regions = subprocess.run([python, "-m", "tclint.rules", "regions", *paths, "--output-format", "json",
                               *extra], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     reg = None
     with contextlib.suppress(ValueError):
         reg = json.loads(regions.stdout)
-    return {"diagnostics": diags, "stderr": proc.stderr[-3000:], "seconds": round(secs, 1), "regions": reg}
+    return {"diagnostics": diags, "stderr": proc.stderr[-3000:], "seconds": round(secs, 1), "regions": reg,
+            "summaries": summaries}
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,6 +444,7 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = REPO, fr
     t1 = time.time()
     _base, dirs, _version = lib_location(python, spec)
     stats = {mode: run_tclint(python, os.path.abspath(tclint_root), spec, dirs, mode) for mode in MODES}
+    stats["follow-hot"] = {**stats["follow"], "diagnostics": [d for d in stats["follow"]["diagnostics"] if d["hot"]]}
     log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, static "
         + ", ".join(f"{m} {s['seconds']:.0f}s" for m, s in stats.items()))
     out = score_lib(spec, dyn, stats)

@@ -273,6 +273,69 @@ def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
     project.memo[LIBRARY_MEMO] = loaded
 
 
+def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: dict[str, Any]) -> Project:
+    """The type refinement of :mod:`tclint.rules.argflow` over the project and its library files, the
+    library files' re-walks cached like their plain facts: keyed by the file's hash, the parameter
+    types flowed in and the answers the walk got about callees' return types (a sealed index lists
+    which callees a walk asked about), so that a warm run re-derives only the user's side."""
+    import hashlib
+
+    from tclint.rules import sealed
+    from tclint.rules.argflow import refine as argflow_refine
+    from tclint.rules.engine import analyze_source
+
+    cache = library_cache() if getattr(linter, "cache", None) is not None else None
+    lib_predicates = project.settings.compiling_predicates
+    index_dir = os.path.join(cache.directory, "refined", cache.fingerprint) if cache is not None else ""
+    pending_index: dict[str, list[str]] = {}
+
+    def digest(*parts: str) -> str:
+        return hashlib.blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
+
+    def answers(refs: list[str], returns_of: Any) -> str:
+        return repr([(ref, returns_of(ref)) for ref in refs])
+
+    def reanalyze(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+        src = sources.get(ff.path)
+        if src is None or src.text is None:
+            return None
+        library = ff.path in lib_sources
+        predicates = lib_predicates if library else linter.resolver.for_file(ff.path).compiling_predicates
+        if not library or cache is None or not src.digest or cache._key is None:
+            return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+        base = digest(cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path), repr(seeds))
+        asked = sealed.read(os.path.join(index_dir, base), cache._key, "refined-index", base)
+        if isinstance(asked, list) and all(isinstance(r, str) for r in asked):
+            hit = cache.get_facts(digest(base, answers(asked, returns_of)))
+            if hit is not None:
+                hit.path = ff.path
+                return hit
+        queried: list[str] = []
+
+        def recording(ref: str) -> Any:
+            queried.append(ref)
+            return returns_of(ref)
+
+        new = analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, recording)
+        refs = sorted(set(queried))
+        cache.put_facts(digest(base, answers(refs, returns_of)), new)
+        pending_index[base] = refs
+        return new
+
+    project = argflow_refine(project, reanalyze)
+    if cache is not None:
+        cache.flush()
+        key = cache._key
+        if key is not None and pending_index:
+            os.makedirs(index_dir, exist_ok=True)
+            for base, refs in pending_index.items():
+                try:
+                    sealed.write(os.path.join(index_dir, base), key, "refined-index", base, refs)
+                except (OSError, ValueError):
+                    continue
+    return project
+
+
 def _modules_to_load(misses: set[str], own_roots: set[str], tried: set[str],
                      env: Environment) -> dict[str, tuple[str, bool, str]]:
     """The longest installed module named by each unresolved reference (not the project's, not torch's

@@ -107,3 +107,42 @@ def test_without_follow_libraries_the_site_is_unresolved(tmp_path):
     write_tree(proj, {"train.py": USER})
     result = lint_tree(proj, ["train.py"], {"probe": {"python": python}})
     assert "TC312" not in {d.code for d in result.diagnostics}
+
+
+def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
+    """Library facts (plain and refined) come from the user-level cache the second time: an edit in
+    the user's file re-walks only the user's file."""
+    from lintutil import _FixedResolver
+    from tclint.rules import engine
+    from tclint.rules.cache import Cache
+    from tclint.rules.config import parse_table
+
+    python, site = _site(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    settings = parse_table({"follow-libraries": True, "probe": {"python": python}}, None)
+    settings.root = proj
+    walked: list[str] = []
+    real = engine.analyze_source
+
+    def counting(src, *args, **kwargs):
+        walked.append(os.path.relpath(src.path, site) if src.path.startswith(site) else os.path.basename(src.path))
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyze_source", counting)
+    monkeypatch.chdir(proj)
+
+    def run() -> list[str]:
+        walked.clear()
+        cache = Cache(os.path.join(proj, ".tclint_cache"))
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        cache.flush()
+        assert [d.code for d in result.diagnostics] == ["TC312"]
+        return sorted(walked)
+
+    first = run()
+    assert {"fakelib/layers.py", "fakelib/ops.py"} <= set(first)
+    with open(os.path.join(proj, "train.py"), "a") as fh:
+        fh.write("# an edit\n")
+    assert [w for w in run() if w.startswith("fakelib/")] == []

@@ -182,4 +182,4 @@ def _name(rank: int) -> str:
 def _related_message(diag: Diagnostic, hot: bool) -> str:
     gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
     heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
-    return f"{diag.code}{gb} ({heat}): {diag.message} [{diag.extra.get('region', '')}]"
+    return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message} [{diag.extra.get('region', '')}]"
