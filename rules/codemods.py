@@ -306,6 +306,82 @@ def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) 
     return new, "", None
 
 
+# -- TC301: mark_dynamic & co. inside compiled code -> before the compiled call -------------------
+def mark_before_call(text: str, line: str) -> Result | None:
+    """The statement ``torch._dynamo.mark_dynamic(P, ...)`` (or ``maybe_mark_dynamic``,
+    ``mark_static``, ``mark_unbacked``) on ``line``, at the top of function F's body with P one of
+    F's parameters (not rebound before it), is removed from F and written, with P replaced by the
+    argument, before every statement of this file that calls ``F(...)``.  None when a call passes
+    P as anything but a name, a call is not part of a simple statement, or there is no call."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    stmts = [n for n, p in positions.items() if isinstance(n, cst.SimpleStatementLine) and p.start.line == int(line)]
+    if len(stmts) != 1 or len(stmts[0].body) != 1 or not isinstance(stmts[0].body[0], cst.Expr):
+        return None
+    stmt = stmts[0]
+    mark = stmt.body[0].value
+    if not (isinstance(mark, cst.Call) and mark.args and isinstance(mark.args[0].value, cst.Name)
+            and mark.args[0].keyword is None and not mark.args[0].star):
+        return None
+    param = mark.args[0].value.value
+    block = parents.get(stmt)
+    func = parents.get(block) if block is not None else None
+    if not isinstance(func, cst.FunctionDef) or not isinstance(block, cst.IndentedBlock):
+        return None
+    names = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    if param not in names:
+        return None
+    index = names.index(param)
+    for earlier in block.body[: block.body.index(stmt)]:
+        if any(isinstance(n, cst.Name) and n.value == param for n in _walk(earlier)):
+            return None  # P may be rebound or used before: moving the mark could change what it marks
+    inserts = _marks_at_calls(module, parents, func.name.value, index, param, mark)
+    if not inserts or stmt in inserts:
+        return None
+
+    class Move(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original, updated):  # type: ignore[override]
+            if original is stmt:
+                return cst.RemoveFromParent() if len(block.body) > 1 else updated.with_changes(body=[cst.Pass()])
+            if original in inserts:
+                before = [cst.parse_statement(code + "\n") for code in inserts[original]]
+                return cst.FlattenSentinel([*before, updated])
+            return updated
+
+    new = module.visit(Move()).code
+    return new, "", None
+
+
+def _marks_at_calls(module: Any, parents: Any, fname: str, index: int, param: str, mark: Any) -> dict | None:
+    """For each simple statement calling ``fname(...)``: the mark call written on the argument
+    passed for ``param`` there.  None if one passes something other than a name, or the call is
+    part of a compound statement's header."""
+    import libcst as cst
+
+    inserts: dict[Any, list[str]] = {}
+    for node in _walk(module):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == fname):
+            continue
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        keyword = [a for a in node.args if a.keyword is not None and a.keyword.value == param]
+        arg = keyword[0] if keyword else (args[index] if index < len(args) else None)
+        if arg is None or not isinstance(arg.value, cst.Name) or any(a.star for a in node.args):
+            return None
+        holder = parents.get(node)
+        while holder is not None and not isinstance(holder, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            holder = parents.get(holder)
+        if not isinstance(holder, cst.SimpleStatementLine):
+            return None
+        moved = mark.with_changes(args=[mark.args[0].with_changes(value=cst.Name(arg.value.value)), *mark.args[1:]])
+        inserts.setdefault(holder, []).append(cst.Module([]).code_for_node(moved))
+    return inserts
+
+
 # -- helpers --------------------------------------------------------------------------------------
 def _walk(node: Any):
     """Every node under ``node`` (itself included), depth first."""
@@ -329,4 +405,5 @@ _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "int-counter-to-buffer": int_counter_to_buffer,
     "compile-in-place": compile_in_place,
     "item-as-tensor": item_as_tensor,
+    "mark-before-call": mark_before_call,
 }

@@ -168,3 +168,28 @@ def test_item_feeding_arithmetic_stays_a_tensor(tmp_path, body, fixed):
 ])
 def test_item_needed_as_a_number_is_not_fixed(tmp_path, body):
     assert _fix(tmp_path, "TC101", ITEM.format(body=body)) is None
+
+
+MARK = """
+import torch
+
+@torch.compile
+def encode(x, n=1):
+    torch._dynamo.mark_dynamic(x, 0)
+    return x * n
+
+{calls}
+"""
+
+
+def test_mark_dynamic_moves_before_each_call_on_its_argument(tmp_path):
+    src = MARK.format(calls="a = torch.ones(3)\nb = torch.ones(4)\nout = encode(a) + encode(n=2, x=b)  # both\n")
+    fix = _fix(tmp_path, "TC301", src)
+    new = apply_fixes(src, [fix])[0]
+    assert "def encode(x, n=1):\n    return x * n" in new
+    assert "torch._dynamo.mark_dynamic(a, 0)\ntorch._dynamo.mark_dynamic(b, 0)\nout = encode(a) + encode(n=2, x=b)  # both\n" in new
+
+
+@pytest.mark.parametrize("calls", ["out = encode(torch.ones(3))", "", "if encode(a := torch.ones(3)).sum():\n    pass"])
+def test_mark_dynamic_not_moved_where_the_argument_is_not_a_name(tmp_path, calls):
+    assert _fix(tmp_path, "TC301", MARK.format(calls=calls)) is None

@@ -1,4 +1,4 @@
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Rule
 
 FORBIDDEN = {
@@ -40,7 +40,12 @@ class ForbiddenCallableInCompiledCode(Rule):
     ```
 
     ## Fix safety
-    No automatic fix.
+    An unsafe fix (a libcst codemod) for `mark_dynamic` / `maybe_mark_dynamic` / `mark_static` /
+    `mark_unbacked` on a parameter at the top of the compiled function: the call is removed from
+    the function and written before every call of the function in the same file, on the argument
+    passed there.  Offered only where every such call passes a plain name and is a simple
+    statement.  Unsafe: calls from other files no longer raise, and get no mark.  No fix for
+    `set_stance` and `reset` (moving global compiler state changes every later call).
 
     ## References
     - https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html
@@ -51,14 +56,20 @@ class ForbiddenCallableInCompiledCode(Rule):
     summary = "A compile-control API is called inside compiled code: a hard error"
     family = "compile-api"
     default_severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
     CALLS = frozenset(FORBIDDEN)
 
     def check_call(self, node, ctx, qualified, method):
         name = FORBIDDEN[qualified]
+        fix = None
+        if name.startswith(("mark_", "maybe_mark_")) and ctx.function is not None:
+            fix = Fix(f"Move `{name}` before the calls of the compiled function", (), Applicability.UNSAFE,
+                      codemod=("mark-before-call", str(ctx.loc(node).line)))
         ctx.report(
             self.code, node,
             f"`{qualified}(...)` inside compiled code: Dynamo refuses to trace it (AssertionError: Attempt to trace forbidden callable `{name}`)",
             help="call it in eager code before the compiled function",
+            fix=fix,
         )
 
     invalid = (
@@ -70,9 +81,23 @@ import torch
 def encode(x):
     torch._dynamo.mark_dynamic(x, 0)  # expect: TC301
     return x.cumsum(0)
+
+def run(x):
+    return encode(x)
 """,
-            run="encode(torch.randn(8))",
+            run="out = run(torch.arange(8.0))",
             raises="Attempt to trace forbidden callable",
+            fixed="""
+import torch
+
+@torch.compile
+def encode(x):
+    return x.cumsum(0)
+
+def run(x):
+    torch._dynamo.mark_dynamic(x, 0)
+    return encode(x)
+""",
         ),
     )
     valid = (
