@@ -27,7 +27,7 @@ def _mib(v: Any) -> str:
 
 
 def _x(v: Any) -> str:
-    return "-" if v is None else f"{v:.2f}x"
+    return "-" if v is None else f"{v:.3g}x"
 
 
 def mode_rows(report: dict[str, Any]) -> list[list[str]]:
@@ -108,9 +108,13 @@ def render_text(report: dict[str, Any]) -> str:
             lines += [f"mode {run['mode']}: {run['status']}: {run.get('reason')}", ""]
     if len(report.get("runs") or []) > 1:
         rows = mode_rows(report)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        measured = [r for r in rows if not r[-1] == "" or r is rows[0]]  # a mode that did not run: its reason only
+        widths = [max(len(r[i]) for r in measured) for i in range(len(rows[0]))]
         for r in rows:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip())
+            if r in measured:
+                lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip())
+            else:
+                lines.append(f"{r[0].ljust(widths[0])}  {r[1]}")
         lines.append("")
     lines += _contract_lines(report)
     return "\n".join(lines).rstrip() + "\n"
@@ -219,7 +223,11 @@ def render_html(report: dict[str, Any]) -> str:
     rows = mode_rows(report)
     table = ['<table id="modes"><thead><tr>' + "".join(f"<th>{html.escape(c)}</th>" for c in rows[0]) + "</tr></thead><tbody>"]
     for r in rows[1:]:
-        table.append('<tr data-mode="' + html.escape(r[0]) + '">' + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
+        if r[-1] == "":  # a mode that did not run: its reason across the row
+            cells = f'<td>{html.escape(r[0])}</td><td class="reason" colspan="{len(r) - 1}">{html.escape(r[1])}</td>'
+        else:
+            cells = "".join(f"<td>{html.escape(c)}</td>" for c in r)
+        table.append('<tr data-mode="' + html.escape(r[0]) + '">' + cells + "</tr>")
     table.append("</tbody></table>")
     sections = []
     for run in report.get("runs") or []:
@@ -242,7 +250,7 @@ def render_html(report: dict[str, Any]) -> str:
 body {{ font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }}
 table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
 td:first-child, th:first-child {{ text-align: left; }} .dists {{ display: flex; gap: 1em; }}
-pre {{ background: #f6f6f6; padding: .6em; overflow-x: auto; }} .failed {{ color: #b00; }} .passed {{ color: #070; }}
+pre {{ background: #f6f6f6; padding: .6em; overflow-x: auto; }} .failed {{ color: #b00; }} td.reason {{ text-align: left; color: #666; }} .passed {{ color: #070; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <p>backend {html.escape(str(report['backend']))}, torch {html.escape(str(report.get('torch')))},

@@ -62,12 +62,12 @@ class Clock:
     before the stop, so queued kernels of earlier calls are not billed to this one and this call's
     kernels are.  Unverified on a GPU in this repository's CI (no device there)."""
 
-    def __init__(self, torch: Any, cuda: bool) -> None:
+    def __init__(self, torch: Any, cuda: bool | None) -> None:
         self.torch = torch
-        self.cuda = cuda
+        self.cuda = cuda  # None: decide per call (a program initialises CUDA whenever it likes)
 
     def sync(self) -> None:
-        if self.cuda:
+        if self.cuda or (self.cuda is None and self.torch.cuda.is_initialized()):
             self.torch.cuda.synchronize()
 
     def time(self, fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
@@ -440,8 +440,7 @@ def run_program(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict[
     prog = spec["program"]
     rec = Recorder(mods["worker_capture"])
     rec.capture.install()
-    cuda = torch.cuda.is_available() and spec.get("device") in ("cuda", "auto")
-    clock = Clock(torch, cuda and torch.cuda.is_initialized() if cuda else False)
+    clock = Clock(torch, None if torch.cuda.is_available() else False)
     overrides = {k: v for k, v in (spec.get("compile_options") or {}).items() if v is not None}
     if spec.get("backend_override"):
         overrides["backend"] = spec["backend"]
@@ -465,16 +464,17 @@ def run_program(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict[
             runner()
     except SystemExit as exc:
         exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    result: dict[str, Any] = {"exit_code": exit_code, "timeline": timer.timeline, "cuda": clock.cuda}
+    used_cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+    result: dict[str, Any] = {"exit_code": exit_code, "timeline": timer.timeline, "cuda": used_cuda}
     steady_n = sum(1 for t in timer.timeline if t["phase"] == "steady")
     result["cold"] = {"first_call_s": timer.timeline[0]["latency_s"] if timer.timeline else None,
                       "first_call_end_wall": timer.cold_end_wall, "peak_rss_bytes": timer.peaks.get("cold"),
-                      "peak_device_bytes": _device_peak(torch, clock.cuda)}
+                      "peak_device_bytes": _device_peak(torch, used_cuda)}
     result["warmup"] = {"seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "warmup"),
                         "peak_rss_bytes": timer.peaks.get("warmup")}
     result["steady_meta"] = {"iterations": steady_n,
                              "seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "steady"),
-                             "peak_rss_bytes": timer.peaks.get("steady"), "peak_device_bytes": _device_peak(torch, clock.cuda)}
+                             "peak_rss_bytes": timer.peaks.get("steady"), "peak_device_bytes": _device_peak(torch, used_cuda)}
     result["harness_overhead_s"] = harness_overhead(clock)
     result["compiles"] = rec.compiles()
     result["breaks"] = rec.breaks()

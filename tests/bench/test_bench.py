@@ -263,10 +263,12 @@ def test_the_html_report_renders_in_a_real_browser(drift, mix, out_dir):
         assert '<table id="modes">' in dom and '<svg class="timeline"' in dom
         assert dom.count('class="mark recompile"') == sum(1 for t in run["timeline"] if t["phase"] == "steady" and t["compiles"])
         assert dom.count('<figure class="dist"') == 3
-        shot = out_dir / f"{name}.png"
+        shot = out_dir / f"{name}.png"  # kept beside the reports (BENCH_SCREENSHOTS=DIR copies them out)
         subprocess.run([*args, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()], capture_output=True,
                        timeout=120)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
+        if os.environ.get("BENCH_SCREENSHOTS"):
+            shutil.copy(shot, os.environ["BENCH_SCREENSHOTS"])
     assert 'class="mark recompile"' in (out_dir / "drift.html").read_text()
 
 
