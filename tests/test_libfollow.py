@@ -146,3 +146,51 @@ def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
     with open(os.path.join(proj, "train.py"), "a") as fh:
         fh.write("# an edit\n")
     assert [w for w in run() if w.startswith("fakelib/")] == []
+
+
+def test_regions_lists_the_library_part_of_the_chain(tmp_path, monkeypatch, capsys):
+    import json
+
+    from tclint.rules.cli import run_regions
+
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER, "pyproject.toml": f'[tool.tclint.probe]\npython = "{python}"\n'})
+    monkeypatch.chdir(proj)
+    assert run_regions(["train.py", "--follow-libraries", "--output-format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["regions"]
+    lib = sorted((os.path.relpath(r["path"], site), r["function"]) for r in rows if r["library"])
+    assert lib == [("fakelib/layers.py", "Layer.forward"), ("fakelib/ops.py", "scale")]
+    assert all("train.py:5" in r["via"] for r in rows if r["library"])
+
+
+def test_severity_follows_heat(tmp_path):
+    from tclint.rules.model import Severity
+
+    python, site = _site(tmp_path)
+    write_tree(site, {"stacklib/__init__.py": BOOBY_TRAP, "stacklib/stack.py": textwrap.dedent("""
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x * x.sum().item()
+
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(4)])
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+        """)})
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER + "from stacklib.stack import Stack\nhot = torch.compile(Stack())\n"})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert by_line[5].severity == Severity.WARNING and "(none hot)" in by_line[5].message
+    assert by_line[8].severity == Severity.ERROR and "(1 hot)" in by_line[8].message
+    assert "(hot, " in by_line[8].related[0].message
