@@ -73,13 +73,10 @@ class TensorToScalar(Rule):
                 if recv.kind != T.UNKNOWN:
                     return
                 conf = T.MEDIUM  # `.item()` is (almost) only a tensor / ndarray method
-            loc = ctx.loc(node)
-            fix = Fix("Keep the value a 0-d tensor (drop `.item()`)", (), Applicability.UNSAFE,
-                      codemod=("item-as-tensor", str(loc.line), str(loc.col), str(loc.end_line), str(loc.end_col)))
             ctx.report(
                 self.code, node,
                 f"`{short(ctx, node)}` copies a {maybe(conf)}tensor's value into Python: the graph breaks here",
-                gb_ids=("GB0124",), confidence=conf, fix=fix,
+                gb_ids=("GB0124",), confidence=conf,
                 help="keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True",
                 data={"capturable": True},
             )
@@ -111,6 +108,29 @@ class TensorToScalar(Rule):
                 help=f"use `torch.{fn}` on the tensor instead",
                 data={"capturable": False},
             )
+
+    def visit_BinOp(self, node, ctx):
+        """`... / t.item()`: the value only feeds arithmetic, the fix can keep it a tensor (the
+        walk is post-order, so the call's candidate is already reported)."""
+        if type(node.op).__name__ in ("Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow"):
+            for operand in (node.left, node.right):
+                self._offer_item_fix(operand, ctx)
+
+    def visit_Assign(self, node, ctx):
+        """`m = t.item()`: the codemod checks that every use of `m` is arithmetic."""
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self._offer_item_fix(node.value, ctx)
+
+    def _offer_item_fix(self, expr, ctx):
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item"
+                and not expr.args and not expr.keywords):
+            return
+        loc = ctx.loc(expr)
+        for cand in reversed(ctx.facts.candidates[-8:]):
+            if cand.code == self.code and cand.loc == loc:
+                cand.fix = Fix("Keep the value a 0-d tensor (drop `.item()`)", (), Applicability.UNSAFE,
+                               codemod=("item-as-tensor", str(loc.line), str(loc.col), str(loc.end_line), str(loc.end_col)))
+                return
 
     def visit_Subscript(self, node, ctx):
         """`self.experts[idx]` / `python_list[idx]` with a tensor index: Python needs an int."""
