@@ -677,7 +677,9 @@ class Linter:
             todo.append((src, settings))
             absolutes.append(absolute)
         run_key = None
-        if self.cache is not None and not need_project:
+        # following installed packages, the result also depends on files outside the run's key
+        following = any(s.follow_libraries for _, s in todo)
+        if self.cache is not None and not need_project and not following:
             # An unchanged tree (same bytes, same settings) re-lints for the cost of reading and
             # hashing it: the whole result is cached, files with findings included.
             run_key = self.cache.run_key(

@@ -194,3 +194,29 @@ def test_severity_follows_heat(tmp_path):
     assert by_line[5].severity == Severity.WARNING and "(none hot)" in by_line[5].message
     assert by_line[8].severity == Severity.ERROR and "(1 hot)" in by_line[8].message
     assert "(hot, " in by_line[8].related[0].message
+
+
+def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch):
+    """The whole-run cache is keyed by the project's files only: it is not used while following."""
+    from lintutil import _FixedResolver
+    from tclint.rules import engine
+    from tclint.rules.cache import Cache
+    from tclint.rules.config import parse_table
+
+    python, site = _site(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    settings = parse_table({"follow-libraries": True, "probe": {"python": python}}, None)
+    settings.root = proj
+    monkeypatch.chdir(proj)
+
+    def run() -> str:
+        cache = Cache(os.path.join(proj, ".tclint_cache"))
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        cache.flush()
+        return result.diagnostics[0].message
+
+    assert "2 likely graph breaks" in run()
+    write_tree(site, {"fakelib/ops.py": "def scale(x):\n    return x * 2\n"})  # the new version has no branch
+    assert "1 likely graph break " in run()
