@@ -1,18 +1,17 @@
-"""Checking that a fix leaves the file parseable, in time proportional to the statement it edits.
+"""The language server's fix chooser: fixes checked by parsing the statement they edit.
 
-The engine offers a fix only if the file still parses with it applied (``engine.choose_fix``:
-the first alternative that parses wins, e.g. "delete the line" else "replace it with ``pass``").
-It checks by re-parsing the *whole file* once per fixable finding: on a 2,000-line model with a
-hundred ``print`` calls that is seconds per keystroke.  A fix's edits lie inside one top-level
-statement, and a module parses iff each of its top-level statements does, so parsing that
-statement alone (with the fix applied) gives the same answer.  The server knows the top-level
-statements of every text it analyses (``incremental.Snapshot.chunks``), so it installs this check
-in place of the engine's for the texts it registers; anything else (a fix spanning statements, a
-text it does not know) gets the engine's own whole-file check.
+The engine's default (``engine.first_parsing_fix``) offers a single fix as it is, and of several
+alternatives the first one with which the whole file still parses.  In the editor a fix is
+checked on every keystroke, so the server checks every fix of the texts it registers (the open
+buffer's), and checks it cheaply: a fix's edits lie inside one top-level statement, and a module
+parses iff each of its top-level statements does, so parsing that statement alone (with the fix
+applied) gives the same answer as the whole file.  The server knows the top-level statements of
+every text it analyses (``incremental.Snapshot.chunks``).  A fix spanning statements, and a text
+that is not registered, get the engine's default.  A codemod fix (no edits yet) is offered: its
+output is parsed when it is computed (``tclint.rules.codemods``).
 
-This is a workaround: ``engine.choose_fix`` is looked up at call time by
-``candidate_to_diagnostic``, and ``install()`` replaces it in this process only (the server's).
-A test fails if that hook point disappears.
+``install()`` puts ``choose_fix`` in the engine's official hook (``engine.set_fix_chooser``) for
+this process (the server's).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from tclint.rules import engine
 from tclint.rules.fixes import apply_fixes
 from tclint.rules.model import Edit, Fix, Span
 
-_original = engine.choose_fix
+_original = engine.first_parsing_fix
 _state = threading.local()
 # (statement text, the fix relative to it) -> parses with the fix applied?  Unchanged statements hit
 # this on every keystroke.
@@ -87,7 +86,8 @@ def _verdict(segment: str, fix: Fix) -> bool:
 
 
 def choose_fix(fix: Any, text: str | None) -> Fix | None:
-    """``engine.choose_fix`` with the parse limited to the edited top-level statement."""
+    """The fix to offer: for a registered text, the first alternative with which the edited
+    top-level statement still parses; otherwise the engine's default."""
     stmts: Statements | None = getattr(_state, "current", None)
     if fix is None or text is None or stmts is None or stmts.text is not text and stmts.text != text:
         return _original(fix, text)
@@ -124,9 +124,5 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
 
 
 def install() -> None:
-    """Route the engine's fix check through ``choose_fix`` (this process only)."""
-    engine.choose_fix = choose_fix
-
-
-def installed() -> bool:
-    return engine.choose_fix is choose_fix
+    """Route the engine's fix choice through ``choose_fix`` (this process only)."""
+    engine.set_fix_chooser(choose_fix)

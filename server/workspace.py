@@ -3,9 +3,10 @@
 Everything here runs on one thread (the *lint thread*, see ``scheduler``), so nothing is locked.
 It is the CLI's pipeline kept warm: per file ``analyze_source`` facts (open buffers through
 ``IncrementalAnalyzer``, files on disk through the CLI's content-hash cache when the project has
-one), ``Project(...).build()`` over all facts of a root, then per file ``file_diagnostics`` +
-cross-file diagnostics, ``select`` and ``apply_suppressions`` -- so the editor reports what
-``tclint check`` reports.  Unsaved buffer text overrides the file on disk.
+one), ``Project(...).build()`` and ``project_diagnostics`` over all facts of a root, then per
+file the engine's ``diagnose_file`` (the CLI's own entry: file and cross-file diagnostics,
+selection, suppressions, dedupe, sort) -- so the editor reports what ``tclint check`` reports.
+Unsaved buffer text overrides the file on disk.
 
 A *root* is the folder the CLI would index for a file (``project_root``: the nearest folder with a
 configuration file, a setup file or ``.git``), else the workspace folder holding it, else the
@@ -29,11 +30,11 @@ from tclint.rules.discovery import discover, is_excluded, module_for
 from tclint.rules.engine import (
     SourceText,
     analyze_source,
-    apply_suppressions,
+    diagnose_file,
     file_diagnostics,
     project_diagnostics,
     read_source,
-    select,
+    unique_sorted,
 )
 from tclint.rules.facts import FileFacts
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
@@ -292,13 +293,9 @@ class Root:
         if snapshot is not None and snapshot.text == src.text:
             fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
         try:
-            diags = file_diagnostics(facts, project, settings, src.text)
+            return diagnose_file(facts, project, cross, settings, src), settings
         finally:
             fixcheck.clear()
-        diags.extend(cross.get(path, ()))
-        diags = select(diags, settings, path)
-        diags = apply_suppressions(diags, src, settings)
-        return _dedupe_sorted(diags), settings
 
 
 class _OverBudget(Exception):
@@ -364,19 +361,6 @@ def buffer_too_large(text: str, max_size: int | None) -> str | None:
         return None
     # the wording of ``rules.reading``'s message for files (tests/server/test_limits.py compares)
     return f"file is too large to lint ({size:,} bytes; max-file-size is {max_size:,})"
-
-
-def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
-    seen = set()
-    out = []
-    for d in diags:
-        key = (d.path, d.code, d.span.start, d.message)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(d)
-    out.sort(key=lambda d: d.sort_key())
-    return out
 
 
 class Workspace:
@@ -533,7 +517,7 @@ class Workspace:
             # findings of the lines the edit did not touch
             parse = file_diagnostics(outcome.facts, Project([], settings), settings)
             kept = carry_over(state.last_good, state.last_good_text, text) if state.last_good_text is not None else []
-            diags = _dedupe_sorted([*parse, *kept])
+            diags = unique_sorted([*parse, *kept])
             state.diagnostics = diags
             return LintOutput(path, text, version, diags, settings, parse_error=True, mode=outcome.mode, elapsed=time.perf_counter() - started)
         if root.open.get(path) is not outcome.facts:
@@ -590,12 +574,12 @@ class Workspace:
         state.text = src.text or ""
         if facts.error is not None:
             diags = file_diagnostics(facts, Project([], settings), settings)
+            if src.cells is not None:
+                diags = [src.cells.map_diagnostic(d) for d in diags]
         else:
             root.open[path] = facts
             root.invalidate()
-            diags, settings = root.diagnostics(path, src, facts)
-        if src.cells is not None:
-            diags = [src.cells.map_diagnostic(d) for d in diags]
+            diags, settings = root.diagnostics(path, src, facts)  # mapped to the cells there
         state.diagnostics = diags
         return LintOutput(path, state.text, version, diags, settings, parse_error=facts.error is not None,
                           elapsed=time.perf_counter() - started)

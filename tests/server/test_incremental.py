@@ -157,9 +157,25 @@ def test_split_and_diff_lines_follow_pythons_line_ends():
 # fix verification limited to the edited statement
 
 
-def test_fixcheck_hook_point_exists():
-    """The server replaces engine.choose_fix; the engine must still look it up by name."""
-    assert "choose_fix" in engine.candidate_to_diagnostic.__code__.co_names
+def test_fixcheck_is_installed_through_the_engine_hook(tmp_path):
+    """fixcheck.install() makes the engine choose every reported finding's fix through
+    fixcheck.choose_fix (engine.set_fix_chooser), and None puts the default back."""
+    from lintutil import lint_code
+
+    code = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
+    seen = []
+    try:
+        fixcheck.install()
+        assert engine.choose_fix.__doc__ and engine._fix_chooser is fixcheck.choose_fix
+        engine.set_fix_chooser(lambda fix, text: seen.append(fix) or None)
+        result = lint_code(tmp_path, code)
+        (d,) = [d for d in result.diagnostics if d.code == "TC104"]
+        assert seen and d.fix is None  # the installed chooser decided
+    finally:
+        engine.set_fix_chooser(None)
+    assert engine._fix_chooser is engine.first_parsing_fix
+    (d,) = [d for d in lint_code(tmp_path, code).diagnostics if d.code == "TC104"]
+    assert d.fix is not None
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "TC104" in n or "TC102" in n or "TC012" in n or n.endswith("gen_model.py")])
