@@ -143,9 +143,27 @@ def _dynamo_settings(settings: Settings) -> dict[str, Any]:
     return dict(settings.dynamo)
 
 
+FixChooser = Callable[[Any, "str | None"], "Fix | None"]
+
+
 def choose_fix(fix: Any, text: str | None) -> Fix | None:
+    """The fix a reported finding offers, among the alternatives its rule built: what the
+    installed chooser picks (``set_fix_chooser``), by default ``first_parsing_fix``."""
+    return _fix_chooser(fix, text)
+
+
+def set_fix_chooser(chooser: FixChooser | None) -> None:
+    """Install how fixes are chosen in this process (None: the default, ``first_parsing_fix``).
+    The language server installs ``tclint.server.fixcheck.choose_fix``, which checks a fix by
+    parsing only the top-level statement it edits, for the texts it registers."""
+    global _fix_chooser
+    _fix_chooser = first_parsing_fix if chooser is None else chooser
+
+
+def first_parsing_fix(fix: Any, text: str | None) -> Fix | None:
     """The first alternative that leaves the file parseable (fixes are verified only for
-    findings that are reported, and only when the file's text is at hand)."""
+    findings that are reported, and only when the file's text is at hand); a single fix is
+    built from the source's own segments and offered as it is."""
     if fix is None:
         return None
     alternatives = fix if isinstance(fix, tuple) else (fix,)
@@ -167,6 +185,9 @@ def choose_fix(fix: Any, text: str | None) -> Fix | None:
             continue
         return alt
     return None
+
+
+_fix_chooser: FixChooser = first_parsing_fix
 
 
 def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
@@ -537,6 +558,23 @@ def apply_suppressions(
     return kept
 
 
+def diagnose_file(
+    ff: FileFacts, project: Project, cross: dict[str, list[Diagnostic]], settings: Settings, src: SourceText
+) -> list[Diagnostic]:
+    """One reported file's diagnostics in its project, as ``tclint check`` and the language
+    server report them: the file's own (``file_diagnostics``; fixes are checked against the
+    text, except in a notebook), the cross-file ones for it (``cross``, from
+    ``project_diagnostics``), selected for ``settings``, suppressions applied (TC012 for unused
+    ones), deduplicated and sorted, then a notebook's positions mapped to its cells."""
+    diags = file_diagnostics(ff, project, settings, src.text if src.cells is None else None)
+    diags.extend(cross.get(src.path, ()))
+    diags = select(diags, settings, src.path)
+    diags = unique_sorted(apply_suppressions(diags, src, settings))
+    if src.cells is not None:
+        diags = [src.cells.map_diagnostic(d) for d in diags]
+    return diags
+
+
 def _unused_fix(directive: suppress.Directive, line_text: str, remaining: list[str]) -> Fix:
     start, end = directive.col, directive.end_col
     if directive.kind == "line":
@@ -728,15 +766,8 @@ class Linter:
                 continue
             settings = self.resolver.for_file(ff.path)
             per_file_settings[ff.path] = settings
-            diags = file_diagnostics(ff, project, settings, sources[ff.path].text if sources[ff.path].cells is None else None)
-            diags.extend(cross.get(ff.path, ()))
-            diags = select(diags, settings, ff.path)
-            diags = apply_suppressions(diags, sources[ff.path], settings)
-            src = sources[ff.path]
-            if src.cells is not None:
-                diags = [src.cells.map_diagnostic(d) for d in diags]
-            diagnostics.extend(diags)
-        diagnostics = _dedupe(diagnostics)
+            diagnostics.extend(diagnose_file(ff, project, cross, settings, sources[ff.path]))
+        diagnostics = _dedupe(diagnostics)  # a file reported twice (named twice) counts once
         diagnostics.sort(key=lambda d: d.sort_key())
         return diagnostics, project, per_file_settings
 
@@ -787,6 +818,13 @@ def default_jobs(todo: list[tuple[SourceText, Settings]]) -> int:
     if total < 4_000_000:  # about 100k lines
         return 1
     return min(os.cpu_count() or 1, 8)
+
+
+def unique_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Each finding once (same file, code, start and message), in report order."""
+    out = _dedupe(diags)
+    out.sort(key=lambda d: d.sort_key())
+    return out
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
