@@ -193,3 +193,20 @@ def test_mark_dynamic_moves_before_each_call_on_its_argument(tmp_path):
 @pytest.mark.parametrize("calls", ["out = encode(torch.ones(3))", "", "if encode(a := torch.ones(3)).sum():\n    pass"])
 def test_mark_dynamic_not_moved_where_the_argument_is_not_a_name(tmp_path, calls):
     assert _fix(tmp_path, "TC301", MARK.format(calls=calls)) is None
+
+
+def test_cli_fix_writes_every_codemod_fix_through_writeback(tmp_path):
+    """`--fix --unsafe-fixes` turns each example into its pinned `fixed` source on disk (CRLF files
+    keep CRLF: the writer keeps the file's line endings and encoding)."""
+    from tclint.rules.cli import main
+
+    paths = {}
+    for code in ("TC101", "TC201", "TC301", "TC310"):
+        ex = registry.get(code).invalid[0]
+        path = tmp_path / f"{code}.py"
+        path.write_bytes(ex.code.replace("\n", "\r\n").encode() if code == "TC310" else ex.code.encode())
+        paths[code] = (path, ex)
+    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", *(str(p) for p, _ in paths.values())])
+    for code, (path, ex) in paths.items():
+        want = ex.fixed.replace("\n", "\r\n") if code == "TC310" else ex.fixed
+        assert path.read_bytes() == want.encode(), code
