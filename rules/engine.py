@@ -19,14 +19,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tclint.rules import model, registry, suppress
+from tclint.rules import model, registry
 from tclint.rules import types as T
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
 from tclint.rules.facts import Candidate, FileFacts, Loc
-from tclint.rules.model import Applicability, Confidence, Diagnostic, Edit, Fix, Severity, Span, gb_url
+from tclint.rules.model import Confidence, Diagnostic, Fix, Severity, gb_url
 from tclint.rules.reading import SourceText, read_source
 from tclint.rules.source import LineIndex
+from tclint.rules.suppress import apply_suppressions as apply_suppressions  # re-exported
 
 if TYPE_CHECKING:
     from tclint.rules.analysis import RuleSet
@@ -72,7 +73,7 @@ def analyze_source(
     facts = FileFacts(path=src.path, module=module, is_package=is_package, root=root)
     if src.text is None:
         facts.error = src.error or "cannot read file"
-        facts.error_code = "TC011"
+        facts.error_code = model.UNREADABLE_FILE
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
     text = src.text
@@ -85,13 +86,13 @@ def analyze_source(
         line = max(1, min(exc.lineno or 1, index.line_count))
         col = max(0, min((exc.offset or 1) - 1, len(index.line(line))))
         facts.error = f"SyntaxError: {exc.msg}"
-        facts.error_code = "TC000"
+        facts.error_code = model.PARSE_ERROR
         facts.error_loc = Loc(line, col, line, col)
         facts.line_count = index.line_count
         return facts
     except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
         facts.error = f"cannot parse file: {type(exc).__name__}: {exc}".rstrip(": ")
-        facts.error_code = "TC000"
+        facts.error_code = model.PARSE_ERROR
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
     from tclint.rules.analysis import Analyzer
@@ -101,7 +102,7 @@ def analyze_source(
         return analyzer.run(tree)
     except RecursionError:
         facts.error = "file is nested too deeply to analyse (recursion limit)"
-        facts.error_code = "TC011"
+        facts.error_code = model.UNREADABLE_FILE
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
     except Exception as exc:  # one file's internal error must not stop the run
@@ -110,7 +111,7 @@ def analyze_source(
         where = traceback.extract_tb(exc.__traceback__)[-1]
         facts.error = (f"internal error while analysing this file ({type(exc).__name__}: {exc} at "
                        f"{os.path.basename(where.filename)}:{where.lineno}); please report it")
-        facts.error_code = "TC011"
+        facts.error_code = model.UNREADABLE_FILE
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
 
@@ -295,18 +296,18 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
 
     out: list[Diagnostic] = []
     if ff.error is not None:
-        rule = registry.get(ff.error_code or "TC000")
+        rule = registry.get(ff.error_code or model.PARSE_ERROR)
         loc = ff.error_loc or Loc(1, 0, 1, 0)
         out.append(
             Diagnostic(
-                code=ff.error_code or "TC000",
+                code=ff.error_code or model.PARSE_ERROR,
                 name=rule.name if rule else "parse-error",
                 message=ff.error,
                 path=ff.path,
                 span=span_of(loc),
                 severity=Severity.ERROR,
                 noqa_line=None,
-                url=rule_doc_url(ff.error_code or "TC000"),
+                url=rule_doc_url(ff.error_code or model.PARSE_ERROR),
             )
         )
         return out
@@ -466,7 +467,7 @@ def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagn
     min_conf = MIN_CONFIDENCE.get(settings.min_confidence, T.MEDIUM)
     out = []
     for d in diags:
-        if d.code not in enabled and not d.code.startswith(("TC000", "TC011")):
+        if d.code not in enabled and not d.code.startswith(model.FILE_ERRORS):
             continue
         if any(registry.matches(sel, d.code) for sel in ignored_here):
             continue
@@ -494,70 +495,6 @@ def per_file_ignored(path: str, settings: Settings) -> list[str]:
     return out
 
 
-def _may_hold_tclint_directive(text: str) -> bool:
-    """Whether some noqa comment names a TC code, or a ``tclint:`` directive exists, in any letter
-    case.  Substring searches only (a case-insensitive regex over every file cost more than the
-    rest of a warm run; ``str.lower`` and ``find`` are single C passes)."""
-    lowered = text.lower()
-    if "tclint:" in lowered:
-        return True
-    start = lowered.find("noqa")
-    while start != -1:
-        end = lowered.find("\n", start)
-        if "tc" in lowered[start : end if end != -1 else len(lowered)]:
-            return True
-        start = lowered.find("noqa", start + 4)
-    return False
-
-
-def apply_suppressions(
-    diags: list[Diagnostic], src: SourceText, settings: Settings
-) -> list[Diagnostic]:
-    """Drop suppressed findings; add TC012 for suppressions that suppressed nothing."""
-    if src.text is None:
-        return diags
-    if not diags and not _may_hold_tclint_directive(src.text):
-        # Nothing to suppress, and no directive that could be an unused tclint suppression (a
-        # blanket noqa comment or other tools' codes never are): most files of a large tree.
-        return diags
-    directives = suppress.parse(src.text)
-    if not directives:
-        return diags
-    kept = suppress.apply(diags, directives)
-    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
-    if "TC012" not in enabled:
-        return kept
-    known = set(registry.by_code())
-    index: LineIndex | None = None
-    unused_diags: list[Diagnostic] = []
-    for directive, unused_codes, unknown in suppress.unused(directives, known, enabled):
-        parts = []
-        if unused_codes:
-            parts.append("unused: " + ", ".join(unused_codes))
-        if unknown:
-            parts.append("unknown: " + ", ".join(unknown))
-        what = {"line": "`noqa` directive", "file": "file-level `tclint: noqa`", "range": "`tclint: disable` range"}[directive.kind]
-        index = index or LineIndex(src.text)
-        line_text = index.line(directive.line)
-        remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
-        fix = _unused_fix(directive, line_text, remaining)
-        diag = Diagnostic(
-            code="TC012",
-            name="unused-suppression",
-            message=f"Unused {what} ({'; '.join(parts)})",
-            path=src.path,
-            span=Span.of(directive.line, directive.col, directive.line, directive.end_col),
-            severity=Severity.WARNING,
-            fix=fix,
-            noqa_line=directive.line,
-            url=rule_doc_url("TC012"),
-        )
-        unused_diags.append(diag)
-    # a TC012 can itself be suppressed (a noqa comment naming TC012, a file-level noqa): one pass for all
-    kept.extend(suppress.apply(unused_diags, directives))
-    return kept
-
-
 def diagnose_file(
     ff: FileFacts, project: Project, cross: dict[str, list[Diagnostic]], settings: Settings, src: SourceText
 ) -> list[Diagnostic]:
@@ -573,35 +510,6 @@ def diagnose_file(
     if src.cells is not None:
         diags = [src.cells.map_diagnostic(d) for d in diags]
     return diags
-
-
-def _unused_fix(directive: suppress.Directive, line_text: str, remaining: list[str]) -> Fix:
-    start, end = directive.col, directive.end_col
-    if directive.kind == "line":
-        if remaining:
-            new = "# noqa: " + ", ".join(remaining)
-            return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
-        # remove the comment (and the spaces before it)
-        s = start
-        while s > 0 and line_text[s - 1] in " \t":
-            s -= 1
-        if not line_text[:s].strip():
-            return Fix("Remove the unused comment", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
-        return Fix("Remove unused `noqa` directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
-    # `# tclint: disable[...]` / `# tclint: noqa: ...`: keep the codes still in use, and never the
-    # code that shares the line
-    if remaining:
-        if directive.kind == "file":
-            new = "# tclint: noqa: " + ", ".join(remaining)
-        else:
-            new = "# tclint: disable[" + ", ".join(remaining) + "]"
-        return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
-    s = start
-    while s > 0 and line_text[s - 1] in " \t":
-        s -= 1
-    if not line_text[:s].strip():
-        return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
-    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 
-from tclint.rules.model import Applicability, Diagnostic, Fix
+from tclint.rules.model import FILE_ERRORS, UNUSED_SUPPRESSION, Applicability, Diagnostic, Fix
 from tclint.rules.source import LineIndex
 
 
@@ -116,7 +116,7 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
 
     wanted: dict[int, set[str]] = {}
     for d in diags:
-        if d.noqa_line is None or d.code in ("TC000", "TC011", "TC012"):
+        if d.noqa_line is None or d.code in (*FILE_ERRORS, UNUSED_SUPPRESSION):
             continue
         wanted.setdefault(d.noqa_line, set()).add(d.code)
     if not wanted:

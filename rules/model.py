@@ -141,6 +141,13 @@ class Diagnostic:
         return (self.path, self.span.start.line, self.span.start.column, self.code)
 
 
+# tclint's own codes, named once: a file that does not parse, a file that cannot be read or
+# analysed (both always reported, never suppressible), a suppression that suppressed nothing
+PARSE_ERROR = "TC000"
+UNREADABLE_FILE = "TC011"
+UNUSED_SUPPRESSION = "TC012"
+FILE_ERRORS = (PARSE_ERROR, UNREADABLE_FILE)
+
 GB_DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 
 

@@ -16,9 +16,23 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tclint.rules.model import Diagnostic
+from tclint.rules.model import (
+    UNUSED_SUPPRESSION,
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    Severity,
+    Span,
+    rule_doc_url,
+)
 from tclint.rules.source import LineIndex
+
+if TYPE_CHECKING:
+    from tclint.rules.config import Settings
+    from tclint.rules.reading import SourceText
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*tclint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
@@ -285,3 +299,101 @@ def unused(directives: list[Directive], known_codes: set[str], enabled: frozense
         if unknown or unused_codes:
             out.append((d, unused_codes, unknown))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# suppressions applied to one file's findings (the engine's step after selection)
+
+
+def _may_hold_tclint_directive(text: str) -> bool:
+    """Whether some noqa comment names a TC code, or a ``tclint:`` directive exists, in any letter
+    case.  Substring searches only (a case-insensitive regex over every file cost more than the
+    rest of a warm run; ``str.lower`` and ``find`` are single C passes)."""
+    lowered = text.lower()
+    if "tclint:" in lowered:
+        return True
+    start = lowered.find("noqa")
+    while start != -1:
+        end = lowered.find("\n", start)
+        if "tc" in lowered[start : end if end != -1 else len(lowered)]:
+            return True
+        start = lowered.find("noqa", start + 4)
+    return False
+
+
+def apply_suppressions(diags: list[Diagnostic], src: SourceText, settings: Settings) -> list[Diagnostic]:
+    """Drop the findings the file's suppression comments suppress; add a TC012 (with a fix that
+    removes it) for each suppression, or code in one, that suppressed nothing."""
+    from tclint.rules import registry
+
+    if src.text is None:
+        return diags
+    if not diags and not _may_hold_tclint_directive(src.text):
+        # Nothing to suppress, and no directive that could be an unused tclint suppression (a
+        # blanket noqa comment or other tools' codes never are): most files of a large tree.
+        return diags
+    directives = parse(src.text)
+    if not directives:
+        return diags
+    kept = apply(diags, directives)
+    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
+    if UNUSED_SUPPRESSION not in enabled:
+        return kept
+    known = set(registry.by_code())
+    index: LineIndex | None = None
+    unused_diags: list[Diagnostic] = []
+    for directive, unused_codes, unknown in unused(directives, known, enabled):
+        parts = []
+        if unused_codes:
+            parts.append("unused: " + ", ".join(unused_codes))
+        if unknown:
+            parts.append("unknown: " + ", ".join(unknown))
+        what = {"line": "`noqa` directive", "file": "file-level `tclint: noqa`", "range": "`tclint: disable` range"}[directive.kind]
+        index = index or LineIndex(src.text)
+        line_text = index.line(directive.line)
+        remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
+        fix = _unused_fix(directive, line_text, remaining)
+        diag = Diagnostic(
+            code=UNUSED_SUPPRESSION,
+            name="unused-suppression",
+            message=f"Unused {what} ({'; '.join(parts)})",
+            path=src.path,
+            span=Span.of(directive.line, directive.col, directive.line, directive.end_col),
+            severity=Severity.WARNING,
+            fix=fix,
+            noqa_line=directive.line,
+            url=rule_doc_url(UNUSED_SUPPRESSION),
+        )
+        unused_diags.append(diag)
+    # a TC012 can itself be suppressed (a noqa comment naming TC012, a file-level noqa): one pass for all
+    kept.extend(apply(unused_diags, directives))
+    return kept
+
+
+def _unused_fix(directive: Directive, line_text: str, remaining: list[str]) -> Fix:
+    start, end = directive.col, directive.end_col
+    if directive.kind == "line":
+        if remaining:
+            new = "# noqa: " + ", ".join(remaining)
+            return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+        # remove the comment (and the spaces before it)
+        s = start
+        while s > 0 and line_text[s - 1] in " \t":
+            s -= 1
+        if not line_text[:s].strip():
+            return Fix("Remove the unused comment", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+        return Fix("Remove unused `noqa` directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
+    # `# tclint: disable[...]` / `# tclint: noqa: ...`: keep the codes still in use, and never the
+    # code that shares the line
+    if remaining:
+        if directive.kind == "file":
+            new = "# tclint: noqa: " + ", ".join(remaining)
+        else:
+            new = "# tclint: disable[" + ", ".join(remaining) + "]"
+        return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+    s = start
+    while s > 0 and line_text[s - 1] in " \t":
+        s -= 1
+    if not line_text[:s].strip():
+        return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
+    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)

@@ -1,3 +1,4 @@
+from tclint.rules import model
 from tclint.rules.model import Severity
 from tclint.rules.rule import Rule
 
@@ -29,7 +30,7 @@ class SyntaxErrorRule(Rule):
     - https://docs.python.org/3/reference/grammar.html
     """
 
-    code = "TC000"
+    code = model.PARSE_ERROR
     name = "syntax-error"
     summary = "The file cannot be parsed"
     family = "tclint"

@@ -1,3 +1,4 @@
+from tclint.rules import model
 from tclint.rules.model import Severity
 from tclint.rules.rule import Rule
 
@@ -29,7 +30,7 @@ class UnreadableFileRule(Rule):
     - https://peps.python.org/pep-0263/
     """
 
-    code = "TC011"
+    code = model.UNREADABLE_FILE
     name = "unreadable-file"
     summary = "The file cannot be read as Python source"
     family = "tclint"

@@ -1,3 +1,4 @@
+from tclint.rules import model
 from tclint.rules.model import Applicability
 from tclint.rules.rule import Example, Rule
 
@@ -30,7 +31,7 @@ class UnusedSuppressionRule(Rule):
     - https://docs.astral.sh/ruff/rules/unused-noqa/
     """
 
-    code = "TC012"
+    code = model.UNUSED_SUPPRESSION
     name = "unused-suppression"
     summary = "A suppression comment suppresses nothing"
     family = "tclint"
