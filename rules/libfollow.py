@@ -215,13 +215,48 @@ def library_cache() -> Any:
     return None if cache.refused else cache
 
 
-def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
-           env: Environment | None = None) -> tuple[Project, dict[str, Any], dict[str, tuple[str, str]]]:
-    """The project built again with every installed module its regions reach (loaded round after
-    round), the library files' sources (for the type refinement's re-walks) and the library files
-    (path -> (module, import root): :func:`mark` them on the final project)."""
+_MEMO: dict[str, tuple[tuple[Any, ...], Any, FileFacts]] = {}  # path -> (stat and key, source, facts): a long-lived process
+
+
+def _library_facts(path: str, module: str, is_package: bool, root: str, settings: Any, cache: Any) -> tuple[Any, FileFacts]:
+    """One library file's source and plain facts: from this process's memo while the file's size and
+    mtime are unchanged (the language server rebuilds its project on every edit), else from the
+    user-level cache by content hash, else walked."""
     from tclint.rules.engine import analyze_source
     from tclint.rules.reading import read_source
+
+    try:
+        st = os.stat(path)
+        stamp: tuple[Any, ...] = (st.st_size, st.st_mtime_ns, module, is_package, root, tuple(settings.compiling_predicates))
+    except OSError:
+        stamp = ()
+    hit = _MEMO.get(path)
+    if stamp and hit is not None and hit[0] == stamp:
+        return hit[1], hit[2]
+    src = read_source(path, None, settings.max_file_size, None, path)
+    ff = None
+    key = None
+    if cache is not None and src.digest:
+        key = cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, path)
+        ff = cache.get_facts(key)
+        if ff is not None:
+            ff.path = path
+    if ff is None:
+        ff = analyze_source(src, module, is_package, root, settings.compiling_predicates)
+        if key is not None:
+            cache.put_facts(key, ff)
+    if stamp:
+        _MEMO[path] = (stamp, src, ff)
+    return src, ff
+
+
+def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
+           env: Environment | None = None, cached: bool | None = None,
+           ) -> tuple[Project, dict[str, Any], dict[str, tuple[str, str]]]:
+    """The project built again with every installed module its regions reach (loaded round after
+    round), the library files' sources (for the type refinement's re-walks) and the library files
+    (path -> (module, import root): :func:`mark` them on the final project).  ``cached``: use the
+    user-level cache (default: when the linter has a cache, i.e. not under ``--no-cache``)."""
 
     env = env or Environment.for_python((settings.probe or {}).get("python"))
     own_roots = {ff.module.split(".", 1)[0] for ff in facts if ff.module}
@@ -230,8 +265,9 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
     loaded: dict[str, tuple[str, str]] = {}
     sources: dict[str, Any] = {}
     lib_facts: list[FileFacts] = []
-    cache = library_cache() if getattr(linter, "cache", None) is not None else None
-    predicates = settings.compiling_predicates
+    if cached is None:
+        cached = getattr(linter, "cache", None) is not None
+    cache = library_cache() if cached else None
     tried: set[str] = set()
     current: Project = project
     rec = RecordingProject(facts, settings)
@@ -243,18 +279,7 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
         for module, (path, is_package, root) in wanted.items():
             if len(loaded) >= MAX_LIBRARY_FILES:
                 break
-            src = read_source(path, None, settings.max_file_size, None, path)
-            ff = None
-            key = None
-            if cache is not None and src.digest:
-                key = cache.facts_key(src.digest, module, is_package, root, predicates, path)
-                ff = cache.get_facts(key)
-                if ff is not None:
-                    ff.path = path
-            if ff is None:
-                ff = analyze_source(src, module, is_package, root, predicates)
-                if key is not None and cache is not None:
-                    cache.put_facts(key, ff)
+            src, ff = _library_facts(path, module, is_package, root, settings, cache)
             loaded[path] = (module, root)
             sources[path] = src
             lib_facts.append(ff)
@@ -274,6 +299,20 @@ def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
 
 
 def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: dict[str, Any]) -> Project:
+    """:func:`refine_with` for a command-line run: the project's files walked again from ``sources``."""
+    from tclint.rules.engine import analyze_source
+
+    def other(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+        src = sources.get(ff.path)
+        if src is None or src.text is None:
+            return None
+        predicates = linter.resolver.for_file(ff.path).compiling_predicates
+        return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+
+    return refine_with(project, lib_sources, other, getattr(linter, "cache", None) is not None)
+
+
+def refine_with(project: Project, lib_sources: dict[str, Any], other: Any, cached: bool) -> Project:
     """The type refinement of :mod:`tclint.rules.argflow` over the project and its library files, the
     library files' re-walks cached like their plain facts: keyed by the file's hash, the parameter
     types flowed in and the answers the walk got about callees' return types (a sealed index lists
@@ -284,7 +323,7 @@ def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: 
     from tclint.rules.argflow import refine as argflow_refine
     from tclint.rules.engine import analyze_source
 
-    cache = library_cache() if getattr(linter, "cache", None) is not None else None
+    cache = library_cache() if cached else None
     lib_predicates = project.settings.compiling_predicates
     index_dir = os.path.join(cache.directory, "refined", cache.fingerprint) if cache is not None else ""
     pending_index: dict[str, list[str]] = {}
@@ -296,12 +335,13 @@ def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: 
         return repr([(ref, returns_of(ref)) for ref in refs])
 
     def reanalyze(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
-        src = sources.get(ff.path)
-        if src is None or src.text is None:
+        if ff.path not in lib_sources:
+            return other(ff, seeds, returns_of)  # the project's own file
+        src = lib_sources[ff.path]
+        if src.text is None:
             return None
-        library = ff.path in lib_sources
-        predicates = lib_predicates if library else linter.resolver.for_file(ff.path).compiling_predicates
-        if not library or cache is None or not src.digest or cache._key is None:
+        predicates = lib_predicates
+        if cache is None or not src.digest or cache._key is None:
             return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
         base = digest(cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path), repr(seeds))
         asked = sealed.read(os.path.join(index_dir, base), cache._key, "refined-index", base)

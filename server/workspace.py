@@ -252,7 +252,14 @@ class Root:
             project = Project(self.facts(), self.root_settings())
             project.build()
             try:
-                project = refine(project, self._reanalyze)
+                if project.settings.follow_libraries:  # into installed packages (tclint.rules.libfollow)
+                    from tclint.rules import libfollow
+
+                    project, lib_sources, libraries = libfollow.follow(None, project, self.facts(), project.settings, cached=True)
+                    project = libfollow.refine_with(project, lib_sources, self._reanalyze, cached=True)
+                    libfollow.mark(project, libraries)
+                else:
+                    project = refine(project, self._reanalyze)
             except Exception:  # the project without helper argument types is still right, only less
                 log.exception("argument type flow failed")
             try:

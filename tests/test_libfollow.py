@@ -113,7 +113,7 @@ def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
     """Library facts (plain and refined) come from the user-level cache the second time: an edit in
     the user's file re-walks only the user's file."""
     from lintutil import _FixedResolver
-    from tclint.rules import engine
+    from tclint.rules import engine, libfollow
     from tclint.rules.cache import Cache
     from tclint.rules.config import parse_table
 
@@ -135,6 +135,7 @@ def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
 
     def run() -> list[str]:
         walked.clear()
+        libfollow._MEMO.clear()  # a new process: only the user-level cache on disk is left
         cache = Cache(os.path.join(proj, ".tclint_cache"))
         result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
         cache.flush()
