@@ -15,6 +15,7 @@ as it is (the fix is then not offered).  ``note`` is appended to the fix's messa
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -89,9 +90,9 @@ def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) 
     every other assignment cannot be found."""
     import libcst as cst
     import libcst.matchers as m
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from libcst.metadata import PositionProvider
 
-    wrapper = MetadataWrapper(cst.parse_module(text))
+    wrapper = _parsed(text)
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     classes = [n for n in _walk(module) if isinstance(n, cst.ClassDef) and n.name.value == cls_name]
@@ -185,9 +186,9 @@ def compile_in_place(text: str, line: str) -> Result | None:
     module: TARGET is another name, or NAME is used other than by calling it or its attributes."""
     import libcst as cst
     import libcst.matchers as m
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from libcst.metadata import PositionProvider
 
-    wrapper = MetadataWrapper(cst.parse_module(text))
+    wrapper = _parsed(text)
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     target_line = int(line)
@@ -264,9 +265,9 @@ def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) 
     every other use in the function is such an operand (and which is bound nowhere else there).
     None otherwise (control flow, a call argument, a return, formatting need the Python number)."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+    from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    wrapper = MetadataWrapper(cst.parse_module(text))
+    wrapper = _parsed(text)
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     want = (int(line), int(col), int(end_line), int(end_col))
@@ -314,9 +315,9 @@ def mark_before_call(text: str, line: str) -> Result | None:
     argument, before every statement of this file that calls ``F(...)``.  None when a call passes
     P as anything but a name, a call is not part of a simple statement, or there is no call."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+    from libcst.metadata import ParentNodeProvider, PositionProvider
 
-    wrapper = MetadataWrapper(cst.parse_module(text))
+    wrapper = _parsed(text)
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
@@ -382,7 +383,18 @@ def _marks_at_calls(module: Any, parents: Any, fname: str, index: int, param: st
     return inserts
 
 
-# -- helpers --------------------------------------------------------------------------------------
+# -- helpers ----
+@functools.lru_cache(maxsize=4)
+def _parsed(text: str) -> Any:
+    """The libcst tree of ``text`` with its metadata wrapper, shared by the codemods of one text
+    (several findings of one file, one editor publish): one libcst parse per text, not per fix.
+    Codemods never mutate it (libcst transforms return new trees)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    return MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+
+
 def _walk(node: Any):
     """Every node under ``node`` (itself included), depth first."""
     stack = [node]
