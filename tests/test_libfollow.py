@@ -221,3 +221,13 @@ def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch
     assert "2 likely graph breaks" in run()
     write_tree(site, {"fakelib/ops.py": "def scale(x):\n    return x * 2\n"})  # the new version has no branch
     assert "1 likely graph break " in run()
+
+
+def test_the_projects_selection_applies_to_library_sites(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}, "ignore": ["TC102"]})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert "1 likely graph break " in summary.message
+    assert [r.message.split(" ", 1)[0] for r in summary.related] == ["TC101"]

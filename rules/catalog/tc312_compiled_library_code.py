@@ -57,24 +57,22 @@ class CompiledLibraryCode(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import file_diagnostics, rule_doc_url
+        from tclint.rules.engine import file_diagnostics, rule_doc_url, select
         from tclint.rules.libfollow import LIBRARY_MEMO
 
         libraries = project.memo.get(LIBRARY_MEMO) or {}
         if not libraries:
             return
         settings = project.settings
-        floor = _RANK.get(getattr(settings, "min_confidence", "medium"), 1)
         groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}
         sites: dict[tuple[str, int, int], tuple[str, object]] = {}
         for path in sorted(libraries):
             ff = project.files.get(path)
             if ff is None:
                 continue
-            for diag in file_diagnostics(ff, project, settings):
+            # the project's selection (select / ignore / min-confidence) applies to library sites too
+            for diag in select(file_diagnostics(ff, project, settings), settings, path):
                 if not (diag.code.startswith("TC1") or diag.code.startswith("TC2")):
-                    continue
-                if _RANK.get(str(diag.confidence.value), 1) < floor:
                     continue
                 region = project.region_of(path, diag.extra.get("func"))
                 if region is None:
