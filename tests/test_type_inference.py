@@ -260,6 +260,11 @@ def f(e, flag: bool):
     if not flag and isinstance(e, torch.Tensor):
         {probe}
 """
+PAIR = """\
+def g():
+    a, b = helper(x)
+    {probe}
+"""
 SEEDED = {"g": {"h": Ty(T.TENSOR, MEDIUM), "n": Ty(T.TENSOR, MEDIUM)}}
 SEEDED_ROWS: list[tuple[str, str, dict, dict, Ty]] = [
     (HELPER_FN, "h", {}, {}, T.T_UNKNOWN),
@@ -270,6 +275,8 @@ SEEDED_ROWS: list[tuple[str, str, dict, dict, Ty]] = [
     (MODULE, "helper(x)", {}, {}, Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
     (MODULE, "helper(x)", {}, {"pkg.mod.helper": Ty(T.TENSOR, MEDIUM)}, Ty(T.TENSOR, MEDIUM)),
     (MODULE, "helper(x)[0]", {}, {"pkg.mod.helper": Ty(T.TENSOR, HIGH, "float")}, Ty(T.TENSOR, HIGH, "float")),
+    (PAIR, "a", {}, {}, Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper[0]")),
+    (PAIR, "a", {}, {"pkg.mod.helper[0]": Ty(T.TENSOR, MEDIUM)}, Ty(T.TENSOR, MEDIUM)),
     (NARROW_SCALAR, "v", {}, {}, Ty(T.SCALAR, HIGH, "number")),
     (NARROW_TENSOR, "e", {}, {}, Ty(T.TENSOR, HIGH)),
 ]

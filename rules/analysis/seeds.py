@@ -6,7 +6,8 @@ things across files and may walk a file again with them:
 - *seeds*: the type of a parameter of a function reached from a compiled region, from the join of
   the arguments it is called with at its region call sites (``def gate(h)`` called with a tensor);
 - *returns*: the return type of a project function a call here resolves to (``scatter(...)``
-  returning a tensor), given as a callable from the qualified name the walk sees.
+  returning a tensor; ``f[i]``: item i of the tuple it returns, for ``a, b = f(...)``), given as a
+  callable from the qualified name the walk sees.
 
 Without them (the cached first walk) this mixin changes nothing.
 """
@@ -43,6 +44,15 @@ class ArgSeeds(AnalyzerBase):
                     if ty is not None and p.ty.kind == T.UNKNOWN:
                         p.ty = ty  # the Param objects are this walk's own, shared with scope.params
         return scope
+
+    def _bind_target(self, target: ast.expr, ty: Ty) -> None:
+        """``a, b = f(...)`` binds ``f[0]`` / ``f[1]`` (items of what ``f`` returns): known tensors
+        when the project pass says so."""
+        if ty.kind == T.DEFERRED and ty.ref and ty.ref.endswith("]") and self.returns_of is not None:
+            known = self.returns_of(ty.ref)
+            if known is not None:
+                ty = known
+        super()._bind_target(target, ty)  # type: ignore[misc]
 
     def _call_type(self, node: ast.Call) -> Ty:
         ty = super()._call_type(node)  # type: ignore[safe-super]
