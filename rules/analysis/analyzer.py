@@ -85,7 +85,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         self.facts.aliases = dict(self.module_aliases.names)
         self.facts.module_vars = {k: v for k, v in self.module_scope.env.items() if v.kind != T.UNKNOWN}
         if any(word in self.text for word in CALL_CONTEXT_WORDS):
-            self.facts.variant_facts = call_contexts(tree, self.index.char_col, self.module)
+            self.facts.variant_facts = call_contexts(tree, self.index.char_col, self.module, self.text)
         return self.facts
 
     def _marker_lines(self) -> set[int]:

@@ -23,7 +23,8 @@ GRAD_CONTEXTS = {
     "set_grad_enabled": "set_grad_enabled",
 }
 AUTOCAST = ("autocast",)
-CALL_CONTEXT_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader", ".training", " else ")
+WALK_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader")  # the full pass
+CALL_CONTEXT_WORDS = (*WALK_WORDS, ".training", " else ")  # files worth a look at all (`a if c else b` choices)
 TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm")
 
 
@@ -103,13 +104,16 @@ def _root_name(expr: ast.expr) -> str | None:
             return None
 
 
-class _Pass(ast.NodeVisitor):
+class _Pass:
+    """Statements are walked one by one (they carry the with-contexts, loops and scopes);
+    the expressions inside a statement are scanned flat with ``ast.walk``."""
+
     def __init__(self, char_col) -> None:  # type: ignore[no-untyped-def]
         self.char_col = char_col
         self.facts = VariantFacts()
         self.ctx: list[str] = []
-        self.loaders: list[dict[str, str]] = [{}]  # per function scope: loader name -> DataLoader line
-        self.batches: list[dict[str, str]] = [{}]  # per function scope: batch name -> DataLoader line
+        self.loaders: list[dict[str, str]] = [{}]  # per function scope: loader name -> DataLoader position
+        self.batches: list[dict[str, str]] = [{}]  # per function scope: batch name -> DataLoader position
         self.cls: list[str] = []
         self.training_readers: set[str] = set()
 
@@ -118,103 +122,120 @@ class _Pass(ast.NodeVisitor):
         line, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
         return f"{line}:{self.char_col(line, node.col_offset)}:{end}:{self.char_col(end, node.end_col_offset)}"  # type: ignore[attr-defined]
 
-    # scopes
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.cls.append(node.name if not self.cls else f"{self.cls[-1]}.{node.name}")
-        self.generic_visit(node)
-        self.cls.pop()
+    # statements
+    def body(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self.stmt(stmt)
 
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for dec in node.decorator_list:
-            self.visit(dec)
-        tags = [t for t in (_context_tag(d, self.pos) for d in node.decorator_list) if t is not None]
-        saved = self.ctx
-        self.ctx = saved + tags  # a decorator's context holds for the whole body
-        self.loaders.append(dict(self.loaders[0]))
-        self.batches.append({})
-        for stmt in node.body:
-            self.visit(stmt)
-        self.loaders.pop()
-        self.batches.pop()
-        self.ctx = saved
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        saved = self.ctx
-        self.ctx = []  # a lambda's body runs where it is called, not here
-        self.generic_visit(node)
-        self.ctx = saved
-
-    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
-        tags = []
-        for item in node.items:
-            self.visit(item.context_expr)
-            tag = _context_tag(item.context_expr, self.pos)
-            if tag is not None:
-                tags.append(tag)
-        self.ctx = self.ctx + tags
-        for stmt in node.body:
-            self.visit(stmt)
-        if tags:
-            self.ctx = self.ctx[: len(self.ctx) - len(tags)]
-
-    visit_AsyncWith = visit_With  # type: ignore[assignment]
-
-    # DataLoaders and their batches
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.generic_visit(node)
-        value = node.value
-        if isinstance(value, ast.Call) and _tail(value.func) == "DataLoader" and _keeps_last_batch(value):
+    def stmt(self, node: ast.stmt) -> None:  # noqa: C901 - one branch per statement kind
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                self.scan(dec)
+            self.scan(node.args)
+            tags = [t for t in (_context_tag(d, self.pos) for d in node.decorator_list) if t is not None]
+            saved = self.ctx
+            self.ctx = saved + tags  # a decorator's context holds for the whole body
+            self.loaders.append(dict(self.loaders[0]))
+            self.batches.append({})
+            self.body(node.body)
+            self.loaders.pop()
+            self.batches.pop()
+            self.ctx = saved
+        elif isinstance(node, ast.ClassDef):
+            for expr in [*node.decorator_list, *node.bases, *(kw.value for kw in node.keywords)]:
+                self.scan(expr)
+            self.cls.append(node.name if not self.cls else f"{self.cls[-1]}.{node.name}")
+            self.body(node.body)
+            self.cls.pop()
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            tags = []
+            for item in node.items:
+                self.scan(item.context_expr)
+                if item.optional_vars is not None:
+                    self.scan(item.optional_vars)
+                tag = _context_tag(item.context_expr, self.pos)
+                if tag is not None:
+                    tags.append(tag)
+            saved = self.ctx
+            self.ctx = saved + tags
+            self.body(node.body)
+            self.ctx = saved
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.for_(node)
+        elif isinstance(node, ast.Assign):
+            self.scan(node.value)
             for target in node.targets:
-                for name in _names(target):
-                    self.loaders[-1][name] = self.pos(value)
-                    if len(self.loaders) == 1:
-                        self.loaders[0][name] = self.pos(value)
+                self.scan(target)
+            value = node.value
+            if isinstance(value, ast.Call) and _tail(value.func) == "DataLoader" and _keeps_last_batch(value):
+                for target in node.targets:
+                    for name in _names(target):
+                        self.loaders[-1][name] = self.pos(value)
+                        if len(self.loaders) == 1:
+                            self.loaders[0][name] = self.pos(value)
+        else:
+            for _field, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.stmt):
+                            self.stmt(item)
+                        elif isinstance(item, ast.excepthandler):
+                            if item.type is not None:
+                                self.scan(item.type)
+                            self.body(item.body)
+                        elif isinstance(item, ast.match_case):
+                            if item.guard is not None:
+                                self.scan(item.guard)
+                            self.body(item.body)
+                        elif isinstance(item, ast.AST):
+                            self.scan(item)
+                elif isinstance(value, ast.AST):
+                    self.scan(value)
 
-    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        self.visit(node.iter)
+    def for_(self, node: ast.For | ast.AsyncFor) -> None:
+        self.scan(node.iter)
+        self.scan(node.target)
         source = node.iter
         target = node.target
         if isinstance(source, ast.Call) and _tail(source.func) == "enumerate" and source.args:
             source = source.args[0]
             if isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 target = target.elts[1]
-        line = self.loaders[-1].get(source.id) if isinstance(source, ast.Name) else None
-        if line is None and isinstance(source, ast.Call) and _tail(source.func) == "DataLoader" and _keeps_last_batch(source):
-            line = self.pos(source)
+        where = self.loaders[-1].get(source.id) if isinstance(source, ast.Name) else None
+        if where is None and isinstance(source, ast.Call) and _tail(source.func) == "DataLoader" and _keeps_last_batch(source):
+            where = self.pos(source)
         added = []
-        if line is not None:
+        if where is not None:
             for name in _names(target):
                 if name not in self.batches[-1]:
-                    self.batches[-1][name] = line
+                    self.batches[-1][name] = where
                     added.append(name)
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
+        self.body(node.body)
+        self.body(node.orelse)
         for name in added:
             self.batches[-1].pop(name, None)
 
-    visit_AsyncFor = visit_For  # type: ignore[assignment]
+    # expressions
+    def scan(self, root: ast.AST) -> None:
+        """Record every call (and ``self.training`` read) in an expression; a lambda's body runs
+        where the lambda is called, so its calls get no context from here."""
+        in_lambda: set[int] = set()
+        for node in ast.walk(root):
+            if isinstance(node, ast.Call):
+                self.call(node, id(node) not in in_lambda)
+            elif isinstance(node, ast.Attribute):
+                if node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls:
+                    self.training_readers.add(self.cls[-1])
+            elif isinstance(node, ast.Lambda):
+                in_lambda.update(id(n) for n in ast.walk(node.body))
 
-    # what is recorded
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls:
-            self.training_readers.add(self.cls[-1])
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
+    def call(self, node: ast.Call, here: bool) -> None:
         key = f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
-        if self.ctx:
+        if self.ctx and here:
             self.facts.contexts[key] = tuple(self.ctx)
-        picks = []
-        for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
-            if isinstance(arg, ast.Starred):
-                break
-            if isinstance(arg, ast.IfExp) and isinstance(arg.body, ast.Constant) and isinstance(arg.orelse, ast.Constant):
-                picks.append(f"{argkey}={repr(arg.body.value)[:40]}|{repr(arg.orelse.value)[:40]}")
+        picks = _choices(node)
         if picks:
-            self.facts.choices[key] = tuple(picks)
+            self.facts.choices[key] = picks
         batches = self.batches[-1]
         if batches:
             fed = []
@@ -230,11 +251,53 @@ class _Pass(ast.NodeVisitor):
                 self.facts.batches[key] = tuple(fed)
 
 
-def call_contexts(tree: ast.Module, char_col, module: str) -> VariantFacts:  # type: ignore[no-untyped-def]
+def _choices(node: ast.Call) -> tuple[str, ...]:
+    """``"<arg key>=<repr>|<repr>"`` for each argument written ``<const> if c else <const>``."""
+    picks = []
+    for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.IfExp) and isinstance(arg.body, ast.Constant) and isinstance(arg.orelse, ast.Constant):
+            picks.append(f"{argkey}={repr(arg.body.value)[:40]}|{repr(arg.orelse.value)[:40]}")
+    return tuple(picks)
+
+
+def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts:  # type: ignore[no-untyped-def]
     """The VariantFacts of one parsed file (``char_col(line, utf8_col)`` converts columns the way
-    ``node_loc`` does, so keys match ``CallEdge.loc``)."""
+    ``node_loc`` does, so keys match ``CallEdge.loc``).  A file that mentions none of the context
+    words only gets the cheap scan for constant choices."""
+    if not any(word in text for word in WALK_WORDS):
+        return _cheap(tree, char_col, module, text)
     p = _Pass(char_col)
-    p.visit(tree)
+    p.body(tree.body)
     prefix = f"{module}." if module else ""
     p.facts.training_readers = tuple(sorted(prefix + c for c in p.training_readers))
     return p.facts
+
+
+def _cheap(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts:  # type: ignore[no-untyped-def]
+    """The facts of a file without grad/autocast contexts or DataLoaders, without the full pass:
+    constant choices in call arguments, and the classes whose source mentions ``self.training``."""
+    facts = VariantFacts()
+    lines = text.splitlines() if "self.training" in text else None
+    readers = []
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, cls = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call) and (child.args or child.keywords):
+                picks = _choices(child)
+                if picks:
+                    facts.choices[f"{child.lineno}:{char_col(child.lineno, child.col_offset)}"] = picks
+            if isinstance(child, ast.ClassDef):
+                qual = f"{cls}.{child.name}" if cls else child.name
+                if lines is not None and any("self.training" in ln for ln in lines[child.lineno - 1 : child.end_lineno]):
+                    readers.append(qual)
+                stack.append((child, qual))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((child, f"{cls}.{child.name}.<locals>" if cls else f"{child.name}.<locals>"))
+            else:
+                stack.append((child, cls))
+    prefix = f"{module}." if module else ""
+    facts.training_readers = tuple(sorted(prefix + c for c in readers))
+    return facts
