@@ -62,7 +62,8 @@ def _is_real_dir(path: str) -> bool:
 def _fingerprints(path: str) -> tuple[list[str], list[str]]:
     """(tclint's, the others): the entries of ``facts``/``runs``/``outputs``, whose folders are
     named by a tool fingerprint (16 hex digits)."""
-    own, other = [], []
+    own: list[str] = []
+    other: list[str] = []
     for name in sorted(os.listdir(path)):
         is_fp = len(name) == 16 and all(c in "0123456789abcdef" for c in name)
         (own if is_fp and _is_real_dir(os.path.join(path, name)) else other).append(name)
@@ -138,7 +139,7 @@ def clean(directory: str) -> list[str]:
     check(directory)
     if not os.path.isdir(directory):
         return []
-    kept = []
+    kept: list[str] = []
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if name == MARKER:

@@ -173,8 +173,9 @@ def _prepare_check(argv: list[str]) -> _Check | int:
     unsafe = bool(base_settings.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes)
     fmt = args.output_format or base_settings.output_format
     plain = cache is not None and not (args.add_noqa or args.fix or args.diff or args.silent or args.statistics)
-    if plain:
-        linter.output_lookup = lambda run_key: cache.get_output(cache.output_key(run_key, fmt, unsafe, args.quiet))
+    if plain and cache is not None:
+        found = cache
+        linter.output_lookup = lambda run_key: found.get_output(found.output_key(run_key, fmt, unsafe, args.quiet))
     return _Check(args, resolver, paths, stdin_mode, cache, linter, unsafe, fmt, plain)
 
 
