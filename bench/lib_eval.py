@@ -106,6 +106,8 @@ LIBS: dict[str, LibSpec] = {
                 dispatch=(("torchdiffeq/_impl/odeint.py:77", _SOLVERS), ("torchdiffeq/_impl/odeint.py:80", _SOLVERS),
                           ("torchdiffeq/_impl/odeint.py:82", _SOLVERS)),
                 slice_phases=("fixed_grid_train", "event_eval")),
+        LibSpec("vector_quantize_pytorch", "vector-quantize-pytorch", ("vector_quantize_pytorch",), "vq_user.py",
+                ("vector_quantize_pytorch.*:*.forward",), slice_phases=("vq_train",)),
     ]
 }
 
