@@ -231,3 +231,14 @@ def test_the_projects_selection_applies_to_library_sites(tmp_path):
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     assert "1 likely graph break " in summary.message
     assert [r.message.split(" ", 1)[0] for r in summary.related] == ["TC101"]
+
+
+def test_every_compile_site_reaching_the_library_code_gets_its_summary(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    two = USER + "evaluated = torch.compile(fakelib.Layer().eval())\n"
+    write_tree(proj, {"train.py": two})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    summaries = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert sorted(summaries) == [5, 7]
+    assert all("2 likely graph breaks" in d.message for d in summaries.values())

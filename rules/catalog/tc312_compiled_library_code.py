@@ -66,6 +66,7 @@ class CompiledLibraryCode(Rule):
         settings = project.settings
         groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}
         sites: dict[tuple[str, int, int], tuple[str, object]] = {}
+        reaching = _sites_reaching(project, libraries)
         for path in sorted(libraries):
             ff = project.files.get(path)
             if ff is None:
@@ -77,14 +78,15 @@ class CompiledLibraryCode(Rule):
                 region = project.region_of(path, diag.extra.get("func"))
                 if region is None:
                     continue
-                chain = region.chain
-                head = next((link for link in chain if link.path not in libraries), None)
+                head = _head(region, libraries)
                 if head is None:
                     continue
-                key = (head.path, head.loc.line, head.loc.col)
-                sites.setdefault(key, (head.path, head.loc))
                 hot = diag.severity == Severity.ERROR or bool(_multiplied(region))
-                groups.setdefault(key, []).append((diag, hot))
+                # every compile site whose region reaches the function, not only the first one found
+                for link in reaching.get(region.func_key, [head]):
+                    key = (link.path, link.loc.line, link.loc.col)
+                    sites.setdefault(key, (link.path, link.loc))
+                    groups.setdefault(key, []).append((diag, hot))
         for key in sorted(groups):
             path, loc = sites[key]
             found = groups[key]
@@ -162,6 +164,52 @@ def solve(y0, t):
             title="static: without follow-libraries, installed packages are not followed",
         ),
     )
+
+
+MAX_ROOTS = 500  # compile sites walked for TC312's attribution (beyond: each finding's own chain only)
+
+
+def _head(region, libraries) -> object | None:
+    """The first link of a region's chain in the project's own files: the user's compile site."""
+    return next((link for link in region.chain if link.path not in libraries), None)
+
+
+def _sites_reaching(project, libraries) -> dict[str, list]:
+    """Function key -> the compile sites (their chain's first link) whose regions reach it.  A
+    function's region records the first chain found to it; a library function reached from several
+    compile sites (an encoder in train and in eval) belongs to each of them."""
+    adjacent: dict[str, set[str]] = {}
+    for key, region in project.regions.items():
+        if region.parent is not None:
+            adjacent.setdefault(region.parent.func_key, set()).add(key)
+        ff, fn = project.functions[key]
+        for edge in fn.calls:
+            for callee, _m in project.edge_targets(ff, fn, edge):
+                if callee in project.regions and callee != key:
+                    adjacent.setdefault(key, set()).add(callee)
+    from tclint.rules.project import Link
+
+    # every compile site with what it compiles (a function's region keeps only the first site)
+    roots = []
+    for site_id, keys in project.site_targets.items():
+        ff, site = project.sites[site_id]
+        if ff.path not in libraries:
+            roots.extend((key, Link(ff.path, site.loc, site.text)) for key in keys if key in project.regions)
+    out: dict[str, list] = {}
+    for key, head in roots[:MAX_ROOTS]:
+        seen = {key}
+        stack = [key]
+        while stack:
+            node = stack.pop()
+            for nxt in adjacent.get(node, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        for node in seen:
+            heads = out.setdefault(node, [])
+            if all((h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col) for h in heads):
+                heads.append(head)
+    return out
 
 
 def _multiplied(region) -> str | None:
