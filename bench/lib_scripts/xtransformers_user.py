@@ -2,7 +2,14 @@
 compiled as users do (bench/lib_eval.py runs the phases under Dynamo and lints this file)."""
 
 import torch
-from x_transformers import AutoregressiveWrapper, Decoder, Encoder, TransformerWrapper, ViTransformerWrapper, XTransformer
+from x_transformers import (
+    AutoregressiveWrapper,
+    Decoder,
+    Encoder,
+    TransformerWrapper,
+    ViTransformerWrapper,
+    XTransformer,
+)
 
 
 def tokens(batch: int, length: int, seed: int = 0) -> torch.Tensor:
