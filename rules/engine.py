@@ -656,13 +656,14 @@ class Linter:
 
         project = Project(facts, root_settings)
         project.build()
-        refine_sources, libraries = sources, None
+        libraries = None
         if root_settings.follow_libraries:
             from tclint.rules import libfollow
 
             project, lib_sources, libraries = libfollow.follow(self, project, facts, root_settings)
-            refine_sources = {**sources, **lib_sources}
-        project = self.refine_types(project, refine_sources)
+            project = libfollow.refine(self, project, {**sources, **lib_sources}, lib_sources)
+        else:
+            project = self.refine_types(project, sources)
         if libraries:
             libfollow.mark(project, libraries)
         facts = [project.files.get(ff.path, ff) for ff in facts]
