@@ -401,6 +401,38 @@ def score_lib(spec: LibSpec, dyn: dict[str, Any], stats: dict[str, dict[str, Any
                 sc[f"{name}_recall"] = ratio(len(tp), len(keys))
             res[lv] = sc
         out["modes"][mode] = res
+    if "follow" in stats:
+        out["per_model"] = per_model_scores(spec, dyn, stats["follow"], actual, visible, ran, idx)
+    return out
+
+
+def per_model_scores(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any], actual: dict[Any, list[dict[str, Any]]],
+                     visible: set[Any], ran: Any, idx: Callable[[str], SourceIndex]) -> dict[str, Any]:
+    """Per phase of the script (one model compiled one way): Dynamo's sites in that phase against the
+    library sites TC312 lists at the compile sites written in that phase's function -- recall of all
+    and of the visible sites (default confidence), and precision of the sites marked hot."""
+    base = dyn["base"]
+    script = source_index(os.path.join(SCRIPTS, spec.script))
+
+    def phase_of(row: int) -> str:
+        fn = script.func(row)
+        return fn[1].split(".", 1)[0] if fn else "<module>"
+
+    def rel(p: str) -> str:
+        return os.path.relpath(os.path.abspath(p), base)
+
+    out = {}
+    for phase in sorted(dyn["phases"]):
+        act = {k: evs for k, evs in actual.items() if any(e["phase"] == phase for e in evs)}
+        mine = [d for d in follow["diagnostics"] if phase_of(d["site_row"]) == phase]
+        static = static_break_sites(mine, rel, idx)["default"]
+        hot = static_break_sites([d for d in mine if d["hot"]], rel, idx)["default"]
+        vis = [k for k in act if k in visible]
+        hot_sc = score_breaks(hot, act, ran, idx)
+        out[phase] = {"sites": len(act), "visible": len(vis), "found": len(static), "hot": len(hot),
+                      "recall": ratio(len([k for k in act if k in static]), len(act)),
+                      "visible_recall": ratio(len([k for k in vis if k in static]), len(vis)),
+                      "hot_precision": hot_sc["precision"], "hot_tp": hot_sc["counts"]["tp"]}
     return out
 
 
@@ -481,6 +513,15 @@ def print_table(results: dict[str, Any]) -> None:
             print(f"{r['lib']:<18} {r['mode']:<7} | {r['sites']:>5} {r['own']:>4} {r['visible']:>5} | {r['tp']:>3}"
                   f" {r['fp']:>3} {r['eager_only']:>4} {r['unexecuted']:>4} {r['fn']:>3} | {_fmt(r['precision']):>5}"
                   f" {_fmt(r['recall']):>6} {_fmt(r['own_recall']):>7} {_fmt(r['visible_recall']):>7} | {r['unresolved']}")
+
+
+def print_per_model(results: dict[str, Any]) -> None:
+    print("\n== follow mode per model (phase): the script alone, library sites from TC312 ==")
+    print(f"{'library':<18} {'phase':<28} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} | {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}")
+    for name, r in results.items():
+        for phase, m in r.get("per_model", {}).items():
+            print(f"{name:<18} {phase:<28} | {m['sites']:>5} {m['visible']:>5} | {m['found']:>5} {m['hot']:>4} |"
+                  f" {_fmt(m['recall']):>6} {_fmt(m['visible_recall']):>7} {_fmt(m['hot_precision']):>8}")
 
 
 def _chain(event: dict[str, Any], packages: list[str]) -> str:
@@ -586,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.json, "w") as fh:
         json.dump({"libs": results, "tclint_commit": _git_head(args.tclint_root)}, fh, indent=1, default=list)
     print_table(results)
+    print_per_model(results)
     report = os.path.splitext(args.json)[0] + ".md"
     write_report(report, results, _git_head(args.tclint_root))
     if args.baseline:
