@@ -1,6 +1,7 @@
 """Codemods: the multi-place rewrites behind some fixes, written with libcst, run only on demand.
 
 A rule that offers a codemod fix records ``Fix(message, (), applicability, codemod=(NAME, *args))``
+(places in the file as ``Span`` arguments, see ``tclint.rules.model.Fix``)
 during the walk; nothing here runs then, so ``tclint check`` never imports libcst.  When a fix is
 applied, previewed or sent to an editor, ``tclint.rules.fixes.resolve`` calls ``run``, which parses
 the file with libcst (lossless: comments, blank lines and formatting are kept), transforms it, and
@@ -24,7 +25,7 @@ from tclint.rules.model import Applicability, Edit, Span
 Result = tuple[str, str, Applicability | None]
 
 
-def run(codemod: tuple[str, ...], text: str) -> Result | None:
+def run(codemod: tuple[str | Span, ...], text: str) -> Result | None:
     """Run the codemod named by ``codemod[0]`` with the arguments ``codemod[1:]`` on ``text``."""
     func = _CODEMODS.get(codemod[0]) if codemod else None
     if func is None:
@@ -179,8 +180,8 @@ def _is_store(stmt: Any, node: Any) -> bool:
 
 
 # -- TC310: `model = torch.compile(model)` -> `model.compile()` -----------------------------------
-def compile_in_place(text: str, line: str) -> Result | None:
-    """The statement ``NAME = torch.compile(TARGET, **options)`` starting on ``line`` becomes
+def compile_in_place(text: str, at: Span) -> Result | None:
+    """The statement ``NAME = torch.compile(TARGET, **options)`` starting on ``at``'s line becomes
     ``NAME.compile(**options)`` when TARGET is NAME, else ``NAME = TARGET`` followed by
     ``NAME.compile(**options)``.  Unsafe (not safe) where another name may hold the wrapper or the
     module: TARGET is another name, or NAME is used other than by calling it or its attributes."""
@@ -191,7 +192,7 @@ def compile_in_place(text: str, line: str) -> Result | None:
     wrapper = _parsed(text)
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
-    target_line = int(line)
+    target_line = at.start.line
     found: list[cst.SimpleStatementLine] = []
     for node in _walk(module):
         if isinstance(node, cst.SimpleStatementLine) and positions[node].start.line == target_line:
@@ -259,8 +260,8 @@ def _bare_uses(module: Any, name: str, skip: Any) -> bool:
 _ARITH = ("Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power")
 
 
-def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) -> Result | None:
-    """The call ``T.item()`` spanning the given positions loses its ``.item()`` when its value only
+def item_as_tensor(text: str, at: Span) -> Result | None:
+    """The call ``T.item()`` spanning ``at`` loses its ``.item()`` when its value only
     feeds arithmetic: it is an operand of ``+ - * / // % **``, or it is assigned to a name whose
     every other use in the function is such an operand (and which is bound nowhere else there).
     None otherwise (control flow, a call argument, a return, formatting need the Python number)."""
@@ -270,7 +271,7 @@ def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) 
     wrapper = _parsed(text)
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    want = (int(line), int(col), int(end_line), int(end_col))
+    want = (at.start.line, at.start.column, at.end.line, at.end.column)
     calls = [n for n, p in positions.items()
              if isinstance(n, cst.Call) and (p.start.line, p.start.column, p.end.line, p.end.column) == want
              and isinstance(n.func, cst.Attribute) and n.func.attr.value == "item" and not n.args]
@@ -308,9 +309,9 @@ def item_as_tensor(text: str, line: str, col: str, end_line: str, end_col: str) 
 
 
 # -- TC301: mark_dynamic & co. inside compiled code -> before the compiled call -------------------
-def mark_before_call(text: str, line: str) -> Result | None:
+def mark_before_call(text: str, at: Span) -> Result | None:
     """The statement ``torch._dynamo.mark_dynamic(P, ...)`` (or ``maybe_mark_dynamic``,
-    ``mark_static``, ``mark_unbacked``) on ``line``, at the top of function F's body with P one of
+    ``mark_static``, ``mark_unbacked``) starting on ``at``'s line, at the top of function F's body with P one of
     F's parameters (not rebound before it), is removed from F and written, with P replaced by the
     argument, before every statement of this file that calls ``F(...)``.  None when a call passes
     P as anything but a name, a call is not part of a simple statement, or there is no call."""
@@ -321,7 +322,7 @@ def mark_before_call(text: str, line: str) -> Result | None:
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    stmts = [n for n, p in positions.items() if isinstance(n, cst.SimpleStatementLine) and p.start.line == int(line)]
+    stmts = [n for n, p in positions.items() if isinstance(n, cst.SimpleStatementLine) and p.start.line == at.start.line]
     if len(stmts) != 1 or len(stmts[0].body) != 1 or not isinstance(stmts[0].body[0], cst.Expr):
         return None
     stmt = stmts[0]

@@ -90,7 +90,10 @@ class Edit:
 class Fix:
     """A fix: its edits, or, for a codemod fix, the codemod that computes them when the fix is used.
 
-    ``codemod`` names a codemod of ``tclint.rules.codemods`` and its arguments (plain strings).
+    ``codemod`` names a codemod of ``tclint.rules.codemods`` and its arguments: plain strings, and
+    a ``Span`` for every place in the file (never a line number written as a string), so that what
+    moves the positions of facts and diagnostics after an edit (the language server's incremental
+    analysis, ``shift_diagnostic``) moves these too, as it moves the spans of ``edits``.
     Such a fix is recorded with no edits during the walk, so linting never imports libcst; the
     edits are computed from the file's text by ``tclint.rules.fixes.resolve`` when a fix is
     applied, previewed or sent to an editor.
@@ -99,7 +102,7 @@ class Fix:
     message: str
     edits: tuple[Edit, ...]
     applicability: Applicability
-    codemod: tuple[str, ...] = ()
+    codemod: tuple[str | Span, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

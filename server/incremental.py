@@ -33,7 +33,7 @@ from typing import Any
 
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.facts import Candidate, FileFacts, Loc
-from tclint.rules.model import Edit, Fix, Position, Span
+from tclint.rules.model import Edit, Position, Span
 from tclint.rules.source import LineIndex
 
 # FileFacts fields the merge knows how to combine.  Any other field (one added to the facts later,
@@ -482,9 +482,6 @@ class _Transformer:
         if t is Edit:
             span = self(obj.span)
             return obj if span is obj.span else Edit(span, obj.content)
-        if t is Fix and self.str_fn is None:
-            edits = self(obj.edits)
-            return obj if edits is obj.edits else Fix(obj.message, edits, obj.applicability)
         if t is list:
             for i, x in enumerate(obj):
                 tx = type(x)

@@ -76,9 +76,19 @@ class DocState:
     text: str = ""
     version: int = -1
     notebook: bool = False  # a notebook: re-linted as a whole by the server (cells), not here
-    last_good_text: str | None = None
-    last_good: list[Diagnostic] = field(default_factory=list)
+    last_good_text: str | None = None  # the last text that parsed: the one its facts in the project are of
+    last_good: list[Diagnostic] = field(default_factory=list)  # computed on ``last_good_text``
+    parse: list[Diagnostic] = field(default_factory=list)  # the parse error of ``text`` when it does not parse
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def shown(self, fresh: list[Diagnostic]) -> list[Diagnostic]:
+        """What the editor shows for ``text`` given ``fresh``, the findings computed on
+        ``last_good_text``: those themselves when the text parses, else the parse error and the
+        findings of the lines the edits did not touch, moved to their places in ``text``."""
+        if self.text == self.last_good_text:
+            return fresh
+        kept = carry_over(fresh, self.last_good_text, self.text) if self.last_good_text is not None else []
+        return unique_sorted([*self.parse, *kept])
     too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
 
 
@@ -474,8 +484,10 @@ class Workspace:
         return state
 
     def _open_text(self, path: str) -> str | None:
+        """The text of an open buffer that the root's facts of it come from: its last text that
+        parsed (a buffer that does not parse now keeps those facts in the project)."""
         state = self.docs.get(path)
-        return state.text if state is not None else None
+        return state.last_good_text if state is not None else None
 
     def close_doc(self, path: str) -> str | None:
         """Forget an open document (its file on disk takes over); the root whose project changed."""
@@ -522,9 +534,8 @@ class Workspace:
         if outcome.facts.error is not None:
             # keep the last good facts in the project; show the parse error and the last good
             # findings of the lines the edit did not touch
-            parse = file_diagnostics(outcome.facts, Project([], settings), settings)
-            kept = carry_over(state.last_good, state.last_good_text, text) if state.last_good_text is not None else []
-            diags = unique_sorted([*parse, *kept])
+            state.parse = file_diagnostics(outcome.facts, Project([], settings), settings)
+            diags = state.shown(state.last_good)
             state.diagnostics = diags
             return LintOutput(path, text, version, diags, settings, parse_error=True, mode=outcome.mode, elapsed=time.perf_counter() - started)
         if root.open.get(path) is not outcome.facts:
@@ -600,9 +611,13 @@ class Workspace:
         for path, state in self.docs.items():
             if state.root is not root or path == skip or path not in root.open or state.notebook or state.too_large:
                 continue
-            diags, settings = root.diagnostics(path, SourceText(path, state.text), None, state.analyzer.snapshot)
-            state.last_good = diags
-            state.last_good_text = state.text
+            if state.last_good_text is None:
+                continue  # no text of it parsed since it was opened or was too large: nothing to redo
+            # the root holds the facts of the last text that parsed: compute on that text, show
+            # the result moved to the current one (``DocState.shown``)
+            fresh, settings = root.diagnostics(path, SourceText(path, state.last_good_text), None, state.analyzer.snapshot)
+            state.last_good = fresh
+            diags = state.shown(fresh)
             if diags != state.diagnostics:
                 state.diagnostics = diags
                 out.append(LintOutput(path, state.text, state.version, diags, settings))
@@ -674,8 +689,12 @@ def shift_diagnostic(d: Diagnostic, delta: int, after: int) -> Diagnostic:
         return Span(pos(s.start), pos(s.end))
 
     fix = d.fix
-    if isinstance(fix, Fix):
-        fix = Fix(fix.message, tuple(Edit(span(e.span), e.content) for e in fix.edits), fix.applicability)
+    if isinstance(fix, Fix):  # every field of the fix that holds a place: its edits, a codemod's spans
+        fix = replace(
+            fix,
+            edits=tuple(Edit(span(e.span), e.content) for e in fix.edits),
+            codemod=tuple(span(a) if isinstance(a, Span) else a for a in fix.codemod),
+        )
     related = tuple(
         RelatedLocation(r.path, span(r.span), r.message) if os.path.abspath(r.path) == os.path.abspath(d.path) else r
         for r in d.related

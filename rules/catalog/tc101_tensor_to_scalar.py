@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules import types as T
-from tclint.rules.model import Applicability, Fix, Severity
+from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
 
@@ -129,7 +129,7 @@ class TensorToScalar(Rule):
         for cand in reversed(ctx.facts.candidates[-8:]):
             if cand.code == self.code and cand.loc == loc:
                 cand.fix = Fix("Keep the value a 0-d tensor (drop `.item()`)", (), Applicability.UNSAFE,
-                               codemod=("item-as-tensor", str(loc.line), str(loc.col), str(loc.end_line), str(loc.end_col)))
+                               codemod=("item-as-tensor", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)))
                 return
 
     def visit_Subscript(self, node, ctx):

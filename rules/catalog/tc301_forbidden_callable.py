@@ -1,4 +1,4 @@
-from tclint.rules.model import Applicability, Fix, Severity
+from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 FORBIDDEN = {
@@ -63,8 +63,9 @@ class ForbiddenCallableInCompiledCode(Rule):
         name = FORBIDDEN[qualified]
         fix = None
         if name.startswith(("mark_", "maybe_mark_")) and ctx.function is not None:
+            loc = ctx.loc(node)
             fix = Fix(f"Move `{name}` before the calls of the compiled function", (), Applicability.UNSAFE,
-                      codemod=("mark-before-call", str(ctx.loc(node).line)))
+                      codemod=("mark-before-call", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)))
         ctx.report(
             self.code, node,
             f"`{qualified}(...)` inside compiled code: Dynamo refuses to trace it (AssertionError: Attempt to trace forbidden callable `{name}`)",

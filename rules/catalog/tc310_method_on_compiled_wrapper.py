@@ -1,4 +1,4 @@
-from tclint.rules.model import Applicability, Fix, Severity
+from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 
@@ -71,7 +71,7 @@ class MethodOnCompiledWrapper(Rule):
                     fix = None
                     if site.how == "call" and _sff.path == ff.path:
                         fix = Fix("Compile the module in place with `.compile()`", (), Applicability.SAFE,
-                                  codemod=("compile-in-place", str(site.loc.line)))
+                                  codemod=("compile-in-place", Span.of(site.loc.line, site.loc.col, site.loc.end_line, site.loc.end_col)))
                     yield self.report(
                         ff.path,
                         loc,

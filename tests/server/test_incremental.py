@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tclint.rules import engine
 from tclint.rules.discovery import module_for
 from tclint.rules.engine import SourceText, analyze_source
+from tclint.rules.model import Span
 from tclint.rules.registry import all_rules
 from tclint.server import fixcheck
 from tclint.server.incremental import IncrementalAnalyzer, diff_lines, split_lines
@@ -195,3 +196,84 @@ def test_statement_local_fix_check_agrees_with_the_engine(name):
             assert fixcheck.choose_fix(fix, text) == fixcheck._original(fix, text)
     finally:
         fixcheck.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# codemod fixes (Fix.codemod) name their places as Spans, moved like every other position
+
+
+CODEMOD_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def helper(x):
+        return x
+
+
+    @torch.compile
+    def f(x):
+        torch._dynamo.mark_dynamic(x, 0)
+        y = x.sum().item()
+        return x * y
+""")
+
+
+def _codemods(facts) -> list[tuple[str, int, tuple]]:
+    """(code, line, codemod) of the candidates with a codemod fix (the line copied: Locs move in place)."""
+    return [(c.code, c.loc.line, c.fix.codemod) for c in facts.candidates if c.fix is not None and c.fix.codemod]
+
+
+def test_codemod_fix_positions_move_with_an_edit_above_them():
+    """An edit in ``helper`` moves ``f``'s statements down: the memoized candidates of ``f`` (TC101's
+    item-as-tensor and TC301's mark-before-call codemod fixes) carry their codemod's places moved
+    too, so the incremental facts equal a full analysis (they kept the old lines before)."""
+    name = "/virtual/proj/codemod_shift.py"
+    inc = IncrementalAnalyzer(name, *module_for(name))
+    before = _codemods(inc.analyze(CODEMOD_SOURCE).facts)
+    assert {code for code, _loc, _cm in before} == {"TC101", "TC301"}
+    text = CODEMOD_SOURCE.replace("    return x\n", "    print(x)\n    x = x + 1\n    return x\n", 1)
+    out = inc.analyze(text)
+    assert out.mode == "incremental", (out.mode, out.fallback)
+    assert_same(analyze_source(SourceText(name, text), *module_for(name)), out.facts, "after the edit in helper")
+    after = _codemods(out.facts)
+    for (_c, old_line, old_cm), (_c2, new_line, new_cm) in zip(before, after, strict=True):
+        assert new_line == old_line + 2
+        spans = [a for a in new_cm if isinstance(a, Span)]
+        assert spans and all(s.start.line == new_line for s in spans), new_cm
+        assert [a for a in old_cm if not isinstance(a, Span)] == [a for a in new_cm if not isinstance(a, Span)]
+
+
+def test_shift_diagnostic_moves_a_codemod_fix_and_keeps_it():
+    """``shift_diagnostic`` (probe results merged after an edit) moves a codemod fix's places and keeps
+    the codemod (it rebuilt the fix from its message, edits and safety only, dropping it)."""
+    from tclint.rules.model import Applicability, Confidence, Diagnostic, Fix, Severity
+    from tclint.server.workspace import shift_diagnostic
+
+    fix = Fix("Keep the value a 0-d tensor", (), Applicability.UNSAFE, codemod=("item-as-tensor", Span.of(7, 8, 7, 22)))
+    d = Diagnostic("TC101", "tensor-to-scalar", "msg", "/p/a.py", Span.of(7, 8, 7, 22), Severity.WARNING, Confidence.HIGH, fix=fix)
+    moved = shift_diagnostic(d, 3, 2)
+    assert moved.fix.codemod == ("item-as-tensor", Span.of(10, 8, 10, 22))
+    assert moved.span == Span.of(10, 8, 10, 22)
+    assert shift_diagnostic(d, 3, 9).fix.codemod == fix.codemod  # below the edit: unchanged
+
+
+def test_codemod_arguments_name_places_as_spans_only(tmp_path):
+    """A place written as a plain string cannot be found by what moves positions after an edit (the
+    incremental merge, shift_diagnostic): every codemod fix of the rules' examples names its places
+    as Spans and no argument is a number in a string.  Fails on the old encoding ('12', '8', ...)."""
+    from lintutil import lint_code
+
+    seen = 0
+    for rule in all_rules():
+        for ex in rule.invalid:
+            if not ex.fixed:
+                continue
+            for d in lint_code(tmp_path, ex.code).diagnostics:
+                fix = d.fix
+                if fix is None or not fix.codemod:
+                    continue
+                seen += 1
+                assert isinstance(fix.codemod[0], str)
+                bad = [a for a in fix.codemod[1:] if isinstance(a, str) and a.strip().lstrip("-").isdigit()]
+                assert not bad, (rule.code, fix.codemod)
+    assert seen >= 3
