@@ -314,9 +314,10 @@ def _dedupe(sources: list[Source]) -> list[Source]:
 
 
 # -- train / eval ------------------------------------------------------------------------------------
-def _mode_edges(project: Project) -> list[tuple[str, str, FileFacts, CallEdge]]:
-    """(class key, mode, file, edge) for every ``.train(...)`` / ``.eval()`` whose receiver resolves
-    to a module class (directly, through a compiled object, or through ``self.<attr>``)."""
+def _mode_edges(project: Project) -> list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]]:
+    """(class key, mode, file, edge, caller) for every ``.train(...)`` / ``.eval()`` whose receiver
+    resolves to a module class: directly, through a compiled object, through ``self.<attr>``, or
+    through an element of a module container (``net = _outer[0]`` after regional compilation)."""
     out = []
     for ff in project.files.values():
         for edge, caller in _all_edges(ff):
@@ -324,7 +325,7 @@ def _mode_edges(project: Project) -> list[tuple[str, str, FileFacts, CallEdge]]:
                 continue
             mode = _mode_of(edge)
             for cls_key in _receiver_classes(project, ff, caller, edge):
-                out.append((cls_key, mode, ff, edge))
+                out.append((cls_key, mode, ff, edge, caller))
     return out
 
 
@@ -363,6 +364,14 @@ def _receiver_classes(project: Project, ff: FileFacts, caller: FunctionFacts | N
         if found is not None:
             aff, spec = found
             return [k for ref in spec.refs for k in project.class_keys_for(ref, aff)]
+    if edge.kind == "elem":
+        container = edge.target
+        if "|" not in container and not container.startswith(T.CLASSES):
+            owner = project.classes.get(f"{ff.path}::{caller.cls}") if caller is not None and caller.cls else None
+            if owner is None:
+                return []
+            container = f"{owner[0].module}.{owner[1].qualname}|{container}"
+        return project.elements_of(container, ff)[0]
     return []
 
 
@@ -392,22 +401,91 @@ def _training_sensitive(project: Project, cls_key: str, depth: int = 0) -> bool:
     return False
 
 
-def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts, modes: list[tuple[str, str, FileFacts, CallEdge]]) -> Dimension | None:
+def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts,
+                        modes: list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]]) -> Dimension | None:
+    """Train/eval as a dimension of a compiled ``forward``: the modes set on its module (or a base,
+    a subclass) between calls.  A mode set before the compiled callable can have been called (the
+    ``.eval()`` of the module it is built from) is its initial state: a value, not a flip."""
     if fn.cls is None or fn.name != "forward":
         return None
     cls_key = f"{ff.path}::{fn.cls}"
+    root_key = f"{ff.path}::{fn.qualname}"
     related = set(project.mro(cls_key) or [cls_key]) | {cls_key}
     seen: dict[str, list[Source]] = {}
-    for key, mode, mff, edge in modes:
+    initial: set[str] = set()
+    for key, mode, mff, edge, caller in modes:
         if key in related or cls_key in (project.mro(key) or ()):
+            if _before_any_call(project, root_key, mff, caller, edge):
+                initial.update(mode.split("|"))
+                continue
             for m in mode.split("|"):
                 note = "sets train mode" if m == "train" else "sets eval mode"
                 seen.setdefault(m, []).append(Source(mff.path, edge.loc, note))
-    if len(seen) < 2 or not _training_sensitive(project, cls_key):
+    if not seen or len(set(seen) | initial) < 2 or not _training_sensitive(project, cls_key):
         return None
-    sources = seen["eval"] + seen["train"]
+    sources = seen.get("eval", []) + seen.get("train", [])
     return Dimension("training", f"{fn.cls}.training (a submodule's .training flag)", ["train", "eval"], True, _dedupe(sources),
                      "warm up both modes before timing or serving (each is one compile, cached after)")
+
+
+def _first_sites(project: Project, root_key: str) -> dict[tuple[str, str | None], tuple[int, int]]:
+    """(file, function qualname or None) -> the end of the first compile site there that compiles
+    ``root_key`` (memoised per project)."""
+    index = project.memo.get("variants_first_sites")
+    if index is None:
+        index = {}
+        for sff in project.files.values():
+            for site in sff.compile_sites:
+                end = (site.loc.end_line, site.loc.end_col)
+                for key in project.site_targets.get(site.id, ()):
+                    slot = index.setdefault(key, {})
+                    where = (sff.path, site.func)
+                    if where not in slot or end < slot[where]:
+                        slot[where] = end
+        project.memo["variants_first_sites"] = index
+    return index.get(root_key, {})
+
+
+def _before_any_call(project: Project, root_key: str, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge,
+                     depth: int = 0) -> bool:
+    """Whether ``edge`` runs before the compiled ``root_key`` exists, so before any call of it: in
+    module-level code (or the compile site's own function, outside a loop) no later than the end
+    of the first compile site there (``M().eval()`` in the site's argument, ``_m.eval()`` on the
+    line before), or in a module-level function whose every call is such a place (the factory
+    ``def load(): ...; return m.eval()`` the site compiles the result of)."""
+    if depth > 3:
+        return False
+    firsts = _first_sites(project, root_key)
+    where = (ff.path, caller.qualname if caller is not None else None)
+    end = firsts.get(where)
+    if end is not None and (caller is None or not edge.in_loop) and (edge.loc.end_line, edge.loc.end_col) <= end:
+        return True
+    if caller is None or caller.cls is not None:
+        return False
+    calls = _callers(project).get(f"{ff.path}::{caller.qualname}")
+    return bool(calls) and all(cedge is not None and _before_any_call(project, root_key, cff, cfn, cedge, depth + 1)
+                               for cff, cfn, cedge in calls)
+
+
+def _callers(project: Project) -> dict[str, list[tuple[FileFacts, FunctionFacts | None, CallEdge | None]]]:
+    """Function key -> the edges that call it by name (``f(...)``, a nested ``g(...)``); None for
+    an edge passing it as a value (``ref``: where it is called is unknown) (memoised per project)."""
+    index = project.memo.get("variants_callers")
+    if index is None:
+        index = {}
+        for ff in project.files.values():
+            for edge, caller in _all_edges(ff):
+                if edge.kind in ("name", "ref"):
+                    found = project.resolve(edge.target, ff)
+                    key = found[1] if found is not None and found[0] == "function" else None
+                elif edge.kind == "local":
+                    key = f"{ff.path}::{edge.target}"
+                else:
+                    continue
+                if key is not None:
+                    index.setdefault(key, []).append((ff, caller, edge if edge.kind != "ref" else None))
+        project.memo["variants_callers"] = index
+    return index
 
 
 # -- Python scalar arguments -------------------------------------------------------------------------

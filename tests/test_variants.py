@@ -203,3 +203,55 @@ def test_hover_text_of_a_compile_site_has_the_variant_summary(tmp_path):
     (site,) = [e for e in compute(ff.path, ff, result.project) if e.kind == "site"]
     assert site.variants == "≈ 2 variants: grad/no_grad — bounded, warm each one up"
     assert "**Variants:** ≈ 2 variants" in site.markdown
+
+
+DROPNET = """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+"""
+
+# (id, program after DROPNET, the marker of the line TC208 must report its training flip at, or
+# None for no training dimension).  A mode set before the compiled callable exists is its initial
+# state, not a flip; the mode is tracked through every holder of the module or the compiled object.
+MODE_ROWS = [
+    ("eval-in-the-compiled-argument",
+     "model = torch.compile(Net().eval())\ndef main(x):\n    for i in range(4):\n        model.train(i % 2 == 0)  # flip\n        model(x)\n",
+     "# flip"),
+    ("eval-statement-before-compile",
+     "m = Net()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("eval-in-a-factory",
+     "def load():\n    m = Net()\n    return m.eval()\nmodel = torch.compile(load())\ndef main(x):\n    model(x)\n    model.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("eval-before-compile-in-main",
+     "def main(x):\n    m = Net().eval()\n    model = torch.compile(m)\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("modes-set-only-before-compile",
+     "m = Net()\nm.train()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    model(x)\n",
+     None),
+    ("factory-also-called-between-calls",
+     "net = Net()\ndef reset():\n    net.eval()  # flip\nreset()\nmodel = torch.compile(net)\ndef main(x):\n    net.train()\n    model(x)\n    reset()\n    model(x)\n",
+     "# flip"),
+    ("element-of-a-module-list",
+     "outer = nn.ModuleList([Net()])\nfor i, blk in enumerate(outer):\n    outer[i] = torch.compile(blk)\nnet = outer[0]\n"
+     "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)  # flip\n        net(x)\n",
+     "# flip"),
+]
+
+
+@pytest.mark.parametrize(("program", "marker"), [r[1:] for r in MODE_ROWS], ids=[r[0] for r in MODE_ROWS])
+def test_train_eval_flip_is_a_change_between_calls(tmp_path, program, marker):
+    code = textwrap.dedent(DROPNET) + "\n" + program
+    result = lint_code(tmp_path, code)
+    got = [d.span.start.line for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "training"]
+    lines = code.splitlines()
+    assert got == ([] if marker is None else [next(i for i, t in enumerate(lines, 1) if marker in t)])
