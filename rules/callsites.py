@@ -100,6 +100,8 @@ def _edges(ff: FileFacts) -> Iterator[tuple[CallEdge, FunctionFacts | None]]:
 def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge, root_keys: set[str]) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     if edge.kind == "compiled":
+        if edge.method not in ("__call__", "forward"):
+            return out  # `compiled.loss(x)` runs the original module's method eagerly (TC310)
         for key in project.site_targets.get(edge.target, ()):
             if key in root_keys:
                 out.append((key, True))

@@ -110,7 +110,7 @@ def test_the_quick_start_shows_the_real_output():
 
     blocks = _console_blocks()
     assert (
-        "tclint examples/" in blocks and "tclint examples/ --output-format full --select TC201" in blocks
+        "tclint examples/" in blocks and "tclint examples/ --output-format full --select TC110" in blocks
     ), list(blocks)
     env = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT"}
     for command, expected in blocks.items():
