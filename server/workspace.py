@@ -80,6 +80,7 @@ class DocState:
     last_good: list[Diagnostic] = field(default_factory=list)  # computed on ``last_good_text``
     parse: list[Diagnostic] = field(default_factory=list)  # the parse error of ``text`` when it does not parse
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
 
     def shown(self, fresh: list[Diagnostic]) -> list[Diagnostic]:
         """What the editor shows for ``text`` given ``fresh``, the findings computed on
@@ -89,7 +90,6 @@ class DocState:
             return fresh
         kept = carry_over(fresh, self.last_good_text, self.text) if self.last_good_text is not None else []
         return unique_sorted([*self.parse, *kept])
-    too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
 
 
 class Root:
