@@ -48,6 +48,7 @@ dist: $(VENV)/.installed
 	mkdir -p editors/vscode/wheel && cp dist/tclint_torch-*.whl editors/vscode/wheel/
 	cd editors/vscode && npm run --silent package
 	cp editors/vscode/dist/tclint.vsix dist/tclint.vsix
+	rm -rf build
 	@ls -1 dist/*
 
 bench: $(VENV)/.installed-test

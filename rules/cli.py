@@ -533,7 +533,7 @@ def run_regions(argv: list[str]) -> int:
         from tclint.rules.variants import variants
 
         predicted = variants(project)
-    for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows):
+    for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows, strict=True):
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
         extra += " (library)" if r["library"] else ""
         print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")

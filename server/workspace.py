@@ -487,7 +487,10 @@ class Workspace:
         """The text of an open buffer that the root's facts of it come from: its last text that
         parsed (a buffer that does not parse now keeps those facts in the project)."""
         state = self.docs.get(path)
-        return state.last_good_text if state is not None else None
+        if state is None:
+            return None
+        # before its first lint (just opened) a buffer has no last good text yet: its text is it
+        return state.last_good_text if state.last_good_text is not None else state.text
 
     def close_doc(self, path: str) -> str | None:
         """Forget an open document (its file on disk takes over); the root whose project changed."""
@@ -541,8 +544,8 @@ class Workspace:
         if root.open.get(path) is not outcome.facts:
             root.open[path] = outcome.facts
             root.invalidate()
+        state.last_good_text = text  # before the project is built: its re-walks read this text
         diags, settings = root.diagnostics(path, src, outcome.facts, outcome.snapshot)
-        state.last_good_text = text
         state.last_good = diags
         state.diagnostics = diags
         return LintOutput(path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started)

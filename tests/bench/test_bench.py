@@ -103,7 +103,10 @@ def test_compile_counts_match_torch_and_an_independent_run(mix, reference):
 def test_steady_latency_agrees_with_a_plain_perf_counter_loop(mix, reference):
     run = _run(mix)
     ratio = run["steady"]["p50_s"] / reference["p50_s"]
-    assert 1 / 3 < ratio < 3, (run["steady"]["p50_s"], reference["p50_s"])
+    # two processes timed minutes apart on a shared 2-core machine: a ~40 us call swings ~3x with
+    # the load (measured 3.2x once in CI-like conditions); a harness that timed input creation or
+    # missed a sync would be off by far more
+    assert 1 / 5 < ratio < 5, (run["steady"]["p50_s"], reference["p50_s"])
     # torch.utils.benchmark.Timer ran (last: it resets the thread pool) without recompiling: its
     # default of one thread is global state Dynamo guards, so it is given the process's own count
     assert {e["bucket"] for e in run["timer_cross_check"] if e.get("median_s")} == {"batch=8", "batch=32"}

@@ -79,8 +79,8 @@ def check_install(python: str, tmp_path, *, editable: bool) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PRE_COMMIT")}
     proc = subprocess.run([os.path.join(bindir, "tclint"), ".", "--no-cache"], cwd=str(ws), env=env,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1 and "tinylm/model.py:46:9: TC201" in proc.stdout, proc.stdout + proc.stderr
-    assert "Found 10 problems." in proc.stdout, proc.stdout
+    assert proc.returncode == 1 and "tinylm/model.py:43:16: TC102" in proc.stdout, proc.stdout + proc.stderr
+    assert "Found 9 problems." in proc.stdout, proc.stdout
     # the [server] extra: the language server imports and answers --help
     server = subprocess.run([python, "-m", "tclint.server", "--help"], env=env, capture_output=True, text=True, timeout=60)
     assert server.returncode == 0 and "--tcp" in server.stdout, server.stdout + server.stderr
