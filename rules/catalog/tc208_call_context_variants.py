@@ -68,7 +68,7 @@ class CallContextVariants(Rule):
                     first.path,
                     loc,
                     (f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
-                             f"{values}); in all {v.summary()}"),
+                             f"{values}); overall, {v.summary()}"),
                     related=related,
                     extra={"target": key, "dimension": dim.kind, "variants": v.count},
                     help=dim.advice,
