@@ -6,7 +6,7 @@
 
 The libraries are installed in the venv next to torch 2.13.0 (CPU) with ``pip install --no-deps``
 and only the pure-Python dependencies they import (so pip never brings another torch); the small
-pure-Python ones are pinned in the ``test`` extra, for tests/test_lib_eval.py.
+pure-Python ones are pinned in the ``test`` extra, for tests/bench/test_lib_eval.py.
 
 Per library, a *user script* (``bench/lib_scripts/<lib>_user.py``) builds a few tiny models and
 compiles them as that library's users do (``torch.compile(model)`` after ``.eval()``, a compiled
@@ -84,7 +84,7 @@ class LibSpec:
     # calls in the library whose callee is picked at run time from data a reader cannot follow:
     # "file:line" of the call (as a traceback frame names it) -> how ("registry: ...", "string: ...")
     dispatch: tuple[tuple[str, str], ...] = ()
-    slice_phases: tuple[str, ...] = ()  # the phases of the pinned slice (tests/test_lib_eval.py); () = none
+    slice_phases: tuple[str, ...] = ()  # the phases of the pinned slice (tests/bench/test_lib_eval.py); () = none
 
 
 _SOLVERS = "registry: `SOLVERS[method](...)`, a dict of solver classes keyed by the method string"
@@ -457,9 +457,9 @@ def _dyn_cache_key(python: str, spec: LibSpec, phases: list[str] | None) -> str:
 
 def measure(name: str, python: str = sys.executable, tclint_root: str = REPO, fresh: bool = False,
             timeout: int = 900, log: Callable[[str], None] = lambda s: None, phases: Sequence[str] | None = None,
-            cache_dir: str = CACHE_DIR) -> dict[str, Any]:
+            cache_dir: str = CACHE_DIR, modes: Sequence[str] = MODES) -> dict[str, Any]:
     """The dynamic truth of the library's phases (all, or those named; cached in ``cache_dir`` unless
-    fresh), both static runs, and the scores of one library."""
+    fresh), the static runs (``modes``, all by default), and the scores of one library."""
     spec = LIBS[name]
     phases = list(phases) if phases is not None else None
     os.makedirs(cache_dir, exist_ok=True)
@@ -477,8 +477,9 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = REPO, fr
         dyn = json.load(fh)
     t1 = time.time()
     _base, dirs, _version = lib_location(python, spec)
-    stats = {mode: run_tclint(python, os.path.abspath(tclint_root), spec, dirs, mode) for mode in MODES}
-    stats["follow-hot"] = {**stats["follow"], "diagnostics": [d for d in stats["follow"]["diagnostics"] if d["hot"]]}
+    stats = {mode: run_tclint(python, os.path.abspath(tclint_root), spec, dirs, mode) for mode in modes}
+    if "follow" in stats:
+        stats["follow-hot"] = {**stats["follow"], "diagnostics": [d for d in stats["follow"]["diagnostics"] if d["hot"]]}
     log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, static "
         + ", ".join(f"{m} {s['seconds']:.0f}s" for m, s in stats.items()))
     out = score_lib(spec, dyn, stats)
@@ -567,7 +568,7 @@ def write_report(path: str, results: dict[str, Any], commit: str) -> None:
 
 
 def baseline(results: dict[str, Any]) -> dict[str, Any]:
-    """What tests/test_lib_eval.py pins: Dynamo's sites and tclint's default-confidence figures (ratios
+    """What tests/bench/test_lib_eval.py pins: Dynamo's sites and tclint's default-confidence figures (ratios
     and true/false positive counts), per library and mode."""
     out = {}
     for name, r in results.items():
@@ -599,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=900, help="seconds per library's dynamic run")
     ap.add_argument("--slice", action="store_true",
                     help="only the pinned slice: each library's slice phases (libraries without one are left out)")
-    ap.add_argument("--baseline", help="also write the pinned figures for tests/test_lib_eval.py here")
+    ap.add_argument("--baseline", help="also write the pinned figures for tests/bench/test_lib_eval.py here")
+    ap.add_argument("--modes", default=",".join(MODES), help="static runs to score, comma-separated (default %(default)s)")
     ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-phases", help=argparse.SUPPRESS)
@@ -620,7 +622,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             results[name] = measure(name, args.python, args.tclint_root, args.fresh, args.timeout,
                                     log=lambda s: print(s, file=sys.stderr),
-                                    phases=LIBS[name].slice_phases if args.slice else None)
+                                    phases=LIBS[name].slice_phases if args.slice else None,
+                                    modes=[m for m in args.modes.split(",") if m])
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             print(f"{name}: dynamic run failed: {exc} (see {CACHE_DIR})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

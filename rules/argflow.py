@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from tclint.rules import types as T
 from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts
-from tclint.rules.project import Project
+from tclint.rules.project import Project, _deferred_item
 from tclint.rules.types import Ty
 
 MAX_ROUNDS = 3
@@ -123,18 +123,48 @@ def compute_seeds(project: Project, original: dict[str, FileFacts] | None = None
     return out
 
 
-def _returns_of(project: Project, ff: FileFacts) -> Callable[[str], Ty | None]:
+def _returns_of(project: Project, ff: FileFacts, original: dict[str, FileFacts] | None = None,
+                applied: dict[str, dict[str, dict[str, Ty]]] | None = None) -> Callable[[str], Ty | None]:
     """For the walk of ``ff``: the return type of the project function a qualified name resolves
-    to, when it is a tensor."""
+    to, when it is a tensor.  A function whose parameters were seeded (``applied``) and whose first
+    walk (``original``) did not return a tensor returns one only because of its arguments
+    (``default(val, d)``): its type is marked ``T.FROM_ARGS``, so that a call passing no tensor (in
+    ``__init__``: ``default(flag, False)``) does not take it."""
     memo: dict[str, Ty | None] = {}
 
     def returns_of(ref: str) -> Ty | None:
         if ref not in memo:
             ty = project.deferred_type(ref, ff)
-            memo[ref] = Ty(T.TENSOR, ty.conf, ty.dtype) if ty.kind == T.TENSOR else None
+            if ty.kind != T.TENSOR:
+                memo[ref] = None
+            else:
+                memo[ref] = Ty(T.TENSOR, ty.conf, ty.dtype, T.FROM_ARGS if _from_args(project, ref, ff, original, applied) else None)
         return memo[ref]
 
     return returns_of
+
+
+def _from_args(project: Project, ref: str, ff: FileFacts, original: dict[str, FileFacts] | None,
+               applied: dict[str, dict[str, dict[str, Ty]]] | None) -> bool:
+    """Whether the function ``ref`` names returns a tensor only since its parameters were seeded."""
+    if not original or not applied:
+        return False
+    base, index = _deferred_item(ref)
+    r = project.resolve(base, ff)
+    if r is None or r[0] != "function":
+        return False
+    cff, cfn = project.functions[r[1]]
+    if not applied.get(cff.path, {}).get(cfn.qualname):
+        return False
+    first = original.get(cff.path)
+    first_fn = first.functions.get(cfn.qualname) if first is not None else None
+    if first_fn is None:
+        return False
+    if index is None:
+        ret = first_fn.returns
+    else:
+        ret = first_fn.returns_items[index] if index < len(first_fn.returns_items) else None
+    return ret is None or ret.kind != T.TENSOR
 
 
 def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[str]:
@@ -178,7 +208,7 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         walked = False
         for path in sorted(todo):
             old = files[path]
-            new = reanalyze(old, seeds.get(path), _returns_of(project, old))
+            new = reanalyze(old, seeds.get(path), _returns_of(project, old, original, {**applied, **seeds}))
             if new is None:
                 continue
             walked = True

@@ -69,6 +69,9 @@ class CallEdge:
     args: tuple[tuple[str, str], ...] = ()  # per-argument (keyword or "#i", ArgKind description)
     elem_count: int | None = None
     arg0: tuple[str, str | None, str | None] | None = None  # first argument as a compile target
+    # the other arguments that may be modules, as compile targets: ("#i" position or keyword name,
+    # kind, ref, method); what a constructor stores (`Bottleneck(enc, quantizer=VQ())`)
+    more_args: tuple[tuple[str, str, str | None, str | None], ...] = ()
     unless: str | None = None  # not taken under compile if this project function is an is_compiling() predicate
 
 
@@ -142,6 +145,7 @@ class FunctionFacts:
     is_async: bool = False
     calls: list[CallEdge] = field(default_factory=list)
     returns: Ty | None = None
+    returns_declared: Ty | None = None  # `-> Class` (a class instance), for returns no walk can follow
     compile_marker: bool = False  # `# tclint: compiled` on the def
     decorators: tuple[str, ...] = ()  # qualified decorator names (for hover / wrappers)
     compile_wrapper_param: int | None = None  # body returns torch.compile(<param i>)
@@ -181,7 +185,7 @@ class Candidate:
     loop_line: int | None = None  # a for/while body in the same function contains it
     cold: str | None = None  # why the path is rarely taken
     requires: tuple[tuple[str, str], ...] = ()  # ("returns_tensor", qualified function), ...
-    fix: Fix | tuple[Fix, ...] | None = None  # a tuple: alternatives, the first that parses wins
+    fix: Fix | tuple[Fix, ...] | None = None  # a tuple: alternatives the user picks from, preferred first
     help: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -196,6 +200,11 @@ class VariantFacts:
     batches: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>@<DataLoader line>" (last batch smaller)
     training_readers: tuple[str, ...] = ()  # qualified classes whose methods read self.training
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
+    casts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad"
+    global_reads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function qualname -> rebound globals it reads
+    global_writes: tuple[str, ...] = ()  # "<name>|<value kind>|<pos>|<writer qualname>" (eager rebinding of a global / flag)
+    buffer_writes: tuple[str, ...] = ()  # "<class qualname>|<buffer>|<pos>": in-place write of a grad value into a buffer
+    fresh_compiles: tuple[str, ...] = ()  # "<pos>|<class text>": torch.compile(<new instance from loop values>) in a loop
 
 
 @_fast_pickle

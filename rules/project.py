@@ -389,23 +389,32 @@ class Project:
         else:
             ret = fn.returns or T.T_UNKNOWN
         if ret.kind == T.DEFERRED and ret.ref:
-            return self.deferred_type(ret.ref, ff, depth + 1)
+            followed = self.deferred_type(ret.ref, ff, depth + 1)
+            if followed.kind not in (T.INSTANCE, T.MODULE) and index is None and fn.returns_declared is not None:
+                return fn.returns_declared  # `-> ResNet` on a factory whose builder returns `model_cls(...)`
+            return followed
+        if ret.kind not in (T.INSTANCE, T.MODULE, T.DEFERRED) and index is None and fn.returns_declared is not None:
+            return fn.returns_declared
         if ret.kind in (T.INSTANCE, T.MODULE) and ret.ref:
             # keep the class reference relative to the function's own file
             return ret
         return ret
 
     def param_targets(self, ff: FileFacts, spec: Any) -> list[str]:
-        """What runs when ``self.net(...)`` is called, ``self.net`` being the first constructor
-        argument (``self.net = net`` in ``__init__``): the forwards of what the project's
-        constructor calls pass there (``AutoregressiveWrapper(TransformerWrapper(...))``)."""
+        """What runs when ``self.net(...)`` is called, ``self.net`` being a constructor argument
+        (``self.net = net`` in ``__init__``): the forwards of what the project's constructor calls
+        pass there, by position or keyword (``AutoregressiveWrapper(TransformerWrapper(...))``,
+        ``Bottleneck(enc, quantizer=VectorQuantize(...))``)."""
         if len(spec.refs) != 2:
             return []
         name, cls_ref = spec.refs
         cls_key = self.class_key_for(cls_ref, ff)
         init = self.find_method(cls_key, "__init__") if cls_key is not None else None
-        if init is None or not self.functions[init][1].params or self.functions[init][1].params[0].name != name:
+        params = self.functions[init][1].params if init is not None else []
+        index = next((i for i, p in enumerate(params) if p.name == name and p.kind in ("pos", "kwonly")), None)
+        if index is None:
             return []
+        keys = (name,) if params[index].kind == "kwonly" else (f"#{index}", name)
         guard = self.memo.setdefault("param_targets_active", set())
         if cls_key in guard:
             return []  # A(B(A(...))): do not recurse
@@ -413,7 +422,13 @@ class Project:
         try:
             out: list[str] = []
             for eff, edge, owner in self._constructions(cls_key):
-                kind, ref, meth = edge.arg0 or ("unknown", None, None)
+                if self.find_method(self.resolve(edge.target, eff)[1], "__init__") != init:
+                    continue  # a subclass with its own constructor: its arguments mean something else
+                given = {"#0": edge.arg0} if edge.arg0 is not None else {}
+                given.update((k, (kind, ref, meth)) for k, kind, ref, meth in edge.more_args)
+                kind, ref, meth = next((given[k] for k in keys if k in given), ("unknown", None, None))
+                if kind == "unknown":
+                    continue
                 probe = CompileSite(id="", how="param", target_kind=kind, ref=ref, method=meth, loc=edge.loc,
                                     func=None, owner=owner, options={}, text="")
                 for key in self._site_targets(eff, probe)[0]:
@@ -424,14 +439,14 @@ class Project:
             guard.discard(cls_key)
 
     def _constructions(self, cls_key: str) -> list[tuple[FileFacts, CallEdge, str | None]]:
-        """The project's calls constructing ``cls_key`` (or a subclass) with a described first
+        """The project's calls constructing ``cls_key`` (or a subclass) with a described module
         argument (computed once)."""
         index = self.memo.get("constructions")
         if index is None:
             index = {}
             for ff in self.files.values():
                 for edge, owner in self._all_edges(ff):
-                    if edge.kind == "name" and edge.arg0 is not None and edge.arg0[0] != "unknown":
+                    if edge.kind == "name" and (edge.more_args or (edge.arg0 is not None and edge.arg0[0] != "unknown")):
                         r = self.resolve(edge.target, ff)
                         if r is not None and r[0] == "class":
                             index.setdefault(r[1], []).append((ff, edge, owner))

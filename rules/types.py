@@ -65,6 +65,10 @@ T_OTHER = Ty(CONTAINER, HIGH)
 # a submodule attribute, has the CLASSES prefix: ``"@pkg.A;pkg.B"``.
 UNION = ";"
 CLASSES = "@"
+# Ty.ref of a TENSOR the project pass knows a function returns only because its parameters were
+# seeded from its region call sites (`def default(val, d): return val if val is not None else d`):
+# a call gets it only when it passes a tensor itself (rules.analysis.seeds)
+FROM_ARGS = "<from-args>"
 
 
 def union_ref(refs: Iterable[str]) -> str | None:

@@ -33,6 +33,11 @@ from tclint.rules.facts import CallEdge, CompileSite, DisableSite, FunctionFacts
 from tclint.rules.names import dotted, self_path
 from tclint.rules.types import Ty
 
+# expressions a call argument may describe a compile target or a module with
+_TARGET_EXPRS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+# descriptions of a module (or a container of them) among those, kept for constructor arguments
+_MODULE_KINDS = ("instance", "modlist", "elem", "deferred", "attr")
+
 
 class CallGraph(AnalyzerBase):
     """Call edges, compile/disable sites and compile decorators (a mixin of ``Analyzer``)."""
@@ -109,9 +114,12 @@ class CallGraph(AnalyzerBase):
                     self._maybe_ref_edge(arg, node)
                 return
             edge = self._edge("name", q, "__call__", node)
-            if edge is not None and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            if edge is not None and node.args and isinstance(node.args[0], _TARGET_EXPRS):
                 # in case the callee wraps torch.compile (`maybe_compile(model)`)
                 edge.arg0 = self._describe_target(node.args[0])
+            if edge is not None and q.rsplit(".", 1)[-1].lstrip("_")[:1].isupper():
+                # a class constructed: the modules it is given and may store (`self.quantizer = quantizer`)
+                edge.more_args = self._module_args(node)
             for arg in node.args:
                 self._maybe_ref_edge(arg, node)
             return
@@ -219,6 +227,19 @@ class CallGraph(AnalyzerBase):
         if recv.kind in (T.MODULE, T.ELEM, T.INSTANCE, T.DEFERRED):
             return True
         return self_path(func.value, self.scope.self_name) is not None or isinstance(func.value, ast.Name)
+
+    def _module_args(self, node: ast.Call) -> tuple[tuple[str, str, str | None, str | None], ...]:
+        """The arguments of a call after the first (``"#i"``) and its keywords that describe a
+        module or a callable (``Bottleneck(enc, VectorQuantize(...))``, ``Wrapper(net=model)``)."""
+        out = []
+        named = [(f"#{i}", a) for i, a in enumerate(node.args) if i > 0]
+        named += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
+        for key, arg in named:
+            if isinstance(arg, _TARGET_EXPRS):
+                kind, ref, meth = self._describe_target(arg)
+                if kind in _MODULE_KINDS and ref:
+                    out.append((key, kind, ref, meth))
+        return tuple(out)
 
     def _edge(self, kind: str, target: str, method: str, node: ast.Call, elem_count: int | None = None) -> CallEdge | None:
         scope = self.scope

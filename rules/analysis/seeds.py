@@ -51,13 +51,19 @@ class ArgSeeds(AnalyzerBase):
         if ty.kind == T.DEFERRED and ty.ref and ty.ref.endswith("]") and self.returns_of is not None:
             known = self.returns_of(ty.ref)
             if known is not None:
-                ty = known
+                ty = known._replace(ref=None)
         super()._bind_target(target, ty)  # type: ignore[misc]
 
     def _call_type(self, node: ast.Call) -> Ty:
         ty = super()._call_type(node)  # type: ignore[safe-super]
         if ty.kind == T.DEFERRED and ty.ref and self.returns_of is not None:
             known = self.returns_of(ty.ref)
+            if known is not None and known.ref == T.FROM_ARGS:
+                # a tensor only where it is given one (`default(mask, ...)` in forward, not
+                # `default(flag, False)` in __init__)
+                given = [*node.args, *(kw.value for kw in node.keywords)]
+                if not any(self.type_of(a.value if isinstance(a, ast.Starred) else a).kind == T.TENSOR for a in given):
+                    return ty
             if known is not None:
-                return known
+                return known._replace(ref=None)
         return ty

@@ -36,6 +36,9 @@ from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleS
 from tclint.rules.names import AliasTable, dotted, self_path
 from tclint.rules.types import Ty
 
+# annotations that say only "a module" (`quantizer: nn.Module`): what runs comes from the callers
+_GENERIC_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
 
 class Walker(AnalyzerBase):
     """Statements, expressions, scopes and definitions (a mixin of ``Analyzer``)."""
@@ -631,7 +634,8 @@ class Walker(AnalyzerBase):
                     scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
                 if cls is not None and "." not in sp:
                     spec = spec_from_type(ty, value, self)
-                    if (spec is not None and spec.kind == "other" and isinstance(value, ast.Name)
+                    if (spec is not None and (spec.kind == "other" or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES))
+                            and isinstance(value, ast.Name)
                             and value.id in scope.params and scope.func is not None and scope.func.name == "__init__"):
                         # `self.net = net` in __init__: whatever the constructor is given
                         spec = SubmoduleSpec("param", (value.id, self._class_ref(cls)), None, spec.loc)
@@ -822,6 +826,9 @@ class Walker(AnalyzerBase):
             self.block(node.body)
         finally:
             facts.returns = scope.returns if scope.returns is not None else T.T_NONE
+            declared = self._annotation_type(node.returns)[0] if node.returns is not None else None
+            if declared is not None and declared.kind == T.INSTANCE and declared.ref:
+                facts.returns_declared = declared
             self._pop_scope(scope)
 
     def _class(self, node: ast.ClassDef) -> None:
