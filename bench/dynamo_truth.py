@@ -109,7 +109,7 @@ def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: di
     if "User code traceback:" in payload:
         # only the block itself: the Python traceback after it repeats the exception text, whose
         # "branch condition involves a tensor computed as follows: # File ..., line N" provenance
-        # lines would otherwise pass for frames (tests/dynamo_harness.py has that bug)
+        # lines would otherwise pass for frames (tests/helpers/dynamo_harness.py has that bug)
         tb = payload.split("User code traceback:", 1)[1].split("\n\n", 1)[0]
         for m in _FRAME.finditer(tb):
             frames.append((m.group("file"), int(m.group("line")), m.group("func")))

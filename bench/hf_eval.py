@@ -24,7 +24,7 @@ What it does, per model (tiny random-init model built from its Config, never dow
    batch/length and padding, a training step with labels and backward, ``generate`` with the
    forward compiled, HF's own static-cache auto-compile in ``generate``) under
    ``torch.compile(..., backend="eager")``.  Every ``dynamo_graph_break_reason`` artifact of the
-   structured trace (``torch.__trace``), as in tests/dynamo_harness.py, attributed to the
+   structured trace (``torch.__trace``), as in tests/helpers/dynamo_harness.py, attributed to the
    innermost traceback frame inside the installed ``transformers`` package; frame compiles per
    code object from ``get_compilation_metrics()``, per phase (Dynamo is reset between phases).
    Also recorded: every (file, line) Dynamo traced symbolically (a hook on

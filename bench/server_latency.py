@@ -35,9 +35,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "tests" / "server"))
+sys.path.insert(0, str(ROOT))  # tests.helpers.rawlsp
 
-from rawlsp import RawClient  # noqa: E402
+from tests.helpers.rawlsp import RawClient  # noqa: E402
 
 BLOCK = '''
 class Block{i}(nn.Module):

@@ -4,7 +4,7 @@
 ``torch/nn/modules/module.py`` (torch 2.13): ``model.eval()``, ``MyModel().to(device).half()``...
 are the module itself, so what such a chain compiles is the module's ``forward``.  Methods that
 return something else are not listed (``zero_grad`` and ``compile`` return None, ``get_submodule``
-another module).  tests/test_nn_module_methods.py re-derives the set from the installed torch and
+another module).  tests/rules/test_nn_module_methods.py re-derives the set from the installed torch and
 fails when it changes; its failure message prints the new table.
 """
 

@@ -1,6 +1,6 @@
 """A recompile's failed guard: the source line it is about, and what it means in the user's terms
 (``explain``: "train/eval mode changed", "`x` changed dtype: float32 -> float64"; parent side,
-no torch; the texts are torch 2.13's, captured in tests/probe/data).
+no torch; the texts are torch 2.13's, captured in tests/fixtures/runtime_probe/).
 
 Dynamo names what a guard checks, not where it came from: ``tensor 'x' size mismatch at index
 0``, ``n == 1``, ``self._modules['drop'].training == True``, ``G['SCALE'] == 1.0``.  Some reasons

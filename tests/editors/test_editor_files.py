@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from editorutil import EDITORS
+from tests.helpers.editorutil import EDITORS
 
 try:
     import tomllib

@@ -18,7 +18,8 @@ import shutil
 import subprocess
 
 import pytest
-from editorutil import EDITORS, PYTHON, ensure_apt, require_server, tool
+
+from tests.helpers.editorutil import EDITORS, PYTHON, ensure_apt, require_server, tool
 
 try:
     import tomllib

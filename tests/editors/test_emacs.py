@@ -8,7 +8,8 @@ import os
 import subprocess
 
 import pytest
-from editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
+
+from tests.helpers.editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -67,7 +68,7 @@ def test_probe_report_formatting(tmp_path):
     assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text
 
 
-VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe", "data", "verdicts")
+VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "runtime_probe", "verdicts")
 CLEAN = "No graph break: the code compiled into whole graphs."
 
 
@@ -80,7 +81,7 @@ CLEAN = "No graph break: the code compiled into whole graphs."
     ("hard_error", "Verdict: 1 hard error"),
 ])
 def test_probe_buffer_says_the_truth_in_the_worst_cases(case, said, tmp_path):
-    """Real reports (tests/probe/make_verdict_reports.py), as in the Neovim and VS Code tests."""
+    """Real reports (tests/helpers/make_verdict_reports.py), as in the Neovim and VS Code tests."""
     ensure_apt("emacs-nox", "elpa-eglot")
     report = os.path.join(VERDICTS, f"{case}.json")
     out = tmp_path / "out.txt"

@@ -9,7 +9,8 @@ import os
 import subprocess
 
 import pytest
-from editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
+
+from tests.helpers.editorutil import EDITORS, PYTHON, UNUSED_NOQA, ensure_apt, require_server, server_env
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 
@@ -99,7 +100,7 @@ def test_probe_report_formatting(version, tools_bin, tmp_path):
     assert "  https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html" in text
 
 
-VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe", "data", "verdicts")
+VERDICTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "runtime_probe", "verdicts")
 CLEAN = "No graph break: the code compiled into whole graphs."
 
 
@@ -122,7 +123,7 @@ def format_report(nvim: str, report: str, tmp_path) -> str:
     ("hard_error", "Verdict: 1 hard error"),
 ])
 def test_probe_buffer_says_the_truth_in_the_worst_cases(case, said, tmp_path):
-    """Real reports (tests/probe/make_verdict_reports.py): how the run ended and its errors come
+    """Real reports (tests/helpers/make_verdict_reports.py): how the run ended and its errors come
     first, a dropped frame is flagged, and no run that failed or produced no graph reads as clean."""
     ensure_apt("neovim")
     text = format_report("/usr/bin/nvim", os.path.join(VERDICTS, f"{case}.json"), tmp_path)

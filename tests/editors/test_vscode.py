@@ -11,7 +11,8 @@ import subprocess
 import zipfile
 
 import pytest
-from editorutil import EDITORS, PROJECT, PYTHON, ROOT, require_server, server_env, tool
+
+from tests.helpers.editorutil import EDITORS, PROJECT, PYTHON, ROOT, require_server, server_env, tool
 
 pytestmark = [pytest.mark.editor, pytest.mark.slow]
 

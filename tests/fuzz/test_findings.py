@@ -1,6 +1,6 @@
 """One minimal reproducer per finding in /work/notes/fuzz_findings.md: a regression test once the
 finding is fixed, a strict xfail while it is open (a fix makes it XPASS, strict turns that into a
-failure, and the xfail -- with its predicate in known.py -- is removed).  Performance findings carry
+failure, and the xfail -- with its predicate in tests/helpers/fuzz_known.py -- is removed).  Performance findings carry
 a time bound far above what a linear algorithm needs (so they do not flake) and far below what the
 quadratic one took; an open one costs its bound, not minutes."""
 
@@ -10,7 +10,8 @@ import json
 import signal
 
 import pytest
-from fuzzutil import lint_bytes, parse_errors, range_problems
+
+from tests.helpers.fuzzutil import lint_bytes, parse_errors, range_problems
 
 
 def _nb(cells: list, metadata: object = None) -> bytes:

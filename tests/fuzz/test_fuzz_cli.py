@@ -12,9 +12,11 @@ import shutil
 import subprocess
 import sys
 
-import known
 import pytest
-from fuzzutil import (
+from tclint.rules.source import decode_source
+
+from tests.helpers import fuzz_known as known
+from tests.helpers.fuzzutil import (
     LONG,
     SCALE,
     Chooser,
@@ -27,7 +29,6 @@ from fuzzutil import (
     sarif_validator,
     tried,
 )
-from tclint.rules.source import decode_source
 
 TCLINT = os.path.join(os.path.dirname(sys.executable), "tclint")
 CRASH_MARKERS = ("Traceback", "internal error", "Error:", "Exception")
@@ -83,7 +84,7 @@ def _lines_of(path: str, cell: int | None) -> list[str]:
     with open(path, "rb") as fh:
         data = fh.read()
     if cell is not None:
-        from fuzzutil import cell_sources
+        from tests.helpers.fuzzutil import cell_sources
 
         return file_lines(cell_sources(data)[cell - 1] or "")
     text = decode_source(data).text

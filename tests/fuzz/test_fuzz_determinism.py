@@ -9,8 +9,12 @@ import os
 import shutil
 import tempfile
 
-import known
-from fuzzutil import (
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from tclint.rules.cache import Cache
+
+from tests.helpers import fuzz_known as known
+from tests.helpers.fuzzutil import (
     as_dicts,
     budget,
     gently_mutated_files,
@@ -20,9 +24,6 @@ from fuzzutil import (
     python_seeds,
     tried,
 )
-from hypothesis import assume, given
-from hypothesis import strategies as st
-from tclint.rules.cache import Cache
 
 SEEDS = python_seeds()
 inputs = st.one_of(gently_mutated_files(SEEDS), mutated_files(SEEDS, max_ops=2),

@@ -8,8 +8,13 @@ from __future__ import annotations
 import json
 import os
 
-import known
-from fuzzutil import (
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from tclint.rules.fixes import add_noqa, apply_fixes, fix_allowed
+from tclint.rules.notebook import add_noqa_to_notebook
+
+from tests.helpers import fuzz_known as known
+from tests.helpers.fuzzutil import (
     FUZZ_DIR,
     budget,
     compiled_notebooks,
@@ -20,10 +25,6 @@ from fuzzutil import (
     python_seeds,
     tried,
 )
-from hypothesis import assume, given
-from hypothesis import strategies as st
-from tclint.rules.fixes import add_noqa, apply_fixes, fix_allowed
-from tclint.rules.notebook import add_noqa_to_notebook
 
 SEEDS = python_seeds()
 UNSUPPRESSIBLE = ("TC000", "TC011", "TC012")  # add_noqa leaves these alone by design

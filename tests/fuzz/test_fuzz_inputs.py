@@ -4,9 +4,18 @@ and tclint agree on what parses."""
 
 from __future__ import annotations
 
-from fuzzutil import budget, compiles, lint_bytes, parse_errors, range_problems, token_soup, tried
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.helpers.fuzzutil import (
+    budget,
+    compiles,
+    lint_bytes,
+    parse_errors,
+    range_problems,
+    token_soup,
+    tried,
+)
 
 
 @budget(300)

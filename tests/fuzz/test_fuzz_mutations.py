@@ -7,7 +7,9 @@ parseable, so the rules, the region pass, suppressions and fixes run on odd code
 
 from __future__ import annotations
 
-from fuzzutil import (
+from hypothesis import given
+
+from tests.helpers.fuzzutil import (
     budget,
     compiles,
     format_problems,
@@ -19,7 +21,6 @@ from fuzzutil import (
     range_problems,
     tried,
 )
-from hypothesis import given
 
 SEEDS = python_seeds()
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
-import known
-from fuzzutil import (
+from hypothesis import assume, given
+
+from tests.helpers import fuzz_known as known
+from tests.helpers.fuzzutil import (
     budget,
     compiled_notebooks,
     format_problems,
@@ -18,12 +20,11 @@ from fuzzutil import (
     range_problems,
     tried,
 )
-from hypothesis import assume, given
 
 NB = "fuzz.ipynb"
 
 def _lint_notebook(data: bytes, prop: str):
-    assume(not known.notebook_open(data))  # open findings, if any: see known.py
+    assume(not known.notebook_open(data))  # open findings, if any: see tests/helpers/fuzz_known.py
     tried(prop)
     result = lint_bytes(data, name=NB)
     assert range_problems(result, {NB: data}) == []

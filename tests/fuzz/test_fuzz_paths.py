@@ -20,10 +20,11 @@ import shutil
 import tempfile
 from urllib.parse import unquote_to_bytes, urlsplit
 
-from fuzzutil import budget, tried
 from hypothesis import given
 from hypothesis import strategies as st
 from tclint.rules import cli
+
+from tests.helpers.fuzzutil import budget, tried
 
 SOURCE = b"import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
 PIECES = [b"\x1b[31m", b"\x1b]0;t\x07", b"\n", b"\r", b"\t", b" ", b"\xff", b"\xfe\xfd", b"\xc3\xa9", b"\xe2\x80\xae",

@@ -22,12 +22,21 @@ import stat
 import tempfile
 import tokenize
 
-from fuzzutil import budget, compiles, gently_mutated_files, lint_bytes, python_seeds, token_soup, tried
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from tclint.rules.cli import main
 from tclint.rules.source import decode_source
 from tclint.rules.suppress import scan
+
+from tests.helpers.fuzzutil import (
+    budget,
+    compiles,
+    gently_mutated_files,
+    lint_bytes,
+    python_seeds,
+    token_soup,
+    tried,
+)
 
 SEEDS = python_seeds()
 _LOGICAL_ENDS = (tokenize.NEWLINE, tokenize.NL)

@@ -10,7 +10,8 @@ import time
 
 import libcst
 import pytest
-from fuzzutil import compiles, format_problems, lint_bytes, parse_errors, range_problems, tried
+
+from tests.helpers.fuzzutil import compiles, format_problems, lint_bytes, parse_errors, range_problems, tried
 
 NESTED = {
     "parentheses": lambda d: "(" * d + "x" + ")" * d,

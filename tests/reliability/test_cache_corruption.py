@@ -9,12 +9,13 @@ import shutil
 import tempfile
 
 import pytest
-from fuzzutil import as_dicts, budget, lint_bytes, python_seeds, tried
 from hypothesis import given
 from hypothesis import strategies as st
-from relutil import tclint
 from tclint.rules import sealed
 from tclint.rules.cache import Cache
+
+from tests.helpers.fuzzutil import as_dicts, budget, lint_bytes, python_seeds, tried
+from tests.helpers.relutil import tclint
 
 SEEDS = python_seeds()
 FILES = {"a.py": SEEDS[3], "b.py": SEEDS[10], "c.py": SEEDS[-2]}

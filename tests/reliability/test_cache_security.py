@@ -14,12 +14,13 @@ import pickle
 import subprocess
 
 import pytest
-from fuzzutil import budget, gently_mutated_files, python_seeds, tried
 from hypothesis import given
 from hypothesis import strategies as st
-from relutil import tclint
 from tclint.rules import cachedir, sealed
 from tclint.rules.cache import STATS, Cache
+
+from tests.helpers.fuzzutil import budget, gently_mutated_files, python_seeds, tried
+from tests.helpers.relutil import tclint
 
 
 @pytest.fixture(autouse=True)
@@ -471,10 +472,11 @@ def test_facts_and_findings_round_trip_through_plain_data(data):
     a field type the codec mishandles would show as a difference, not as a wrong finding."""
     import marshal
 
-    from fuzzutil import lint_bytes
     from tclint.rules import plaindata
     from tclint.rules.engine import analyze_source
     from tclint.rules.reading import read_source
+
+    from tests.helpers.fuzzutil import lint_bytes
 
     tried("cache: facts and findings round-trip through plain data")
     result = lint_bytes(data)

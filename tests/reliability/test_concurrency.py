@@ -12,8 +12,9 @@ import subprocess
 import time
 
 import pytest
-from fuzzutil import Chooser, mutate_gently, python_seeds
-from relutil import ROOT, TCLINT, env, tclint
+
+from tests.helpers.fuzzutil import Chooser, mutate_gently, python_seeds
+from tests.helpers.relutil import ROOT, TCLINT, env, tclint
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from relutil import tclint
 from tclint.rules.cli import main
+
+from tests.helpers.relutil import tclint
 
 CODE = "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
 

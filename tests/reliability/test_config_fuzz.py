@@ -10,10 +10,11 @@ import math
 import os
 import tempfile
 
-from fuzzutil import budget, format_problems, lint_bytes, tried
 from hypothesis import given
 from hypothesis import strategies as st
 from tclint.rules.config import DYNAMO_KEYS, KEYS, PROBE_KEYS, ConfigError, load_file
+
+from tests.helpers.fuzzutil import budget, format_problems, lint_bytes, tried
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
 _codes = st.sampled_from(["TC", "ALL", "TC1", "TC10", "TC104", "TC101", "TC2", "TC3", "TC012", "TC000", "TC999", "E501", "tc1", ""])

@@ -13,9 +13,10 @@ import stat
 import subprocess
 
 import pytest
-from relutil import TCLINT, env, tclint
 from tclint.rules import writeback
 from tclint.rules.cli import main
+
+from tests.helpers.relutil import TCLINT, env, tclint
 
 HEAD = "import torch\n\n@torch.compile\ndef f(x):\n"
 # one safe fix (the unused noqa on line 5 goes) and one TC101 finding for --add-noqa

@@ -16,7 +16,8 @@ import textwrap
 
 import pytest
 import yaml
-from relutil import BIN, ROOT, LspSession, run, tclint
+
+from tests.helpers.relutil import BIN, ROOT, LspSession, run, tclint
 
 # lazily imported by the CLI, the engine, the report writers, the server (pygls, asyncio) ...
 SHADOWED = ("json", "argparse", "logging", "typing", "tokenize", "difflib", "tempfile", "pickle", "fnmatch",

@@ -25,7 +25,8 @@ import subprocess
 import tempfile
 
 import pytest
-from relutil import TCLINT, env, tclint
+
+from tests.helpers.relutil import TCLINT, env, tclint
 
 BAD = b"bad\xffname.py"
 SOURCE = b"import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x.item()\n"

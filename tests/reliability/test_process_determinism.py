@@ -9,8 +9,9 @@ import random
 import shutil
 
 import pytest
-from fuzzutil import Chooser, mutate_gently, python_seeds
-from relutil import ROOT, tclint
+
+from tests.helpers.fuzzutil import Chooser, mutate_gently, python_seeds
+from tests.helpers.relutil import ROOT, tclint
 
 
 @pytest.fixture(scope="module")

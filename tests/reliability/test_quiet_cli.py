@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from relutil import tclint
+
+from tests.helpers.relutil import tclint
 
 # Valid Python 3.11 that makes `ast.parse` warn: "invalid decimal literal" (SyntaxWarning),
 # "invalid escape sequence" (DeprecationWarning in 3.11, SyntaxWarning from 3.12).

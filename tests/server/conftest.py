@@ -3,17 +3,10 @@ capability snapshots of real clients (VS Code, Neovim 0.7 push-only, Neovim 0.11
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 import pytest_asyncio
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-
-from lsputil import start_client  # noqa: E402
+from tests.helpers.lsputil import start_client
 
 
 @pytest_asyncio.fixture
@@ -41,6 +34,6 @@ async def start():
 @pytest.fixture
 def project(tmp_path):
     """A small project: a model package, a training script that compiles it, a pyproject."""
-    from lsputil import write_project
+    from tests.helpers.lsputil import write_project
 
     return write_project(tmp_path / "proj")

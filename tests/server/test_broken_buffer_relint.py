@@ -8,8 +8,9 @@ the first four lines)."""
 from __future__ import annotations
 
 import pytest
-from lsputil import MODEL, write_project
 from tclint.server.workspace import Workspace
+
+from tests.helpers.lsputil import MODEL, write_project
 
 TEXT = MODEL + "\n\nfast = torch.compile(Model())\n"  # compiled in the document itself: TC104, TC101
 

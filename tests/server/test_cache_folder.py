@@ -8,9 +8,10 @@ import os
 import subprocess
 import sys
 
-from lsputil import MODEL, write_project
 from tclint.rules import sealed
 from tclint.server.workspace import Workspace
+
+from tests.helpers.lsputil import MODEL, write_project
 
 
 def _snapshot(folder) -> dict[str, bytes]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from lsputil import apply_edits, diagnostics, edits_of, open_doc
 from tclint.rules import registry
+
+from tests.helpers.lsputil import apply_edits, diagnostics, edits_of, open_doc
 
 pytestmark = pytest.mark.timeout(180)
 

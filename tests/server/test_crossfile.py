@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 from lsprotocol import types
-from lsputil import MODEL, PYPROJECT, change_doc, codes, diagnostics, open_doc, write_project
+
+from tests.helpers.lsputil import MODEL, PYPROJECT, change_doc, codes, diagnostics, open_doc, write_project
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -8,7 +8,17 @@ import asyncio
 
 import pytest
 from lsprotocol import types
-from lsputil import apply_edits, change_doc, codes, diagnostics, edits_of, is_pull, open_doc, replace_range
+
+from tests.helpers.lsputil import (
+    apply_edits,
+    change_doc,
+    codes,
+    diagnostics,
+    edits_of,
+    is_pull,
+    open_doc,
+    replace_range,
+)
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsputil import write_project
-from rawlsp import ROOT, RawClient
 from tclint.server.framing import Deframer, FramedStdin
+
+from tests.helpers.lsputil import write_project
+from tests.helpers.rawlsp import ROOT, RawClient
 
 pytestmark = pytest.mark.timeout(120)
 

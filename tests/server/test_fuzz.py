@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lsputil import MODEL, write_project
-from rawlsp import RawClient
+
+from tests.helpers.lsputil import MODEL, write_project
+from tests.helpers.rawlsp import RawClient
 
 pytestmark = pytest.mark.timeout(600)
 EXAMPLES = int(os.environ.get("TCLINT_FUZZ_EXAMPLES", "40"))

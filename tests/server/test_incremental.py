@@ -161,7 +161,7 @@ def test_split_and_diff_lines_follow_pythons_line_ends():
 def test_fixcheck_is_installed_through_the_engine_hook(tmp_path):
     """fixcheck.install() makes the engine choose every reported finding's fix through
     fixcheck.choose_fix (engine.set_fix_chooser), and None puts the default back."""
-    from lintutil import lint_code
+    from tests.helpers.lintutil import lint_code
 
     code = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
     seen = []
@@ -174,7 +174,7 @@ def test_fixcheck_is_installed_through_the_engine_hook(tmp_path):
         assert seen and d.fix is None  # the installed chooser decided
     finally:
         engine.set_fix_chooser(None)
-    assert engine._fix_chooser is engine.first_parsing_fix
+    assert engine._fix_chooser is engine.offered_fixes
     (d,) = [d for d in lint_code(tmp_path, code).diagnostics if d.code == "TC104"]
     assert d.fix is not None
 
@@ -261,7 +261,7 @@ def test_codemod_arguments_name_places_as_spans_only(tmp_path):
     """A place written as a plain string cannot be found by what moves positions after an edit (the
     incremental merge, shift_diagnostic): every codemod fix of the rules' examples names its places
     as Spans and no argument is a number in a string.  Fails on the old encoding ('12', '8', ...)."""
-    from lintutil import lint_code
+    from tests.helpers.lintutil import lint_code
 
     seen = 0
     for rule in all_rules():

@@ -7,7 +7,8 @@ import os
 import textwrap
 
 import pytest
-from lsputil import PYPROJECT, codes, diagnostics, open_doc, write_project
+
+from tests.helpers.lsputil import PYPROJECT, codes, diagnostics, open_doc, write_project
 
 pytestmark = pytest.mark.timeout(180)
 

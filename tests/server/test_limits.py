@@ -10,11 +10,12 @@ import os
 from pathlib import Path
 
 import pytest
-from lsputil import MODEL, PYPROJECT, write_project
-from rawlsp import RawClient
 from tclint.rules.reading import read_source
 from tclint.server import workspace as workspace_mod
 from tclint.server.workspace import Workspace, buffer_too_large, unindexable
+
+from tests.helpers.lsputil import MODEL, PYPROJECT, write_project
+from tests.helpers.rawlsp import RawClient
 
 pytestmark = pytest.mark.timeout(120)
 LIMIT = 20_000

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 import pytest
-from rawlsp import RawClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from tests.helpers.bench_scripts import load
+from tests.helpers.rawlsp import RawClient
 
-from server_latency import TRAIN, Editor, model_source, rss_kib
+_latency = load("server_latency")
+TRAIN, Editor, model_source, rss_kib = _latency.TRAIN, _latency.Editor, _latency.model_source, _latency.rss_kib
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 EDITS = int(os.environ.get("TCLINT_MEMORY_EDITS", "10000"))

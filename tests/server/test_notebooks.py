@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from lsputil import diagnostics, edits_of, write_project
 from pytest_lsp import client_capabilities
+
+from tests.helpers.lsputil import diagnostics, edits_of, write_project
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from lsputil import diagnostics, open_doc
 from tclint.server.convert import workspace_relative
+
+from tests.helpers.lsputil import diagnostics, open_doc
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,8 +10,9 @@ import textwrap
 
 import pytest
 from lsprotocol import types
-from lsputil import change_doc, diagnostics, open_doc, replace_range, write_project
-from rawlsp import RawClient
+
+from tests.helpers.lsputil import change_doc, diagnostics, open_doc, replace_range, write_project
+from tests.helpers.rawlsp import RawClient
 
 pytestmark = [pytest.mark.timeout(400), pytest.mark.dynamo]
 

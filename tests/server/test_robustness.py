@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsputil import MODEL, write_project
-from rawlsp import RawClient
+
+from tests.helpers.lsputil import MODEL, write_project
+from tests.helpers.rawlsp import RawClient
 
 pytestmark = pytest.mark.timeout(120)
 

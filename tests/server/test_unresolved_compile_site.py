@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from lsputil import PYPROJECT, codes, diagnostics, open_doc, write_project
+
+from tests.helpers.lsputil import PYPROJECT, codes, diagnostics, open_doc, write_project
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -1,6 +1,6 @@
 // The probe view says the truth in the worst cases (issue 15): a run that raised, timed out,
 // crashed, produced no graph, whose synthesised inputs were rejected, or whose every compile failed
-// with a hard error.  The reports are real ones, stored by tests/probe/make_verdict_reports.py as
+// with a hard error.  The reports are real ones, stored by tests/helpers/make_verdict_reports.py as
 // the server's `tclint.probe` command returns them.
 "use strict";
 
@@ -12,7 +12,7 @@ const { load } = require("./helpers");
 
 const probeModel = load("probeModel");
 const probeHtml = load("probeHtml");
-const VERDICTS = path.resolve(__dirname, "..", "..", "..", "tests", "probe", "data", "verdicts");
+const VERDICTS = path.resolve(__dirname, "..", "..", "..", "tests", "fixtures", "runtime_probe", "verdicts");
 
 function render(name) {
   const raw = JSON.parse(fs.readFileSync(path.join(VERDICTS, `${name}.json`), "utf8"));

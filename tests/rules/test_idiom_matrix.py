@@ -1,0 +1,188 @@
+"""The idiom matrix: every program of the fixture corpus, its compile sites rewritten into each
+common way of writing them, must give the same findings and resolve every compile site.
+
+For each module-level ``NAME = torch.compile(ARG, OPTIONS)`` of ``tests/fixtures/corpus`` (ARG a module
+construction such as ``Model()`` / ``Model().eval()``, or a function name), the generator replaces
+that one line by an idiom's lines (``IDIOMS``: one line each, ``{name}``/``{arg}``/``{opts}``... are
+filled in), lints the rewritten program alone, and compares its findings, as (line, code) with the
+inserted lines mapped back onto the site's line, with the original program's.  ``tclint regions``
+must report no unresolved site, and no TC311 (compile target not resolved) may appear.  The
+self-returning ``nn.Module`` methods come from ``tclint.rules.nn_module_methods`` (derived from
+torch's source, see tests/rules/test_nn_module_methods.py): each is one more idiom.  Hook shapes
+(``"hook"`` idioms) register a hook holding a ``print`` on the compiled module: their findings are
+the original ones plus that one TC104 (mapped onto the site's line).
+
+Adding an idiom is one line in ``IDIOMS``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+import pytest
+from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
+
+from tests.helpers.lintutil import lint_tree
+
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
+
+# Arguments to call each self-returning method with (in a lint, never run).
+_METHOD_ARGS = {"apply": "(lambda m: None)", "to": "('cpu')", "type": "(torch.float32)", "train": "(False)",
+                "requires_grad_": "(False)", "to_empty": "(device='cpu')"}
+
+# (idiom, applies to "module" or "function" sites or "any", replacement lines).  Placeholders:
+# {name} the compiled name, {arg} the compiled expression, {opts} ", <options>" or "", {kw} the
+# options alone, {cls}/{ctor} the class and its constructor arguments (module sites), {chain} the
+# self-returning calls written after the construction (``.eval()``), if any.
+IDIOMS: list[tuple[str, str, str]] = [
+    ("plain", "any", "{name} = torch.compile({arg}{opts})"),
+    *[(f"method-{m}", "module", f"{{name}} = torch.compile({{arg}}.{m}{_METHOD_ARGS.get(m, '()')}{{opts}})")
+      for m in sorted(SELF_RETURNING_METHODS)],
+    ("chain", "module", "{name} = torch.compile({arg}.float().to('cpu').eval().requires_grad_(False).train(False){opts})"),
+    ("chain-variable", "module", "_m = {arg}.to('cpu')\n_m = _m.eval()\n{name} = torch.compile(_m{opts})"),
+    ("statement-then-compile", "module", "_m = {arg}\n_m.eval()\n{name} = torch.compile(_m{opts})"),
+    ("factory", "module", "def _build_model(cfg=None):\n    return {arg}\n{name} = torch.compile(_build_model(None){opts})"),
+    ("factory-variable", "module", "def _build_model(cfg=None):\n    model = {arg}\n    return model\n_m = _build_model(None).to('cpu')\n{name} = torch.compile(_m{opts})"),
+    ("factory-load", "module", "def _load_model(path):\n    m = {arg}\n    m.load_state_dict(m.state_dict())\n    return m.eval()\n{name} = torch.compile(_load_model('ckpt.pt'){opts})"),
+    ("classmethod-factory", "module", "class _Built({cls}):\n    @classmethod\n    def load(cls, path=None):\n        return cls({ctor})\n{name} = torch.compile(_Built.load(){chain}{opts})"),
+    ("classmethod-from-config", "module", "class _Built({cls}):\n    @classmethod\n    def from_config(cls, cfg=None):\n        return cls({ctor})\n_m = _Built.from_config(None){chain}\n{name} = torch.compile(_m{opts})"),
+    ("conditional-expression", "module", "_m = {arg} if __name__ != 'x' else torch.nn.Identity()\n{name} = torch.compile(_m{opts})"),
+    ("conditional-statement", "module", "if __name__ != 'x':\n    _m = {arg}\nelse:\n    _m = torch.nn.Identity()\n{name} = torch.compile(_m{opts})"),
+    ("tuple-return", "module", "def _build():\n    return {arg}, torch.optim.SGD([torch.zeros(1)], lr=0.1)\n_m, _opt = _build()\n{name} = torch.compile(_m{opts})"),
+    ("deepcopy", "module", "import copy\n_m = copy.deepcopy({arg})\n{name} = torch.compile(_m{opts})"),
+    ("device-context", "module", "with torch.device('cpu'):\n    _m = {arg}\n{name} = torch.compile(_m{opts})"),
+    ("compile-forward", "module", "_m = {arg}\n{name} = torch.compile(_m.forward{opts})"),
+    ("compile-lambda", "module", "_m = {arg}\n{name} = torch.compile(lambda *args, **kwargs: _m(*args, **kwargs){opts})"),
+    ("sequential", "module", "{name} = torch.compile(torch.nn.Sequential({arg}){opts})"),
+    ("ddp", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = torch.compile(DDP({arg}){opts})"),
+    ("fsdp", "module", "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n{name} = torch.compile(FSDP({arg}){opts})"),
+    ("ddp-of-compiled", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = DDP(torch.compile({arg}{opts}))"),
+    ("ddp-module", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n_ddp = DDP({arg}, device_ids=[0])\n{name} = torch.compile(_ddp.module{opts})"),
+    ("fully-shard", "module", "from torch.distributed.fsdp import fully_shard\n_m = fully_shard({arg})\n{name} = torch.compile(_m{opts})"),
+    ("method-compile", "module", "{name} = {arg}\n{name}.compile({kw})"),
+    ("regional-loop", "module", "_outer = torch.nn.ModuleList([{arg}])\nfor _blk in _outer:\n    _blk.compile({kw})\n{name} = _outer[0]"),
+    ("regional-enumerate", "module", "_outer = torch.nn.ModuleList([{arg}])\nfor _i, _blk in enumerate(_outer):\n    _outer[_i] = torch.compile(_blk{opts})\n{name} = _outer[0]"),
+    ("regional-setattr", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.inner = {arg}\n_outer = _Wrap()\nfor _n, _c in _outer.named_children():\n    setattr(_outer, _n, torch.compile(_c{opts}))\n{name} = _outer.inner"),
+    ("regional-generator", "module", "_outer = torch.nn.ModuleList(torch.compile(_b{opts}) for _b in [{arg}])\n{name} = _outer[0]"),
+    # a wrapper module given the model as a later constructor argument, by keyword or position,
+    # annotated only as a Module (`Bottleneck(enc, quantizer=VectorQuantize(...))`); its stored
+    # submodule is compiled (`torch.compile(wrapper.net)`, as x-transformers users do)
+    ("ctor-keyword", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner: torch.nn.Module):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n_w = _Wrap(1.0, inner={arg})\n{name} = torch.compile(_w.inner{opts})"),
+    ("ctor-second-positional", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n{name} = torch.compile(_Wrap(1.0, {arg}).inner{opts})"),
+    ("partial", "function", "import functools\n{name} = torch.compile(functools.partial({arg}){opts})"),
+    ("lambda", "function", "{name} = torch.compile(lambda *args, **kwargs: {arg}(*args, **kwargs){opts})"),
+    ("stored-in-dict", "any", "_compiled = {{'fn': torch.compile({arg}{opts})}}\n{name} = _compiled['fn']"),
+    ("stored-in-list", "any", "_compiled = [torch.compile({arg}{opts})]\n{name} = _compiled[0]"),
+    ("stored-on-object", "any", "class _Holder:\n    pass\n_holder = _Holder()\n_holder.fn = torch.compile({arg}{opts})\n{name} = _holder.fn"),
+    # hook shapes (issue 12 item 3): each registers a hook holding one `print` on the compiled
+    # module; the hook runs inside the compiled frame, so exactly one more finding: TC104 there
+    ("hook-direct", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n_m.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-pre", "hook", "def _hook(mod, args):\n    print('hook')\n_m = {arg}\n_m.register_forward_pre_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-named-modules", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\nfor _n, _sub in _m.named_modules():\n    _sub.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
+    ("hook-factory", "hook", "def _make_hook(tag):\n    def _hook(mod, args, out):\n        print(tag)\n    return _hook\n_m = {arg}\n_m.register_forward_hook(_make_hook('m'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-partial", "hook", "import functools\ndef _hook(mod, args, out, tag=None):\n    print(tag)\n_m = {arg}\n_m.register_forward_hook(functools.partial(_hook, tag='m'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-lambda", "hook", "_m = {arg}\n_m.register_forward_hook(lambda mod, args, out: print('hook'))\n{name} = torch.compile(_m{opts})"),
+    ("hook-after-compile", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n{name} = torch.compile(_m{opts})\n_m.register_forward_hook(_hook)"),
+    ("hook-method", "hook", "class _Logger:\n    def hook(self, mod, args, out):\n        print('hook')\n_m = {arg}\n_m.register_forward_hook(_Logger().hook)\n{name} = torch.compile(_m{opts})"),
+]
+
+
+@dataclass(frozen=True)
+class Site:
+    """One module-level ``name = torch.compile(arg, options)`` line of a corpus program."""
+
+    line: int
+    name: str
+    arg: str
+    kw: str
+    kind: str  # "module" or "function"
+    cls: str
+    ctor: str
+    chain: str
+
+
+def _sites(text: str) -> list[Site]:
+    out = []
+    for stmt in ast.parse(text).body:
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if not (isinstance(value, ast.Call) and ast.unparse(value.func) == "torch.compile" and value.args
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.lineno == stmt.end_lineno):
+            continue
+        arg = value.args[0]
+        kw = ", ".join(ast.unparse(k) for k in value.keywords)
+        core, chain = arg, ""
+        while isinstance(core, ast.Call) and isinstance(core.func, ast.Attribute) and core.func.attr in SELF_RETURNING_METHODS:
+            chain = ast.unparse(core)[len(ast.unparse(core.func.value)):] + chain
+            core = core.func.value
+        if isinstance(core, ast.Call):
+            kind, cls = "module", ast.unparse(core.func)
+            ctor = ast.unparse(core)[len(cls) + 1 : -1]
+        else:
+            kind, cls, ctor = "function", "", ""
+        out.append(Site(stmt.lineno, stmt.targets[0].id, ast.unparse(arg), kw, kind, cls, ctor, chain))
+    return out
+
+
+def _programs() -> list[tuple[str, str]]:
+    out = []
+    for folder in sorted(os.listdir(CORPUS)):
+        for name in sorted(os.listdir(os.path.join(CORPUS, folder))):
+            if name.endswith(".py"):
+                out.append((f"{folder}/{name}", open(os.path.join(CORPUS, folder, name), encoding="utf-8").read()))
+    return [(rel, text) for rel, text in out if _sites(text)]
+
+
+def rewrite(text: str, site: Site, template: str) -> tuple[str, int]:
+    """The program with ``site``'s line replaced by the idiom; how many lines were added."""
+    lines = template.format(name=site.name, arg=site.arg, opts=f", {site.kw}" if site.kw else "", kw=site.kw,
+                            cls=site.cls, ctor=site.ctor, chain=site.chain).split("\n")
+    src = text.split("\n")
+    src[site.line - 1 : site.line] = lines
+    return "\n".join(src), len(lines) - 1
+
+
+def findings(tmp_path, rel: str, text: str) -> tuple[set[tuple[int, str]], list[str]]:
+    path = tmp_path / os.path.basename(rel)
+    path.write_text(text, encoding="utf-8")
+    result = lint_tree(str(tmp_path), [path.name])
+    assert result.project is not None
+    unresolved = [f"{u.site.loc.line}: {u.reason}" for u in result.project.unresolved]
+    return {(d.span.start.line, d.code) for d in result.diagnostics}, unresolved
+
+
+def _cases() -> list[tuple[str, int, str]]:
+    cases = []
+    for rel, text in _programs():
+        for site in _sites(text):
+            for idiom, applies, _ in IDIOMS:
+                if applies in ("any", site.kind) or (applies == "hook" and site.kind == "module"):
+                    cases.append((rel, site.line, idiom))
+    return cases
+
+
+_TEXTS = dict(_programs())
+_BASELINE: dict[str, set[tuple[int, str]]] = {}
+
+
+@pytest.mark.parametrize(("rel", "line", "idiom"), _cases(), ids=lambda v: str(v))
+def test_idiom_gives_the_same_findings(tmp_path, rel: str, line: int, idiom: str) -> None:
+    text = _TEXTS[rel]
+    if rel not in _BASELINE:
+        base_dir = tmp_path / "base"
+        base_dir.mkdir()
+        base, unresolved = findings(base_dir, rel, text)
+        assert not unresolved, unresolved
+        _BASELINE[rel] = base
+    site = next(s for s in _sites(text) if s.line == line)
+    applies, template = next((a, t) for name, a, t in IDIOMS if name == idiom)
+    variant, added = rewrite(text, site, template)
+    got, unresolved = findings(tmp_path, rel, variant)
+    assert not unresolved, f"{idiom} at {rel}:{line}: {unresolved}"
+    mapped = {(ln if ln < line else (line if ln <= line + added else ln - added), code) for ln, code in got}
+    assert "TC311" not in {code for _, code in got}
+    expected = _BASELINE[rel] | ({(line, "TC104")} if applies == "hook" else set())
+    assert mapped == expected, (
+        f"{idiom} at {rel}:{line}: missing {sorted(expected - mapped)}, extra {sorted(mapped - expected)}"
+    )

@@ -1,0 +1,247 @@
+"""Following compiled regions into installed packages (issue 21): locating a module's source on
+disk without importing it, loading only what the regions reach, and TC312 at the user's line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+from tclint.rules.libfollow import LIBRARY_MEMO, Environment
+
+from tests.helpers.lintutil import lint_tree, write_tree
+
+# a package whose __init__ must never run (linting never runs code)
+BOOBY_TRAP = "raise SystemExit('imported: linting must never run library code')\n"
+
+LIB = {
+    "fakelib/__init__.py": BOOBY_TRAP + "from .layers import Layer\n",
+    "fakelib/layers.py": """
+        import torch
+        from torch import nn
+        from fakelib.ops import scale
+
+
+        class Layer(nn.Module):
+            def forward(self, x):
+                y = scale(x)
+                return y * x.sum().item()
+        """,
+    "fakelib/ops.py": """
+        import torch
+
+
+        def scale(x):
+            if x.sum() > 0:
+                return x * 2
+            return x
+        """,
+    "fakelib/unused.py": """
+        import torch
+
+
+        def never_reached(x):
+            return x.tolist()
+        """,
+}
+
+LIB = {name: textwrap.dedent(text) for name, text in LIB.items()}
+
+USER = textwrap.dedent("""
+    import torch
+    import fakelib
+
+    model = torch.compile(fakelib.Layer())
+    model(torch.ones(3))
+    """)
+
+
+def _site(tmp_path) -> tuple[str, str]:
+    """(an interpreter path, its site-packages) laid out as a venv, with fakelib installed."""
+    site = os.path.join(str(tmp_path), "env", "lib", "python3.11", "site-packages")
+    write_tree(site, LIB)
+    return os.path.join(str(tmp_path), "env", "bin", "python"), site
+
+
+def test_locate_reads_the_disk_only(tmp_path):
+    python, site = _site(tmp_path)
+    ns = os.path.join(str(tmp_path), "ns_root")
+    write_tree(ns, {"nspkg/sub/mod.py": "X = 1\n"})  # a namespace package (no __init__.py)
+    editable = os.path.join(str(tmp_path), "src", "edpkg")
+    write_tree(editable, {"__init__.py": BOOBY_TRAP, "core.py": "Y = 2\n"})
+    write_tree(site, {
+        "ns.pth": f"import os; raise SystemExit('pth code ran')\n{ns}\n",
+        "__editable__.edpkg_finder.py": f"MAPPING = {{'edpkg': {editable!r}}}\nraise SystemExit('finder ran')\n",
+    })
+    env = Environment.for_python(python)
+    assert env.locate("fakelib") == (os.path.join(site, "fakelib", "__init__.py"), True, site)
+    assert env.locate("fakelib.ops") == (os.path.join(site, "fakelib", "ops.py"), False, site)
+    assert env.locate("fakelib.nothing") is None
+    assert env.locate("nspkg.sub.mod") == (os.path.join(ns, "nspkg", "sub", "mod.py"), False, ns)
+    assert env.locate("edpkg.core") == (os.path.join(editable, "core.py"), False, os.path.dirname(editable))
+    assert env.locate("edpkg")[0] == os.path.join(editable, "__init__.py")
+    assert not {"fakelib", "edpkg", "nspkg"} & set(sys.modules)
+
+
+def test_compile_site_into_a_library_reports_at_the_users_line(tmp_path):
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    diags = result.diagnostics
+    assert {d.path for d in diags} == {"train.py"}, [(d.path, d.code) for d in diags]  # no library file reported
+    [summary] = [d for d in diags if d.code == "TC312"]
+    assert summary.line == 5
+    assert "2 likely graph breaks" in summary.message
+    sites = sorted((os.path.relpath(r.path, site), r.span.start.line, r.message.split(" ", 1)[0]) for r in summary.related)
+    assert sites == [("fakelib/layers.py", 10, "TC101"), ("fakelib/ops.py", 6, "TC102")]
+    assert all("train.py:5" in r.message and "Layer.forward" in r.message for r in summary.related)
+    assert "TC311" not in {d.code for d in diags}  # the compile site resolved into the package
+    loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
+    assert "fakelib/unused.py" not in loaded  # only what the regions reach is loaded
+    assert {"fakelib/layers.py", "fakelib/ops.py"} <= loaded
+
+
+def test_without_follow_libraries_the_site_is_unresolved(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"probe": {"python": python}})
+    assert "TC312" not in {d.code for d in result.diagnostics}
+
+
+def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
+    """Library facts (plain and refined) come from the user-level cache the second time: an edit in
+    the user's file re-walks only the user's file."""
+    from tclint.rules import engine, libfollow
+    from tclint.rules.cache import Cache
+    from tclint.rules.config import parse_table
+
+    from tests.helpers.lintutil import _FixedResolver
+
+    python, site = _site(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    settings = parse_table({"follow-libraries": True, "probe": {"python": python}}, None)
+    settings.root = proj
+    walked: list[str] = []
+    real = engine.analyze_source
+
+    def counting(src, *args, **kwargs):
+        walked.append(os.path.relpath(src.path, site) if src.path.startswith(site) else os.path.basename(src.path))
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyze_source", counting)
+    monkeypatch.chdir(proj)
+
+    def run() -> list[str]:
+        walked.clear()
+        libfollow._MEMO.clear()  # a new process: only the user-level cache on disk is left
+        cache = Cache(os.path.join(proj, ".tclint_cache"))
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        cache.flush()
+        assert [d.code for d in result.diagnostics] == ["TC312"]
+        return sorted(walked)
+
+    first = run()
+    assert {"fakelib/layers.py", "fakelib/ops.py"} <= set(first)
+    with open(os.path.join(proj, "train.py"), "a") as fh:
+        fh.write("# an edit\n")
+    assert [w for w in run() if w.startswith("fakelib/")] == []
+
+
+def test_regions_lists_the_library_part_of_the_chain(tmp_path, monkeypatch, capsys):
+    import json
+
+    from tclint.rules.cli import run_regions
+
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER, "pyproject.toml": f'[tool.tclint.probe]\npython = "{python}"\n'})
+    monkeypatch.chdir(proj)
+    assert run_regions(["train.py", "--follow-libraries", "--output-format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["regions"]
+    lib = sorted((os.path.relpath(r["path"], site), r["function"]) for r in rows if r["library"])
+    assert lib == [("fakelib/layers.py", "Layer.forward"), ("fakelib/ops.py", "scale")]
+    assert all("train.py:5" in r["via"] for r in rows if r["library"])
+
+
+def test_severity_follows_heat(tmp_path):
+    from tclint.rules.model import Severity
+
+    python, site = _site(tmp_path)
+    write_tree(site, {"stacklib/__init__.py": BOOBY_TRAP, "stacklib/stack.py": textwrap.dedent("""
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x * x.sum().item()
+
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(4)])
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+        """)})
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER + "from stacklib.stack import Stack\nhot = torch.compile(Stack())\n"})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert by_line[5].severity == Severity.WARNING and "(none hot)" in by_line[5].message
+    assert by_line[8].severity == Severity.ERROR and "(1 hot)" in by_line[8].message
+    assert "(hot, " in by_line[8].related[0].message
+
+
+def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch):
+    """The whole-run cache is keyed by the project's files only: it is not used while following."""
+    from tclint.rules import engine
+    from tclint.rules.cache import Cache
+    from tclint.rules.config import parse_table
+
+    from tests.helpers.lintutil import _FixedResolver
+
+    python, site = _site(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    settings = parse_table({"follow-libraries": True, "probe": {"python": python}}, None)
+    settings.root = proj
+    monkeypatch.chdir(proj)
+
+    def run() -> str:
+        cache = Cache(os.path.join(proj, ".tclint_cache"))
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        cache.flush()
+        return result.diagnostics[0].message
+
+    assert "2 likely graph breaks" in run()
+    write_tree(site, {"fakelib/ops.py": "def scale(x):\n    return x * 2\n"})  # the new version has no branch
+    assert "1 likely graph break " in run()
+
+
+def test_the_projects_selection_applies_to_library_sites(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}, "ignore": ["TC102"]})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert "1 likely graph break " in summary.message
+    assert [r.message.split(" ", 1)[0] for r in summary.related] == ["TC101"]
+
+
+def test_every_compile_site_reaching_the_library_code_gets_its_summary(tmp_path):
+    python, _site_dir = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    two = USER + "evaluated = torch.compile(fakelib.Layer().eval())\n"
+    write_tree(proj, {"train.py": two})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    summaries = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert sorted(summaries) == [5, 7]
+    assert all("2 likely graph breaks" in d.message for d in summaries.values())

@@ -1,0 +1,258 @@
+"""The variant set of compiled callables, read from their call sites (issue 13): one row per shape
+of eager code, with the dimensions and the predicted count the static analysis must give.
+The counts were measured under torch 2.13 (tests/fixtures/corpus/recompiles, truth-table rows r01-r05)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from tclint.rules.variants import variants
+
+from tests.helpers.lintutil import lint_code
+
+NET = """
+import random
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        {extra}
+
+    def forward(self, x, flag: bool = False, mode: str = "a"):
+        y = {body}
+        if flag:
+            y = y * 2
+        if mode == "a":
+            y = y + 1
+        return y
+
+net = Net()
+model = torch.compile(net)
+"""
+
+DROPOUT = ("self.drop = nn.Dropout(0.1)", "self.drop(self.fc(x))")
+PLAIN = ("pass", "self.fc(x)")
+READS_TRAINING = ("pass", "self.fc(x) * (2 if self.training else 1)")
+
+ROWS = [
+    # (id, module kind, driver code, expected {dimension kind: values}, expected count)
+    ("one-call", PLAIN, "def main(x):\n    return model(x)\n", {}, 1),
+    ("no_grad-and-grad", PLAIN, "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n",
+     {"grad_mode": ["grad", "no_grad"]}, 2),
+    ("inference_mode-is-a-third-variant", PLAIN,
+     "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n    with torch.inference_mode():\n        model(x)\n",
+     {"grad_mode": ["grad", "no_grad", "inference_mode"]}, 3),
+    ("no_grad-decorator", PLAIN, "@torch.no_grad()\ndef evaluate(x):\n    return model(x)\n\ndef main(x):\n    model(x)\n    evaluate(x)\n",
+     {"grad_mode": ["grad", "no_grad"]}, 2),
+    ("always-no_grad", PLAIN, "def main(x):\n    with torch.no_grad():\n        model(x)\n        model(x)\n", {}, 1),
+    ("autocast-some-calls", PLAIN,
+     "def main(x):\n    model(x)\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        model(x)\n",
+     {"autocast": ["fp32", "autocast(bfloat16)"]}, 2),
+    ("train-eval-with-dropout", DROPOUT, "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n",
+     {"training": ["train", "eval"]}, 2),
+    ("train-eval-on-compiled-object", DROPOUT, "def main(x):\n    model.train()\n    model(x)\n    model.eval()\n    model(x)\n",
+     {"training": ["train", "eval"]}, 2),
+    ("train-eval-reading-self.training", READS_TRAINING,
+     "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)\n        model(x)\n",
+     {"training": ["train", "eval"]}, 2),
+    ("train-eval-without-dropout", PLAIN, "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n", {}, 1),
+    ("dataloader-last-batch", PLAIN,
+     "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)\n    for (x,) in loader:\n        model(x)\n",
+     {"batch": ["full batch", "last batch"]}, 2),
+    ("dataloader-drop_last", PLAIN,
+     "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4, drop_last=True)\n    for (x,) in loader:\n        model(x)\n",
+     {}, 1),
+    ("random-bool-draw", PLAIN, "def main(x):\n    for _ in range(5):\n        model(x, flag=random.random() < 0.5)\n",
+     {"arg": ["False", "True"]}, 2),
+    ("string-choice", PLAIN, "def main(x):\n    for i in range(5):\n        model(x, mode='a' if i % 2 else 'b')\n",
+     {"arg": ["'a'", "'b'"]}, 2),
+    ("grad-times-train-eval", DROPOUT,
+     "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    with torch.no_grad():\n        model(x)\n",
+     {"grad_mode": ["grad", "no_grad"], "training": ["train", "eval"]}, 4),
+]
+
+
+@pytest.mark.parametrize(("module", "driver", "dims", "count"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+def test_variant_dimensions(tmp_path, module, driver, dims, count):
+    extra, body = module
+    code = textwrap.dedent(NET).replace("{extra}", extra).replace("{body}", body) + "\n" + driver
+    result = lint_code(tmp_path, code)
+    found = variants(result.project)
+    (v,) = [v for k, v in found.items() if k.endswith("Net.forward")]
+    assert {d.kind: d.values for d in v.dims} == dims
+    assert v.count == count
+    assert v.bounded
+
+
+def test_unbounded_counter_and_dynamic_scalars(tmp_path):
+    code = textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def rollout(x, n: int):
+            for _ in range(n):
+                x = torch.tanh(x)
+            return x
+
+        @torch.compile
+        def scaled(x, t: float, s: float):
+            return x * t + s
+
+        def main(x):
+            for step in range(100):
+                rollout(x, step)
+                scaled(x, step / 10, step * 2.0)
+        """)
+    found = {v.qualname: v for v in variants(lint_code(tmp_path, code).project).values()}
+    assert found["rollout"].count is None and not found["rollout"].bounded
+    assert "recompile limit" in found["rollout"].summary() or "limit (8)" in found["rollout"].summary()
+    # two floats changing together go dynamic in one recompile: 2 variants, not 4 (measured)
+    assert found["scaled"].count == 2
+
+
+def test_compiled_attribute_called_through_self(tmp_path):
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        class Server:
+            def __init__(self):
+                self.model = Head()
+                self.fast = torch.compile(self.model)
+
+            def warmup(self, x):
+                with torch.no_grad():
+                    self.fast(x)
+
+            def handle(self, x):
+                with torch.inference_mode():
+                    return self.fast(x)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.calls == 2
+    assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["no_grad", "inference_mode"])]
+
+
+def test_tc208_reports_the_line_to_change_with_the_other_side_related(tmp_path):
+    code = textwrap.dedent(NET).replace("{extra}", DROPOUT[0]).replace("{body}", DROPOUT[1]) + textwrap.dedent("""
+        def main(x, xv):
+            net.train()
+            model(x)
+            net.eval()
+            with torch.no_grad():
+                model(xv)
+        """)
+    result = lint_code(tmp_path, code)
+    got = sorted((d.span.start.line, d.extra["dimension"]) for d in result.diagnostics if d.code == "TC208")
+    lines = code.splitlines()
+    with_line = next(i for i, t in enumerate(lines, 1) if "with torch.no_grad()" in t)
+    eval_line = next(i for i, t in enumerate(lines, 1) if "net.eval()" in t)
+    assert got == [(eval_line, "training"), (with_line, "grad_mode")]
+    grad = next(d for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "grad_mode")
+    assert "Net.forward" in grad.message and "grad_mode" in grad.message
+    assert grad.related and grad.related[0].span.start.line == next(i for i, t in enumerate(lines, 1) if t.strip() == "model(x)")
+
+
+def test_variants_command_text_and_json(tmp_path, capsys):
+    from tclint.rules.cli import main
+
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def step(x, training: bool):
+            return torch.nn.functional.dropout(x, 0.1, training)
+
+        def main(x):
+            step(x, True)
+            with torch.no_grad():
+                step(x, False)
+        """))
+    assert main(["variants", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "step: ≈ 4 variants: grad/no_grad × False/True — bounded" in out
+    assert "1 compiled callable, 0 with unbounded variants." in out
+    assert main(["variants", "--output-format", "json", str(tmp_path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["callables"]
+    assert row["qualname"] == "step" and row["variants"] == 4 and row["bounded"] is True
+    assert {d["kind"] for d in row["dimensions"]} == {"grad_mode", "arg"}
+    assert main(["regions", "--output-format", "full", str(tmp_path)]) == 0
+    assert "variants: ≈ 4 variants" in capsys.readouterr().out
+
+
+def test_hover_text_of_a_compile_site_has_the_variant_summary(tmp_path):
+    from tclint.server.entries import compute
+
+    code = textwrap.dedent(NET).replace("{extra}", PLAIN[0]).replace("{body}", PLAIN[1]) + (
+        "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n")
+    result = lint_code(tmp_path, code)
+    (ff,) = result.project.files.values()
+    (site,) = [e for e in compute(ff.path, ff, result.project) if e.kind == "site"]
+    assert site.variants == "≈ 2 variants: grad/no_grad — bounded, warm each one up"
+    assert "**Variants:** ≈ 2 variants" in site.markdown
+
+
+DROPNET = """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+"""
+
+# (id, program after DROPNET, the marker of the line TC208 must report its training flip at, or
+# None for no training dimension).  A mode set before the compiled callable exists is its initial
+# state, not a flip; the mode is tracked through every holder of the module or the compiled object.
+MODE_ROWS = [
+    ("eval-in-the-compiled-argument",
+     "model = torch.compile(Net().eval())\ndef main(x):\n    for i in range(4):\n        model.train(i % 2 == 0)  # flip\n        model(x)\n",
+     "# flip"),
+    ("eval-statement-before-compile",
+     "m = Net()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("eval-in-a-factory",
+     "def load():\n    m = Net()\n    return m.eval()\nmodel = torch.compile(load())\ndef main(x):\n    model(x)\n    model.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("eval-before-compile-in-main",
+     "def main(x):\n    m = Net().eval()\n    model = torch.compile(m)\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+     "# flip"),
+    ("modes-set-only-before-compile",
+     "m = Net()\nm.train()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    model(x)\n",
+     None),
+    ("factory-also-called-between-calls",
+     "net = Net()\ndef reset():\n    net.eval()  # flip\nreset()\nmodel = torch.compile(net)\ndef main(x):\n    net.train()\n    model(x)\n    reset()\n    model(x)\n",
+     "# flip"),
+    ("element-of-a-module-list",
+     "outer = nn.ModuleList([Net()])\nfor i, blk in enumerate(outer):\n    outer[i] = torch.compile(blk)\nnet = outer[0]\n"
+     "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)  # flip\n        net(x)\n",
+     "# flip"),
+]
+
+
+@pytest.mark.parametrize(("program", "marker"), [r[1:] for r in MODE_ROWS], ids=[r[0] for r in MODE_ROWS])
+def test_train_eval_flip_is_a_change_between_calls(tmp_path, program, marker):
+    code = textwrap.dedent(DROPNET) + "\n" + program
+    result = lint_code(tmp_path, code)
+    got = [d.span.start.line for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "training"]
+    lines = code.splitlines()
+    assert got == ([] if marker is None else [next(i for i, t in enumerate(lines, 1) if marker in t)])
