@@ -167,6 +167,15 @@ def variants(project: Project) -> dict[str, Variants]:
             if dim is not None:
                 v.dims.append(dim)
         v.dims.extend(_arg_dimensions(mine, dynamic is False))
+        v.dims.extend(_cast_dimensions(mine))
+        members = _region_members(project).get(key, [key])
+        v.dims.extend(_global_dimensions(project, members))
+        buffer = _buffer_dimension(project, members, mine)
+        if buffer is not None:
+            v.dims.append(buffer)
+        fresh = fresh_sites(project).get(key)
+        if fresh:
+            v.dims.append(_fresh_dimension(fresh))
         inside = state.get(key)
         if inside:
             v.dims.append(Dimension("state", "state mutated inside the compiled code (int attribute / growing container)",
@@ -553,3 +562,200 @@ def _arg_note(name: str, kind: str) -> str:
     if kind in callsites.UNBOUNDED:
         return f"passes {callsites.UNBOUNDED[kind]} as `{name}`"
     return f"passes a value computed at run time as `{name}`"
+
+
+# -- input tensors: dtype, device, requires_grad -------------------------------------------------------
+CAST_FAMILIES = {
+    "dtype": ("dtype mismatch", "cast the inputs to one dtype before the call, or warm up each dtype (one compile per dtype)"),
+    "device": ("device mismatch", "move the inputs to one device before the call (one compile per device)"),
+    "requires_grad": ("requires_grad mismatch",
+                      "call it with inputs of one requires_grad setting (detach, or requires_grad_() on every call), or warm up both"),
+}
+
+
+def _param_name(call: callsites.RootCall, argkey: str) -> str | None:
+    if argkey.startswith("#"):
+        positional = [p for p in call.params if p.kind == "pos"]
+        i = int(argkey[1:])
+        return positional[i].name if i < len(positional) else None
+    return argkey if any(p.name == argkey for p in call.params) else None
+
+
+def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
+    """Input tensors passed cast at some calls only (``model(x.half())`` and ``model(x)``; an
+    adversarial input after ``requires_grad_()``): one variant per dtype / device / requires_grad."""
+    seen: dict[tuple[str, str], dict[str, list[Source]]] = {}
+    tagged_params: set[tuple[str, str]] = set()
+    rows = []
+    for call in calls:
+        vf = call.caller_file.variant_facts
+        tags = vf.casts.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
+        by_key = dict(t.partition("=")[::2] for t in tags)
+        for argkey, _kind in call.edge.args:
+            name = _param_name(call, argkey)
+            if name is None:
+                continue
+            tag = by_key.get(argkey)
+            rows.append((call, name, tag))
+            if tag is not None:
+                tagged_params.add((name, tag.partition(":")[0]))
+    for call, name, tag in rows:
+        for family in CAST_FAMILIES:
+            if (name, family) not in tagged_params:
+                continue
+            if tag is not None and tag.partition(":")[0] == family:
+                value = tag.partition(":")[2] or "requires_grad=True"
+                note = f"passes `{name}` with {value if family == 'requires_grad' else family + ' ' + value}"
+            else:
+                value = "requires_grad=False" if family == "requires_grad" else "as given"
+                note = f"passes `{name}` as given"
+            if family == "dtype" and value == "float32":
+                value = "as given"  # the default dtype: the same variant as an uncast float tensor
+            seen.setdefault((name, family), {}).setdefault(value, []).append(Source(call.caller_file.path, call.edge.loc, note))
+    out = []
+    for (name, family), values in seen.items():
+        if len(values) < 2:
+            continue
+        order = sorted(values, key=lambda v: v in ("as given", "requires_grad=False"))
+        sources = [s for v in order for s in values[v]]
+        words, advice = CAST_FAMILIES[family]
+        out.append(Dimension(family, f"tensor '{name}' {words}", order, True, _dedupe(sources), advice))
+    return out
+
+
+# -- globals read inside, rebound by eager code --------------------------------------------------------
+def _region_members(project: Project) -> dict[str, list[str]]:
+    """Root key -> the function keys of its region (the root first) (memoised per project)."""
+    index = project.memo.get("variants_members")
+    if index is None:
+        index = {}
+        for key, region in project.regions.items():
+            top = region
+            while top.depth != 0 and top.parent is not None:
+                top = top.parent
+            if top.depth == 0:
+                index.setdefault(top.func_key, []).append(key)
+        for key, members in index.items():
+            members.sort(key=lambda k: k != key)
+        project.memo["variants_members"] = index
+    return index
+
+
+def _global_dimensions(project: Project, members: list[str]) -> list[Dimension]:
+    """A module global (or a flag dict) read inside the compiled region and rebound by eager code
+    between calls: Dynamo guards on its value (``G['SCALE'] == 1.0``).  An int is specialised (a
+    recompile per value, unbounded), a float becomes dynamic after its second value (2), a bool or
+    a few constants are bounded by their values."""
+    out = []
+    done: set[tuple[str, str]] = set()
+    for mkey in members:
+        ff, fn = project.functions[mkey]
+        vf = ff.variant_facts
+        names = vf.global_reads.get(fn.qualname, ()) if vf is not None else ()
+        for name in names:
+            if (ff.path, name) in done:
+                continue
+            done.add((ff.path, name))
+            writes = []
+            for w in vf.global_writes:  # type: ignore[union-attr]
+                wname, kind, pos, writer = w.split("|")
+                if wname == name and (not writer or f"{ff.path}::{writer}" not in project.regions):
+                    writes.append((kind, Source(ff.path, _loc_of(pos), f"rebinds the global `{name}` between calls")))
+            dim = _global_dimension(name, ff.module_vars.get(name), writes)
+            if dim is not None:
+                out.append(dim)
+    return out
+
+
+def _global_dimension(name: str, initial: T.Ty | None, writes: list[tuple[str, Source]]) -> Dimension | None:
+    if not writes:
+        return None
+    kinds = {k for k, _ in writes}
+    consts = {k[6:] for k in kinds if k.startswith("const:")}
+    first = initial.dtype if initial is not None and initial.kind == T.SCALAR else None
+    if "unknown" in kinds and first is not None:
+        kinds.add(first)
+    sources = _dedupe([s for _, s in writes])
+    guard = f"G['{name}'] == <value>"
+    if "int" in kinds or "str" in kinds:
+        what = "an int" if "int" in kinds else "a string"
+        return Dimension("global", guard, [f"a new {'value' if 'int' in kinds else 'string'} per rebinding"], False, sources,
+                         f"{what} global is specialised: keep it in a tensor (torch.tensor(v)) or pass it as an argument")
+    if "float" in kinds or any("." in c for c in consts if c.replace(".", "", 1).lstrip("-").isdigit()):
+        return Dimension("global", f"{guard}, then dynamic", ["first value", "dynamic"], True, sources,
+                         "a float global becomes dynamic after its second value: 2 compiles; keep it in a 0-d tensor to compile once",
+                         becomes_dynamic=True)
+    if "bool" in kinds or consts <= {"True", "False"} and consts:
+        return Dimension("global", f"G['{name}'] == <True/False>", ["False", "True"], True, sources,
+                         "2 variants: warm both up, or read the flag outside the compiled function")
+    if len(consts) >= 2:
+        return Dimension("global", guard, sorted(consts), True, sources, "warm up every value before serving")
+    return None
+
+
+# -- buffers that start requiring grad -------------------------------------------------------------------
+def _buffer_dimension(project: Project, members: list[str], calls: list[callsites.RootCall]) -> Dimension | None:
+    """A buffer written in place with a value that requires grad (``self.keys.index_copy_(1, i,
+    self.kv(x))``) requires grad itself after the first call in grad mode: its
+    ``requires_grad`` guard fails once (2 compiles, measured)."""
+    if not any(not any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in _context(c)) for c in calls):
+        return None
+    sources = []
+    for mkey in members:
+        ff, fn = project.functions[mkey]
+        vf = ff.variant_facts
+        if vf is None or fn.cls is None or not vf.buffer_writes:
+            continue
+        for w in vf.buffer_writes:
+            cls, attr, pos = w.split("|")
+            loc = _loc_of(pos)
+            if cls == fn.cls and fn.loc.line <= loc.line <= fn.loc.end_line:
+                sources.append(Source(ff.path, loc, f"writes a value that requires grad into the buffer `self.{attr}`"))
+    if not sources:
+        return None
+    attr = sources[0].note.rsplit("`self.", 1)[1].rstrip("`")
+    return Dimension("requires_grad", f"tensor 'self._buffers['{attr}']' requires_grad mismatch", ["requires_grad=False", "requires_grad=True"],
+                     True, _dedupe(sources), "detach the value written into the buffer (`.detach()`) or write it under torch.no_grad()")
+
+
+# -- a new module instance compiled per iteration ---------------------------------------------------------
+def fresh_sites(project: Project) -> dict[str, list[Source]]:
+    """Root key -> the compile sites in a loop that compile a new instance built from loop values
+    (``torch.compile(Head(n_actions))`` per episode) (memoised per project)."""
+    index = project.memo.get("variants_fresh")
+    if index is None:
+        index = {}
+        for ff in project.files.values():
+            vf = ff.variant_facts
+            if vf is None or not vf.fresh_compiles:
+                continue
+            for item in vf.fresh_compiles:
+                pos, _, text = item.partition("|")
+                loc = _loc_of(pos)
+                for site in ff.compile_sites:
+                    if (site.loc.line, site.loc.col) == (loc.line, loc.col):
+                        for key in project.site_targets.get(site.id, ()):
+                            index.setdefault(key, []).append(Source(ff.path, loc, f"compiles a new `{text}` per iteration"))
+        project.memo["variants_fresh"] = index
+    return index
+
+
+def _fresh_dimension(sources: list[Source]) -> Dimension:
+    return Dimension("instance", "a new module instance per iteration (other parameter shapes / int attributes)",
+                     ["a new instance per iteration"], False, _dedupe(sources),
+                     "compile one module and reuse it (one head with the largest shape, sliced; sizes kept in tensors)")
+
+
+def unrooted_fresh_sites(project: Project) -> list[tuple[str, Loc, str]]:
+    """(path, loc, text) of compile sites in a loop compiling a new instance of a class outside the
+    project (``torch.compile(nn.Linear(8, n))``): no compiled root of ours to attach them to."""
+    out = []
+    rooted = {(s.path, s.loc.line, s.loc.col) for ss in fresh_sites(project).values() for s in ss}
+    for ff in project.files.values():
+        vf = ff.variant_facts
+        for item in vf.fresh_compiles if vf is not None else ():
+            pos, _, text = item.partition("|")
+            loc = _loc_of(pos)
+            if (ff.path, loc.line, loc.col) not in rooted:
+                out.append((ff.path, loc, text))
+    return out

@@ -23,8 +23,15 @@ GRAD_CONTEXTS = {
     "set_grad_enabled": "set_grad_enabled",
 }
 AUTOCAST = ("autocast",)
-WALK_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader")  # the full pass
+WALK_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader",
+              "requires_grad", ".half()", ".double()", ".bfloat16()", "float16", "float64", ".cuda(",
+              "register_buffer", "global ", "torch.compile(")  # the full pass
 CALL_CONTEXT_WORDS = (*WALK_WORDS, ".training", " else ")  # files worth a look at all (`a if c else b` choices)
+# in-place tensor methods that copy their argument into the receiver (and its requires_grad with it)
+INPLACE_WRITES = frozenset(("copy_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "add_", "sub_", "mul_",
+                            "lerp_", "index_add_", "scatter_add_", "masked_fill_"))
+CAST_METHODS = {"half": "dtype:float16", "double": "dtype:float64", "bfloat16": "dtype:bfloat16", "float": "dtype:float32",
+                "cuda": "device:cuda", "cpu": "device:cpu"}
 TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm")
 
 
@@ -104,6 +111,84 @@ def _root_name(expr: ast.expr) -> str | None:
             return None
 
 
+def _cast_tag(expr: ast.expr) -> str | None:
+    """``dtype:<d>`` / ``device:<d>`` / ``requires_grad`` for an argument written as a cast of a
+    tensor (``x.half()``, ``x.to(torch.bfloat16)``, ``x.to("cuda")``, ``x.detach().requires_grad_()``,
+    ``torch.randn(..., requires_grad=True)``); None when it says nothing about them."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute):
+        return None
+    attr = expr.func.attr
+    if attr in CAST_METHODS and not expr.args:
+        return CAST_METHODS[attr]
+    if attr == "requires_grad_":
+        if expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
+            return None
+        return "requires_grad"
+    if any(kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in expr.keywords):
+        return "requires_grad"
+    if attr in ("to", "type"):
+        for arg in [*expr.args, *(kw.value for kw in expr.keywords if kw.arg in ("dtype", "device"))]:
+            if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "torch":
+                return f"dtype:{arg.attr}"
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                return f"device:{arg.value.split(':', 1)[0]}"
+    return None
+
+
+def _value_kind(value: ast.expr, ints: set[str]) -> str:
+    """What a global is rebound to: ``const:<repr>``, ``bool``, ``int``, ``float``, ``str`` or
+    ``unknown`` (``ints``: names known to hold ints here, e.g. ``range`` loop variables)."""
+    if isinstance(value, ast.Constant):
+        return f"const:{repr(value.value)[:40]}"
+    if isinstance(value, (ast.Compare, ast.BoolOp)) or isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return "bool"
+    if isinstance(value, ast.JoinedStr):
+        return "str"
+    if isinstance(value, ast.Name):
+        return "int" if value.id in ints else "unknown"
+    if isinstance(value, ast.Call):
+        tail = _tail(value.func)
+        return {"len": "int", "int": "int", "round": "int", "float": "float", "time": "float", "perf_counter": "float",
+                "monotonic": "float", "random": "float", "uniform": "float", "randint": "int", "str": "str"}.get(tail or "", "unknown")
+    if isinstance(value, ast.BinOp):
+        parts = list(ast.walk(value))
+        if any(isinstance(n, ast.Div) for n in parts) or any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in parts):
+            return "float"
+        if any(isinstance(n, ast.Name) and n.id in ints for n in parts) or any(
+                isinstance(n, ast.Constant) and type(n.value) is int for n in parts):
+            return "int"
+    return "unknown"
+
+
+def _self_attr(expr: ast.expr) -> str | None:
+    """``b`` for ``self.b``."""
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return expr.attr
+    return None
+
+
+def _carries_grad(expr: ast.expr) -> bool:
+    """Whether a value written into a buffer comes out of a submodule call (``self.kv(x)``), so it
+    requires grad in grad mode; a ``.detach()`` anywhere on it says it does not."""
+    found = False
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("detach", "detach_"):
+                return False
+            if _self_attr(node.func) is not None:
+                found = True
+    return found
+
+
+def _module_dicts(tree: ast.Module) -> list[str]:
+    """Module-level names bound to a dict literal (flag dicts: ``FLAGS = {"fast": False}``)."""
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
+            out.extend(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return out
+
+
 class _Pass:
     """Statements are walked one by one (they carry the with-contexts, loops and scopes);
     the expressions inside a statement are scanned flat with ``ast.walk``."""
@@ -116,6 +201,17 @@ class _Pass:
         self.batches: list[dict[str, str]] = [{}]  # per function scope: batch name -> DataLoader position
         self.cls: list[str] = []
         self.training_readers: set[str] = set()
+        self.marks: list[dict[str, str]] = [{}]  # per function scope: name -> cast tag of the tensor it holds
+        self.funcs: list[str] = []  # qualnames of the enclosing functions
+        self.declared: list[set[str]] = [set()]  # per function scope: names declared `global`
+        self.ints: list[set[str]] = [set()]  # per function scope: `range` loop variables
+        self.loop_names: list[set[str]] = []  # names bound in each enclosing loop of the current scope
+        self.flag_dicts: set[str] = set()  # module-level dict names (flags read by name, written by item)
+        self.reads: dict[str, set[str]] = {}  # function qualname -> global names loaded
+        self.writes: list[str] = []
+        self.buffers: dict[str, set[str]] = {}  # class qualname -> registered buffer names
+        self.buffer_writes: list[tuple[str, str, str]] = []  # (class, attr, pos)
+        self.fresh: list[str] = []
 
     def pos(self, node: ast.AST) -> str:
         """``line:col:end_line:end_col`` of a node, in the character columns of ``node_loc``."""
@@ -137,7 +233,18 @@ class _Pass:
             self.ctx = saved + tags  # a decorator's context holds for the whole body
             self.loaders.append(dict(self.loaders[0]))
             self.batches.append({})
+            self.marks.append({})
+            self.declared.append(set())
+            self.ints.append(set())
+            saved_loops, self.loop_names = self.loop_names, []
+            parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
+            self.funcs.append(parent + node.name)
             self.body(node.body)
+            self.funcs.pop()
+            self.loop_names = saved_loops
+            self.ints.pop()
+            self.declared.pop()
+            self.marks.pop()
             self.loaders.pop()
             self.batches.pop()
             self.ctx = saved
@@ -166,6 +273,7 @@ class _Pass:
             self.scan(node.value)
             for target in node.targets:
                 self.scan(target)
+            self.assign(node)
             value = node.value
             if isinstance(value, ast.Call) and _tail(value.func) == "DataLoader" and _keeps_last_batch(value):
                 for target in node.targets:
@@ -173,6 +281,26 @@ class _Pass:
                         self.loaders[-1][name] = self.pos(value)
                         if len(self.loaders) == 1:
                             self.loaders[0][name] = self.pos(value)
+        elif isinstance(node, ast.Global):
+            self.declared[-1].update(node.names)
+        elif isinstance(node, ast.AugAssign):
+            self.scan(node.value)
+            self.scan(node.target)
+            if isinstance(node.target, ast.Name) and self.rebinds(node.target.id):
+                v = node.value
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    kind = "str"
+                elif isinstance(v, ast.Constant) and isinstance(v.value, float) or _value_kind(v, self.ints[-1]) == "float":
+                    kind = "float"
+                else:
+                    kind = "int"  # `STEP += 1`: a counter
+                self.write(node.target.id, kind, node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.scan(node.value)
+            call = node.value
+            if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and _cast_tag(call) == "requires_grad":
+                self.marks[-1][call.func.value.id] = "requires_grad"  # x.requires_grad_()
+            self.inplace(call)
         else:
             for _field, value in ast.iter_fields(node):
                 if isinstance(value, list):
@@ -192,9 +320,75 @@ class _Pass:
                 elif isinstance(value, ast.AST):
                     self.scan(value)
 
+    # globals, casts, buffers
+    def rebinds(self, name: str) -> bool:
+        """Whether assigning ``name`` here rebinds a module global: declared ``global`` in this
+        function, or a module-level assignment inside a loop."""
+        return name in self.declared[-1] if self.funcs else bool(self.loop_names) and not self.cls
+
+    def write(self, name: str, kind: str, node: ast.stmt) -> None:
+        self.writes.append(f"{name}|{kind}|{self.pos(node)}|{self.funcs[-1] if self.funcs else ''}")
+
+    def assign(self, node: ast.Assign) -> None:
+        """Cast tags of names (``xh = x.half()``), rebound globals, flag-dict items, subscript
+        writes into buffers (``self.keys[:, i] = self.kv(x)``) and names bound in a loop."""
+        value = node.value
+        tag = _cast_tag(value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if tag is not None:
+                    self.marks[-1][target.id] = tag
+                else:
+                    self.marks[-1].pop(target.id, None)
+                if self.rebinds(target.id):
+                    self.write(target.id, _value_kind(value, self.ints[-1]), node)
+                if self.loop_names:
+                    self.loop_names[-1].add(target.id)
+                    if self.fresh_ctor(value):
+                        self.loop_names[-1].add("@" + target.id)  # holds a new instance built from loop values
+            elif isinstance(target, ast.Subscript):
+                root = target.value
+                if isinstance(root, ast.Name) and root.id in self.flag_dicts and self.funcs:
+                    self.write(root.id, _value_kind(value, self.ints[-1]), node)
+                attr = _self_attr(root)
+                if attr is not None and self.cls and self.funcs and _carries_grad(value) and not self.no_grad():
+                    self.buffer_writes.append((self.cls[-1], attr, self.pos(node)))
+            elif isinstance(target, ast.Attribute) and target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+                if isinstance(value, ast.Constant) and value.value is True:
+                    self.marks[-1][target.value.id] = "requires_grad"
+
+    def no_grad(self) -> bool:
+        return any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in self.ctx)
+
+    def inplace(self, call: ast.Call) -> None:
+        """``self.<b>.index_copy_(..., self.kv(x))``: an in-place write of a value that requires
+        grad into an attribute of ``self`` (kept when the attribute is a registered buffer)."""
+        func = call.func
+        while isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Attribute):
+            func = func.value.func  # self.ema.mul_(d).add_(v): the receiver is self.ema
+        if not isinstance(call.func, ast.Attribute) or call.func.attr not in INPLACE_WRITES or not self.cls or not self.funcs:
+            return
+        attr = _self_attr(func.value) if isinstance(func, ast.Attribute) else None
+        if attr is None or self.no_grad():
+            return
+        if any(_carries_grad(a) for a in [*call.args, *(kw.value for kw in call.keywords)]):
+            self.buffer_writes.append((self.cls[-1], attr, self.pos(call)))
+
+    def fresh_ctor(self, value: ast.expr) -> bool:
+        """A constructor call (``Head(n_actions)``) whose arguments use names bound in the
+        enclosing loops: a new instance with other shapes / attributes per iteration."""
+        if not isinstance(value, ast.Call) or not (_tail(value.func) or "")[:1].isupper():
+            return False
+        bound = set().union(*self.loop_names) if self.loop_names else set()
+        return any(isinstance(n, ast.Name) and n.id in bound for a in [*value.args, *(k.value for k in value.keywords)] for n in ast.walk(a))
+
     def for_(self, node: ast.For | ast.AsyncFor) -> None:
         self.scan(node.iter)
         self.scan(node.target)
+        self.loop_names.append(set(_names(node.target)))
+        if isinstance(node.iter, ast.Call) and _tail(node.iter.func) in ("range", "enumerate", "trange"):
+            names = _names(node.target)
+            self.ints[-1].update(names[:1])
         source = node.iter
         target = node.target
         if isinstance(source, ast.Call) and _tail(source.func) == "enumerate" and source.args:
@@ -212,6 +406,7 @@ class _Pass:
                     added.append(name)
         self.body(node.body)
         self.body(node.orelse)
+        self.loop_names.pop()
         for name in added:
             self.batches[-1].pop(name, None)
 
@@ -220,9 +415,13 @@ class _Pass:
         """Record every call (and ``self.training`` read) in an expression; a lambda's body runs
         where the lambda is called, so its calls get no context from here."""
         in_lambda: set[int] = set()
+        reads = self.reads.setdefault(self.funcs[-1], set()) if self.funcs and not self.declared[-1] else None
         for node in ast.walk(root):
             if isinstance(node, ast.Call):
                 self.call(node, id(node) not in in_lambda)
+            elif isinstance(node, ast.Name):
+                if reads is not None and isinstance(node.ctx, ast.Load):
+                    reads.add(node.id)
             elif isinstance(node, ast.Attribute):
                 if node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls:
                     self.training_readers.add(self.cls[-1])
@@ -236,6 +435,8 @@ class _Pass:
         picks = _choices(node)
         if picks:
             self.facts.choices[key] = picks
+        if node.args or node.keywords:
+            self.call_args(node, key)
         batches = self.batches[-1]
         if batches:
             fed = []
@@ -249,6 +450,42 @@ class _Pass:
                     fed.append(f"{kw.arg}@{batches[name]}")
             if fed:
                 self.facts.batches[key] = tuple(fed)
+
+
+    def call_args(self, node: ast.Call, key: str) -> None:
+        """Cast tags of the arguments; ``self.register_buffer("b", ...)``; ``torch.compile`` of a
+        new instance built from loop values."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr == "register_buffer" and self.cls and node.args and isinstance(node.args[0], ast.Constant):
+                self.buffers.setdefault(self.cls[-1], set()).add(str(node.args[0].value))
+            elif func.attr == "compile" and isinstance(func.value, ast.Name) and func.value.id == "torch" and self.loop_names and node.args:
+                arg = node.args[0]
+                fresh = self.fresh_ctor(arg) or isinstance(arg, ast.Name) and "@" + arg.id in set().union(*self.loop_names)
+                if fresh:
+                    self.fresh.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
+        marks = self.marks[-1]
+        tags = []
+        for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
+            tag = _cast_tag(arg)
+            if tag is None and marks:
+                name = arg.id if isinstance(arg, ast.Name) else None
+                tag = marks.get(name) if name is not None else None
+            if tag is not None:
+                tags.append(f"{argkey}={tag}")
+        if tags:
+            self.facts.casts[key] = tuple(tags)
+
+    def finish(self, module: str) -> VariantFacts:
+        prefix = f"{module}." if module else ""
+        facts = self.facts
+        facts.training_readers = tuple(sorted(prefix + c for c in self.training_readers))
+        written = {w.split("|", 1)[0] for w in self.writes}
+        facts.global_writes = tuple(self.writes)
+        facts.global_reads = {q: tuple(sorted(names & written)) for q, names in self.reads.items() if names & written}
+        facts.buffer_writes = tuple(f"{c}|{a}|{p}" for c, a, p in self.buffer_writes if a in self.buffers.get(c, ()))
+        facts.fresh_compiles = tuple(self.fresh)
+        return facts
 
 
 def _choices(node: ast.Call) -> tuple[str, ...]:
@@ -266,13 +503,13 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     """The VariantFacts of one parsed file (``char_col(line, utf8_col)`` converts columns the way
     ``node_loc`` does, so keys match ``CallEdge.loc``).  A file that mentions none of the context
     words only gets the cheap scan for constant choices."""
-    if not any(word in text for word in WALK_WORDS):
+    flags = [n for n in _module_dicts(tree) if f"{n}[" in text] if "{" in text else []
+    if not flags and not any(word in text for word in WALK_WORDS):
         return _cheap(tree, char_col, module, text)
     p = _Pass(char_col)
+    p.flag_dicts.update(flags)
     p.body(tree.body)
-    prefix = f"{module}." if module else ""
-    p.facts.training_readers = tuple(sorted(prefix + c for c in p.training_readers))
-    return p.facts
+    return p.finish(module)
 
 
 def _cheap(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts:  # type: ignore[no-untyped-def]

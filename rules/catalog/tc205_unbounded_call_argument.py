@@ -43,7 +43,7 @@ class UnboundedCallArgument(Rule):
     name = "unbounded-argument-at-call-site"
     summary = "A call site passes an unbounded value to a specialised argument of a compiled function"
     family = "recompile"
-    default_severity = Severity.WARNING
+    default_severity = Severity.ERROR
     region_only = False
 
     def project_check(self, project):
@@ -70,7 +70,8 @@ class UnboundedCallArgument(Rule):
                     call.caller_file.path,
                     loc,
                     (f"`{param.name}` gets {why} here: compiled `{fn.qualname}` is specialised on it "
-                             f"(guard `{guard}`), so each new value compiles another variant until the recompile limit (8), then it runs eagerly"),
+                             f"(guard `{guard}`), so each new value compiles another variant; the 9th new value hits the recompile limit (8) "
+                             f"and from then on `{fn.qualname}` runs eagerly"),
                     project=project,
                     region=region,
                     extra={"target": call.root_key},

@@ -54,8 +54,8 @@ class CallContextVariants(Rule):
                     continue
                 if dim.kind == "arg" and not any("passes const:" not in s.note for s in dim.sources):
                     continue  # distinct constants only: TC206's finding
-                if dim.kind == "arg" and "dynamic" in dim.guard:
-                    continue  # an int becoming dynamic: a one-off, not a flip
+                if dim.kind in ("arg", "global") and dim.becomes_dynamic:
+                    continue  # an int / float becoming dynamic: a one-off, not a flip
                 first = dim.sources[0]
                 others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][:4]
                 related = tuple(
@@ -128,6 +128,98 @@ def epochs(x):
             compiles=2,
             guard=".training",
             title="train/eval toggled on the original module between calls",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+model = torch.compile(Net())
+
+def adversarial_step(x):
+    model(x).sum()
+    adv = x.clone().requires_grad_()
+    model(adv).sum().backward()  # expect: TC208
+    return adv.grad
+""",
+            run="for _ in range(3): adversarial_step(torch.randn(4, 8))",
+            compiles=2,
+            guard="requires_grad mismatch",
+            title="an adversarial input that requires grad at some calls only",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def normalise(x):
+    return (x - x.mean()) / (x.std() + 1e-5)
+
+def evaluate(batches):
+    for x in batches:
+        normalise(x)
+        normalise(x.double())  # expect: TC208
+""",
+            run="evaluate([torch.randn(4, 8) for _ in range(3)])",
+            compiles=2,
+            guard="dtype mismatch",
+            title="the same compiled function called with float32 and float64 inputs",
+        ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class StaticCache(nn.Module):
+    def __init__(self, dim=8, max_len=16):
+        super().__init__()
+        self.kv = nn.Linear(dim, dim)
+        self.register_buffer("keys", torch.zeros(1, max_len, dim))
+
+    def forward(self, x, pos):
+        self.keys.index_copy_(1, pos, self.kv(x)[:, None])  # expect: TC208
+        return self.keys.sum(1)
+
+cache = torch.compile(StaticCache())
+
+def decode(x):
+    with torch.no_grad():
+        pass
+    for i in range(4):
+        cache(x, torch.tensor([i]))
+""",
+            run="decode(torch.randn(1, 8))",
+            compiles=2,
+            guard="requires_grad mismatch",
+            title="a grad-carrying value written into a buffer: the buffer requires grad from the second call",
+        ),
+        Example(
+            """
+import torch
+
+FLAGS = {"fast": False}
+
+@torch.compile
+def step(x):
+    return x * 2 if FLAGS["fast"] else x + 1
+
+def train(x):
+    for i in range(6):
+        FLAGS["fast"] = i % 2 == 0  # expect: TC208
+        step(x)
+""",
+            run="train(torch.randn(4))",
+            compiles=2,
+            guard="FLAGS",
+            title="a module-level flag dict flipped between calls: 2 variants",
         ),
     )
     valid = (

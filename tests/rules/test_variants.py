@@ -72,6 +72,19 @@ ROWS = [
      {"arg": ["False", "True"]}, 2),
     ("string-choice", PLAIN, "def main(x):\n    for i in range(5):\n        model(x, mode='a' if i % 2 else 'b')\n",
      {"arg": ["'a'", "'b'"]}, 2),
+    ("requires_grad-some-calls", PLAIN,
+     "def main(x):\n    model(x)\n    adv = x.clone().requires_grad_()\n    model(adv)\n",
+     {"requires_grad": ["requires_grad=True", "requires_grad=False"]}, 2),
+    ("requires_grad-statement", PLAIN,
+     "def main(x):\n    model(x)\n    x.requires_grad_()\n    model(x)\n",
+     {"requires_grad": ["requires_grad=True", "requires_grad=False"]}, 2),
+    ("requires_grad-every-call", PLAIN,
+     "def main(x):\n    x.requires_grad_()\n    model(x)\n    model(x)\n", {}, 1),
+    ("dtype-some-calls", PLAIN, "def main(x):\n    model(x)\n    model(x.to(torch.bfloat16))\n",
+     {"dtype": ["bfloat16", "as given"]}, 2),
+    ("dtype-float-is-the-default", PLAIN, "def main(x):\n    model(x)\n    model(x.float())\n", {}, 1),
+    ("device-some-calls", PLAIN, "def main(x):\n    model(x)\n    xc = x.cuda()\n    model(xc)\n",
+     {"device": ["cuda", "as given"]}, 2),
     ("grad-times-train-eval", DROPOUT,
      "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    with torch.no_grad():\n        model(x)\n",
      {"grad_mode": ["grad", "no_grad"], "training": ["train", "eval"]}, 4),
@@ -256,3 +269,124 @@ def test_train_eval_flip_is_a_change_between_calls(tmp_path, program, marker):
     got = [d.span.start.line for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "training"]
     lines = code.splitlines()
     assert got == ([] if marker is None else [next(i for i, t in enumerate(lines, 1) if marker in t)])
+
+
+GLOBAL_ROWS = [
+    # (id, program, expected (kind, bounded, values) of the global dimension or None, variant count)
+    ("float-global", "SCALE = 1.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
+     "def main(x):\n    global SCALE\n    for i in range(10):\n        SCALE = 1.0 + i / 10\n        f(x)\n",
+     (True, ["first value", "dynamic"]), 2),
+    ("int-global-counter", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+     "def main(x):\n    global STEP\n    for i in range(10):\n        STEP += 1\n        f(x)\n",
+     (False, ["a new value per rebinding"]), None),
+    ("int-global-loop-variable", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+     "def main(x):\n    global STEP\n    for i in range(10):\n        STEP = i\n        f(x)\n",
+     (False, ["a new value per rebinding"]), None),
+    ("bool-flag-dict", "FLAGS = {'fast': False}\n@torch.compile\ndef f(x):\n    return x * 2 if FLAGS['fast'] else x\n"
+     "def main(x):\n    for i in range(10):\n        FLAGS['fast'] = i % 2 == 0\n        f(x)\n",
+     (True, ["False", "True"]), 2),
+    ("global-written-inside-the-compiled-code-only", "CALLS = 0\n@torch.compile\ndef f(x):\n    global CALLS\n    CALLS += 1\n    return x\n"
+     "def main(x):\n    f(x)\n", None, None),
+    ("global-never-rebound", "SCALE = 2.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
+     "def main(x):\n    for i in range(10):\n        f(x)\n", None, 1),
+]
+
+
+@pytest.mark.parametrize(("program", "expected", "count"), [r[1:] for r in GLOBAL_ROWS], ids=[r[0] for r in GLOBAL_ROWS])
+def test_globals_read_inside_and_rebound_by_eager_code(tmp_path, program, expected, count):
+    result = lint_code(tmp_path, "import torch\n" + program)
+    (v,) = variants(result.project).values()
+    dims = [(d.bounded, d.values) for d in v.dims if d.kind == "global"]
+    assert dims == ([] if expected is None else [expected])
+    if expected is not None:
+        assert v.count == count
+    tc209 = [d for d in result.diagnostics if d.code == "TC209"]
+    assert bool(tc209) == (expected is not None and not expected[0])
+    assert all(d.severity.value == "error" and "recompile limit (8)" in d.message for d in tc209)
+
+
+def test_buffer_written_with_a_grad_value_requires_grad_after_the_first_call(tmp_path):
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Cache(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.kv = nn.Linear(4, 4)
+                self.register_buffer("keys", torch.zeros(1, 8, 4))
+                self.register_buffer("seen", torch.zeros(1, 8, 4))
+
+            def forward(self, x, pos):
+                self.keys.index_copy_(1, pos, self.kv(x)[:, None])
+                self.seen.index_copy_(1, pos, self.kv(x).detach()[:, None])
+                return self.keys.sum(1)
+
+        cache = torch.compile(Cache())
+
+        def decode(x):
+            for i in range(4):
+                cache(x, torch.tensor([i]))
+
+        def decode_without_grad(x):
+            with torch.no_grad():
+                cache(x, torch.tensor([0]))
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert sorted(d.kind for d in v.dims) == ["grad_mode", "requires_grad"]
+    (dim,) = [d for d in v.dims if d.kind == "requires_grad"]
+    assert (dim.guard, v.count) == ("tensor 'self._buffers['keys']' requires_grad mismatch", 4)
+    assert [s.loc.line for s in dim.sources] == [13]  # the detached write into `seen` is not one
+    only_no_grad = code.replace("\ndef decode(x):\n    for i in range(4):\n        cache(x, torch.tensor([i]))\n", "\n")
+    assert "def decode(x)" not in only_no_grad
+    (v,) = variants(lint_code(tmp_path, only_no_grad).project).values()
+    assert v.dims == []
+
+
+def test_new_instance_compiled_per_iteration_is_unbounded(tmp_path):
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.fc = nn.Linear(8, n)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def episodes(x, sizes):
+            for n in sizes:
+                head = Head(n)
+                policy = torch.compile(head)
+                policy(x)
+            for _ in range(3):
+                same = torch.compile(Head(4))
+                same(x)
+            for n in sizes:
+                lin = torch.compile(nn.Linear(8, n))
+                lin(x)
+        """)
+    result = lint_code(tmp_path, code)
+    (v,) = variants(result.project).values()
+    assert [(d.kind, d.bounded) for d in v.dims] == [("instance", False)] and v.count is None
+    got = sorted((d.span.start.line, d.severity.value) for d in result.diagnostics if d.code == "TC209")
+    assert got == [(16, "error"), (22, "error")]
+
+
+def test_unbounded_call_argument_is_an_error_that_says_when_the_limit_is_hit(tmp_path):
+    code = textwrap.dedent("""
+        import torch
+
+        @torch.compile(dynamic=False)
+        def pad(x, n: int):
+            return x * n
+
+        def main(x):
+            for step in range(100):
+                pad(x, step)
+        """)
+    (d,) = [d for d in lint_code(tmp_path, code).diagnostics if d.code == "TC205"]
+    assert d.severity.value == "error"
+    assert "9th new value hits the recompile limit (8)" in d.message and "runs eagerly" in d.message
