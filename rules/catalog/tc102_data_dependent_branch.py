@@ -63,7 +63,9 @@ class DataDependentBranch(Rule):
 
     Conditions on shapes (`x.shape[0] > 1`, `x.dim()`, `x.numel()`, `len(x)`), on `is None`,
     `isinstance`, `self.training` and configuration attributes are decided while tracing and do
-    not break; neither does `assert tensor_condition` (it becomes an assertion op in the graph).
+    not break; neither does `assert tensor_condition` (it becomes an assertion op in the graph),
+    unless the assert's message is computed (`assert (t > 0).all(), "{} must be positive".format(name)`,
+    an f-string, `%`): then Dynamo breaks on the condition (GB0170).
 
     ## Why is this bad?
     The graph cannot contain a Python `if`: Dynamo must stop the graph, compute the condition,
@@ -194,6 +196,20 @@ class DataDependentBranch(Rule):
             data={"whole_frame": True},
         )
 
+    def visit_Assert(self, node, ctx):
+        msg = node.msg
+        if msg is None or isinstance(msg, ast.Constant):
+            return  # becomes torch._assert_async in the graph (truth table a05)
+        conf, why = _condition_confidence(ctx, node.test)
+        if conf is None or why != "tensor":
+            return
+        ctx.report(
+            self.code, node.test,
+            f"`assert {short(ctx, node.test)}` on a {maybe(conf)}tensor with a computed message: the graph breaks here",
+            gb_ids=("GB0170",), confidence=conf,
+            help="give the assert a constant message, or check with torch._assert_async(cond) / torch._check",
+        )
+
     def finalize(self, cand, env):
         fullgraph = env.region is not None and env.region.fullgraph
         if cand.data.get("needs_capture") and not (fullgraph or env.flag("capture_scalar_outputs", False)):
@@ -201,6 +217,21 @@ class DataDependentBranch(Rule):
         return cand
 
     invalid = (
+        Example(
+            """
+import torch
+
+def check_positive(x, name="x"):
+    assert (x > 0).all(), "{} must be positive".format(name)  # expect: TC102
+    return x
+
+@torch.compile
+def log_of(x):
+    return check_positive(x).log()
+""",
+            run="log_of(torch.rand(8) + 0.1)",
+            title="assert with a computed message in a callee",
+        ),
         Example(
             """
 import torch
@@ -363,6 +394,22 @@ block = torch.compile(Block())
 """,
             run="block(torch.randn(4))",
             title="module flags are Python values",
+        ),
+        Example(
+            """
+import torch
+
+def check_positive(x):
+    assert (x > 0).all(), "x must be positive"
+    return x
+
+@torch.compile
+def log_of(x):
+    assert x.dim() == 1, "expected a vector, got {} dims".format(x.dim())
+    return check_positive(x).log()
+""",
+            run="log_of(torch.rand(8) + 0.1)",
+            title="assert on a tensor with a constant message; a computed one on a shape",
         ),
     )
 
