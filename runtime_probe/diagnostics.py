@@ -123,7 +123,7 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         key = (c["frame"]["file"], c["frame"]["function"], at["file"], at["line"], at.get("col"), at.get("end_col"))
         groups.setdefault(key, []).append(c)
     out = []
-    for (_ff, fn, path, line, col, end_col), items in groups.items():
+    for (frame_file, fn, path, line, col, end_col), items in groups.items():
         causes: list[str] = []
         raw: list[str] = []
         for c in items:
@@ -157,6 +157,7 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
                          related=tuple(related),
                          extra={"compile_ids": [c["compile_id"] for c in items], "guards": raw, "causes": causes,
                                 "secondary_recompiles": len(secondary), "parameters": params[:1],
+                                "function": qual, "frame_file": frame_file,
                                 "ordinary": severity is Severity.INFO}))
     return out
 

@@ -378,3 +378,38 @@ CAUSE_CALLS = {
     "grad-mode": ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
     "autocast": ("autocast",),
 }
+
+
+# what ``explain`` calls a failed guard -> the dimensions of the static variant analysis
+# (``tclint.rules.variants.Dimension.kind``) that predict it
+DIMENSIONS = {
+    "train-eval": ("training",),
+    "grad-mode": ("grad_mode",),
+    "autocast": ("autocast",),
+    "size": ("batch", "arg"),
+    "dtype": ("dtype",),
+    "device": ("device",),
+    "requires-grad": ("requires_grad",),
+    "global": ("global", "state"),
+    "value": ("arg",),
+    "attribute": ("state",),
+    "length": ("state", "arg"),
+    "emptiness": ("state",),
+}
+
+
+def dimensions(guard: str) -> tuple[str, ...]:
+    """The static variant dimensions a failed guard (Dynamo's text) is an instance of: ``('grad_mode',)``
+    for ``GLOBAL_STATE changed: grad_mode``; ``()`` when none predicts it."""
+    found = DIMENSIONS.get(explain({"guard": guard, "source": _guard_source(guard)})["kind"], ())
+    if not found and guard.startswith("tensor '"):  # a name with quotes in it: tensor 'self._buffers['keys']' ...
+        what = re.search(r"' (\w+) mismatch", guard)
+        found = DIMENSIONS.get({"requires_grad": "requires-grad", "dtype": "dtype", "device": "device", "size": "size"}.get(
+            what.group(1) if what else "", ""), ())
+    return found
+
+
+def _guard_source(guard: str) -> str | None:
+    """The guarded value of a comparison guard (``G['SCALE']`` in ``G['SCALE'] == 1.0``)."""
+    m = _COMPARE.match(guard.strip())
+    return m.group("lhs").strip() if m else None

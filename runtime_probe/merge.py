@@ -3,11 +3,17 @@
 * A static diagnostic whose line range holds a break the probe saw, with one of the GB ids the
   rule predicts, is marked ``extra["confirmed"] = True`` (plus the hit count); the probe's own
   TC901 for that site is then dropped, since it would say the same thing twice.
-* A static recompile-family diagnostic on the line a failed guard maps to is confirmed too.
+* A static recompile-family diagnostic on the line a failed guard maps to is confirmed too, and so
+  is a variant finding (TC208/TC209) of the recompiled function whose dimension the failed guard
+  is an instance of (``guards.dimensions``: grad mode, train/eval, autocast, batch size, dtype,
+  requires_grad, a global...), wherever its line is (the eager line that flips the guard).
 * Static findings the probe has no evidence about (paths it did not execute, rules it cannot
   observe) stay exactly as they were: absence of a break in one run proves nothing.
 * Probe findings no static rule predicted get ``extra["unpredicted"] = True`` (a signal for a
   new rule).
+* A break the probe saw inside an installed package, at a library site TC312 lists (same statement,
+  a GB id in common), marks that site confirmed (``library_sites[i]["confirmed"]``, its related
+  location says so); the TC312 summary is then confirmed and the probe's TC901 dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 from tclint.rules import registry
 from tclint.rules.model import Diagnostic
+from tclint.runtime_probe import guards
 
 
 def _real(path: str) -> str:
@@ -48,6 +55,25 @@ def _recompile_match(sd: Diagnostic, pd: Diagnostic) -> bool:
     return any(_overlaps(sd, path, line, col, end) for line, col, end in targets)
 
 
+def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
+    """A static variant finding (TC208/TC209: ``extra["target"]`` the compiled function,
+    ``extra["dimension"]`` the guard dimension it predicts) explains this recompile: same compiled
+    function, and the failed guard is an instance of that dimension (``guards.dimensions``)."""
+    target, dim = sd.extra.get("target"), sd.extra.get("dimension")
+    fn = pd.extra.get("function")
+    if not target or not dim or not fn or _family(sd.code) != "recompile":
+        return False
+    path, _, qual = str(target).partition("::")
+    frame_file = pd.extra.get("frame_file")
+    if qual != fn or (frame_file and _real(path) != _real(frame_file)):
+        return False
+    return any(dim in guards.dimensions(g) for g in pd.extra.get("guards") or ())
+
+
+def _predicts(sd: Diagnostic, pd: Diagnostic) -> bool:
+    return _recompile_match(sd, pd) or _dimension_match(sd, pd)
+
+
 def _family(code: str) -> str | None:
     rule = registry.get(code)
     return getattr(rule, "family", None)
@@ -64,7 +90,7 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
         for j, sd in enumerate(out_static):
             if pd.code == "TC901" and _covers(sd, path, line) and set(sd.gb_ids) & set(pd.gb_ids):
                 matched.append(j)
-            elif pd.code == "TC902" and _recompile_match(sd, pd):
+            elif pd.code == "TC902" and _predicts(sd, pd):
                 matched.append(j)
         if not matched:
             continue
@@ -75,13 +101,14 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
             if pd.extra.get("hits") is not None:
                 extra["hits"] = pd.extra["hits"]
             out_static[j] = sd.with_(extra=extra)
+    out_static = _confirm_library_sites(out_static, probe, confirmed_probe)
     merged_probe = []
     for i, pd in enumerate(probe):
         if i in confirmed_probe:
             if pd.code == "TC901":
                 continue  # the confirmed static finding says it, with the hit count attached
-            predicted_by = sorted({sd.code for sd in out_static if sd.extra.get("confirmed_by") == pd.code
-                                   and (_recompile_match(sd, pd) if pd.code == "TC902"
+            predicted_by = sorted({sd.code for sd in out_static if sd.extra.get("confirmed_by") == pd.code and sd.code != "TC312"
+                                   and (_predicts(sd, pd) if pd.code == "TC902"
                                         else _covers(sd, _real(pd.path), pd.span.start.line))})
             merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": predicted_by}))
         elif pd.code in ("TC901", "TC902", "TC903", "TC904") and not pd.extra.get("ordinary"):
@@ -91,4 +118,39 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
             merged_probe.append(pd)
     out = out_static + merged_probe
     out.sort(key=lambda d: d.sort_key())
+    return out
+
+
+def _confirm_library_sites(static: list[Diagnostic], probe: list[Diagnostic], confirmed_probe: set[int]) -> list[Diagnostic]:
+    """TC312 summaries with the library sites the probe saw break marked confirmed (hit counts added)."""
+    from tclint.rules.model import RelatedLocation
+
+    out = []
+    for sd in static:
+        sites = sd.extra.get("library_sites") if sd.code == "TC312" else None
+        if not sites:
+            out.append(sd)
+            continue
+        marked = [dict(site) for site in sites]
+        related = list(sd.related)
+        for i, pd in enumerate(probe):
+            if pd.code != "TC901":
+                continue
+            path, line = _real(pd.path), pd.span.start.line
+            for site in marked:
+                if (_real(site["path"]) == path and site["line"] <= line <= site.get("end_line", site["line"])
+                        and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids)):
+                    confirmed_probe.add(i)
+                    if not site.get("confirmed"):
+                        site["confirmed"] = True
+                        site["hits"] = pd.extra.get("hits")
+                        for r, rel in enumerate(related):
+                            if _real(rel.path) == path and rel.span.start.line == site["line"]:
+                                hits = f", hit {site['hits']} times" if site.get("hits") is not None else ""
+                                related[r] = RelatedLocation(rel.path, rel.span, f"{rel.message} (confirmed by the probe{hits})")
+        count = sum(1 for site in marked if site.get("confirmed"))
+        if count:
+            sd = sd.with_(related=tuple(related), extra={**sd.extra, "library_sites": marked, "confirmed": True,
+                                                         "confirmed_by": "TC901", "confirmed_sites": count})
+        out.append(sd)
     return out

@@ -1,0 +1,54 @@
+"""Issue 13 point 4: the probe's recompiles confirm the static variant findings (TC208/TC209) whose
+dimension the failed guard is an instance of, wherever the finding's line is (the eager line that
+flips the guard, not the guard's line inside the compiled code); a recompile no dimension predicts
+is "not predicted".  Real Dynamo on CPU, through `tclint probe` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tclint.runtime_probe import guards
+from tests.helpers.probeutil import fixture
+
+GUARDS = [
+    ("GLOBAL_STATE changed: grad_mode", "grad_mode"),
+    ("GLOBAL_STATE changed: autocast(cpu)_enabled", "autocast"),
+    ("self._modules['drop'].training == True", "training"),
+    ("tensor 'x' dtype mismatch. expected Float, actual Double", "dtype"),
+    ("tensor 'x' requires_grad mismatch. expected requires_grad=0", "requires_grad"),
+    ("tensor 'self._buffers['keys']' requires_grad mismatch. expected requires_grad=0", "requires_grad"),
+    ("tensor 'x' size mismatch at index 0. expected 8, actual 4", "batch"),
+    ("G['SCALE'] == 1.0", "global"),
+    ("n == 1", "arg"),
+]
+
+
+@pytest.mark.parametrize(("guard", "dimension"), GUARDS)
+def test_failed_guard_maps_to_its_static_dimension(guard, dimension):
+    assert dimension in guards.dimensions(guard)
+
+
+def test_an_identity_guard_maps_to_no_dimension():
+    assert guards.dimensions("___check_obj_id(L['self'], 140)") == ()
+
+
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_probe_confirms_the_variant_findings_and_flags_the_unpredicted_recompile(tmp_path):
+    out = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "tclint.rules", "probe", "--output-format", "json", "--output-file", str(out),
+                           "evaluate.py"], cwd=fixture("variants"), capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    diags = json.loads(out.read_text())["diagnostics"]
+    tc208 = {d["location"]["row"]: d for d in diags if d["code"] == "TC208"}
+    assert sorted(tc208) == [31, 33]  # net.eval(), with torch.no_grad()
+    assert all(d["confirmed"] for d in tc208.values())
+    tc902 = {d["message"].split(" recompiled", 1)[0]: d for d in diags if d["code"] == "TC902"}
+    forward = [d for d in diags if d["code"] == "TC902" and d["message"].startswith("`Net.forward`")]
+    assert len(forward) == 2 and all(d["predicted_by"] == ["TC208"] and not d["unpredicted"] for d in forward)
+    assert tc902["`normalise`"]["unpredicted"] is True  # x.to(dtype) through a variable: not predicted
