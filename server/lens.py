@@ -6,6 +6,12 @@ bounded", from ``tclint.rules.variants``): static, so it shows whether or not th
 "Probe" runs ``tclint.probe`` on the function; once it has been probed the lens says what the
 probe saw ("2 graphs · 1 break · 3 compiles") and probes again when clicked.  A
 ``torch.compile(...)`` call at module level gets "Probe file" (the script is what runs it).
+
+"Benchmark" (only for a client that runs ``tclint bench`` itself and says so in
+``initializationOptions.clientCommands``, e.g. VS Code's ``tclint.benchmark``) sits on an entry
+point whose inputs are declared (``inputs_<target>`` in one of its probe-inputs files: the bench's
+buckets), with the arguments ``[{"uri": URI, "target": QUALNAME}]``.  The inputs files are read,
+never run.
 """
 
 from __future__ import annotations
@@ -60,4 +66,23 @@ def register(ls: TclintServer) -> None:
                 continue
             seen.add(entry.line)
             lenses.append(types.CodeLens(range=rng, command=command))
+            if entry.kind == "function" and BENCH_COMMAND in ls.client_commands:
+                target = entry.qualname.split(".<locals>.")[0]
+                if "<" not in target and declares_inputs(pub.path, target):
+                    lenses.append(types.CodeLens(range=rng, command=types.Command(
+                        title="Benchmark", command=BENCH_COMMAND, arguments=[{"uri": pub.uri, "target": target}])))
         return lenses
+
+
+BENCH_COMMAND = "tclint.benchmark"
+
+
+def declares_inputs(path: str, qualname: str) -> bool:
+    """Whether a probe-inputs file of ``path`` defines ``inputs_<qualname>`` (``inputs_<Class>``
+    for a method or a module's forward): what ``tclint bench`` takes as the buckets."""
+    from tclint.runtime_probe.inputs import candidate_files, defined_names
+
+    wanted = {f"inputs_{qualname.replace('.', '__')}"}
+    if qualname.endswith(".forward"):
+        wanted.add(f"inputs_{qualname.split('.')[0]}")
+    return any(wanted & defined_names(f) for f in candidate_files(path))

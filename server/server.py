@@ -88,6 +88,7 @@ class TclintServer(LanguageServer):
         self.settings = EditorSettings()
         self.folder_settings: dict[str, EditorSettings] = {}
         self.features = ClientFeatures()
+        self.client_commands: frozenset[str] = frozenset()  # initializationOptions.clientCommands
         self.encoding = "utf-16"
         self.pull = False
         self.capabilities: types.ClientCapabilities = types.ClientCapabilities()
@@ -518,6 +519,10 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
     def initialize(ls: TclintServer, params: types.InitializeParams) -> None:
         ls.capabilities = params.capabilities
         settings, problems = parse_settings(params.initialization_options)
+        opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+        # commands the client runs itself (lenses for them are offered only to that client)
+        commands = opts.get("clientCommands")
+        ls.client_commands = frozenset(c for c in commands if isinstance(c, str)) if isinstance(commands, list) else frozenset()
         ls.settings = settings
         ls.folder_settings = {"": settings}
         ls._startup_problems = problems
