@@ -31,6 +31,13 @@ export function serverSettings(settings: TclintSettings, trusted: boolean): Serv
   };
 }
 
-export function initializationOptions(settings: TclintSettings, trusted: boolean): { settings: ServerSettings; workspaceTrusted: boolean } {
-  return { settings: serverSettings(settings, trusted), workspaceTrusted: trusted };
+/** Commands this extension runs itself, so the server may offer code lenses for them
+ * (`tclint.benchmark`: the "Benchmark" lens, src/bench.ts). */
+export const CLIENT_COMMANDS = ["tclint.benchmark"];
+
+export function initializationOptions(
+  settings: TclintSettings,
+  trusted: boolean,
+): { settings: ServerSettings; workspaceTrusted: boolean; clientCommands: string[] } {
+  return { settings: serverSettings(settings, trusted), workspaceTrusted: trusted, clientCommands: [...CLIENT_COMMANDS] };
 }
