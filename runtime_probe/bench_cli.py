@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     try:
         report = bench_run.bench(target, program, options, progress=progress,
                                  cache_dir=os.path.abspath(args.cache_dir) if args.cache_dir else None)
-    except bench_run.BenchInputsError as exc:
+    except (bench_run.BenchInputsError, bench_run.BenchCacheDirError) as exc:
         print(f"tclint bench: error: {exc}", file=sys.stderr)
         return 2
     except bench_run.BenchError as exc:
@@ -214,7 +214,8 @@ def _finish(args: argparse.Namespace, report: dict[str, Any], violations: list[A
 
 
 def _from_report(args: argparse.Namespace) -> int:
-    """``--report FILE``: re-render and re-check a saved JSON report (nothing runs)."""
+    """``--report FILE``: re-render a saved JSON report (nothing runs); with ``--check``, check it
+    against the budgets configured now (without, the contract it was saved with is kept)."""
     import json
 
     from tclint.runtime_probe import bench_contract
@@ -228,6 +229,8 @@ def _from_report(args: argparse.Namespace) -> int:
     if not isinstance(report, dict) or report.get("tool") != "tclint bench":
         print(f"tclint bench: error: {args.report} is not a tclint bench JSON report", file=sys.stderr)
         return 2
+    if not args.check and isinstance(report.get("contract"), dict):
+        return _finish(args, report, [])  # re-rendered as saved: its contract is the one it was checked against
     _options_, budgets = _options(args)
     violations = bench_contract.check(report, budgets)
     bench_contract.attach(report, budgets, violations)

@@ -154,5 +154,6 @@ def check(report: dict[str, Any], budgets: Budgets) -> list[Violation]:
 
 def attach(report: dict[str, Any], budgets: Budgets, violations: list[Violation]) -> None:
     """Record the contract and its outcome in the report (the JSON schema's ``contract``)."""
-    report["contract"] = {"budgets": budgets.as_dict(), "passed": not violations,
+    checked = [r["mode"] for r in report.get("runs") or [] if r.get("status") == "ok"]
+    report["contract"] = {"budgets": budgets.as_dict(), "passed": bool(checked) and not violations, "checked": checked,
                           "violations": [asdict(v) | {"message": v.line()} for v in violations]}

@@ -95,6 +95,10 @@ def _run_lines(run: dict[str, Any], kind: str = "function") -> list[str]:
         lines.append("  agree   " + ("eager and compiled agree on every bucket" if not bad else
                                      "; ".join(f"{a['bucket']}: {a['status']} ({a.get('detail')})" for a in bad)))
     lines.append(f"  harness overhead {_ms(run.get('harness_overhead_s'))} per call (an empty call through the same timer)")
+    plain = run.get("plain_loop_cross_check")
+    if plain and plain.get("ratio"):
+        lines.append(f"  cross-check steady harness / plain perf_counter loop: {plain['ratio']:.3g}x "
+                     f"(median of {plain['rounds']} interleaved rounds of {plain['calls_per_round']} calls)")
     return lines
 
 
@@ -124,6 +128,8 @@ def _contract_lines(report: dict[str, Any]) -> list[str]:
     contract = report.get("contract")
     if not contract:
         return []
+    if contract.get("checked") == []:
+        return ["contract: not checked (no mode was measured)"]
     if contract["passed"]:
         return ["contract: every budget holds"]
     return [f"contract: {len(contract['violations'])} budget(s) broken"] + [f"  {v['message']}" for v in contract["violations"]]
@@ -150,7 +156,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     contract = report.get("contract")
     if contract:
         out.append("")
-        out.append("**Contract: passed**" if contract["passed"] else f"**Contract: {len(contract['violations'])} budget(s) broken**")
+        if contract.get("checked") == []:
+            out.append("**Contract: not checked** (no mode was measured)")
+        else:
+            out.append("**Contract: passed**" if contract["passed"] else f"**Contract: {len(contract['violations'])} budget(s) broken**")
         for v in contract.get("violations") or []:
             out.append(f"- {v['message']}")
     return "\n".join(out).rstrip() + "\n"
@@ -240,7 +249,9 @@ def render_html(report: dict[str, Any]) -> str:
                         + f"</div><pre>{html.escape(text)}</pre></section>")
     contract = "".join(f"<li>{html.escape(v['message'])}</li>" for v in (report.get("contract") or {}).get("violations") or [])
     contract_html = ""
-    if report.get("contract"):
+    if (report.get("contract") or {}).get("checked") == []:
+        contract_html = '<p id="contract" class="failed">contract: not checked (no mode was measured)</p>'
+    elif report.get("contract"):
         contract_html = ('<p id="contract" class="passed">contract: every budget holds</p>' if report["contract"]["passed"]
                          else f'<div id="contract" class="failed"><p>contract broken</p><ul>{contract}</ul></div>')
     title = f"tclint bench {report['target']}"

@@ -36,7 +36,11 @@ from tclint.runtime_probe.targets import Target
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")
 SCHEMA_VERSION = 1
-ALL_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+# marks a per-mode compile cache folder as the bench's own (a standard Cache Directory Tag): only such a
+# folder is emptied before a cold run, so ``--cache-dir DIR`` never deletes a folder the user made
+CACHE_TAG = "CACHEDIR.TAG"
+CACHE_TAG_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                  "# A torch compile cache made by `tclint bench` (emptied before each cold run).\n")
 
 
 @dataclass
@@ -64,6 +68,31 @@ class BenchError(Exception):
 
 class BenchInputsError(BenchError):
     """The target has no usable inputs (declare them in a probe-inputs file): a usage error."""
+
+
+class BenchCacheDirError(BenchError):
+    """``--cache-dir`` names a folder the bench did not create (it would have to empty it): a usage error."""
+
+
+def fresh_cache(folder: str, own: bool) -> None:
+    """Make ``folder`` an empty compile cache for a cold run.
+
+    The bench's own temporary root is emptied freely; in a user's ``--cache-dir`` only a folder that
+    carries the bench's tag (or an empty or missing one) is emptied, anything else is refused."""
+    if not own and os.path.lexists(folder):
+        tag = os.path.join(folder, CACHE_TAG)
+        try:
+            with open(tag, encoding="utf-8") as fh:
+                mine = fh.read() == CACHE_TAG_TEXT
+        except OSError:
+            mine = False
+        if os.path.islink(folder) or not os.path.isdir(folder) or (not mine and os.listdir(folder)):
+            raise BenchCacheDirError(f"{folder} exists and was not made by tclint bench: it would be emptied "
+                                     "before the cold run; give --cache-dir a new or empty folder")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, CACHE_TAG), "w", encoding="utf-8") as fh:
+        fh.write(CACHE_TAG_TEXT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,7 +318,7 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
     section: dict[str, Any] = {
         "mode": mode, "status": "ok", "cold": _cold(result), "warmup": warmup, "steady": steady,
         "eager": {**eager, "speedup": speedup}, "agreement": result.get("agreement"),
-        "training": training, "timer_cross_check": result.get("timer"),
+        "training": training, "timer_cross_check": result.get("timer"), "plain_loop_cross_check": result.get("plain_loop"),
         "harness_overhead_s": result.get("harness_overhead_s"),
         "peak_rss_bytes": result.get("peak_rss_bytes"),
         "compiles": compiles,
@@ -339,8 +368,7 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                 runs.append({"mode": mode, "status": "unsupported", "reason": why})
                 continue
             cache = os.path.join(root, mode)
-            shutil.rmtree(cache, ignore_errors=True)
-            os.makedirs(cache, exist_ok=True)
+            fresh_cache(cache, own_cache)
             try:
                 say(f"{mode}: cold run (fresh process, empty compile cache)")
                 first = run_once(_spec(target, program, options, mode), options, cache)
@@ -348,7 +376,8 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                     raise BenchInputsError(first.get("error") or "the target's inputs could not be built")
                 if first.get("status") != "ok":
                     runs.append({"mode": mode, "status": "error", "reason": first.get("error"),
-                                 "traceback": first.get("traceback")})
+                                 "traceback": first.get("traceback"), "torch": first.get("torch"),
+                                 "cuda_available": first.get("cuda_available")})
                     continue
                 cached = None
                 if options.cache_run:
@@ -363,15 +392,15 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                     if eager_prog.get("status") != "ok":
                         eager_prog = None
                 runs.append(summarise(first, cached, eager_prog, mode))
-            except BenchInputsError:
+            except (BenchInputsError, BenchCacheDirError):
                 raise
             except BenchError as exc:
                 runs.append({"mode": mode, "status": "error", "reason": str(exc)})
     finally:
         if own_cache:
             shutil.rmtree(root, ignore_errors=True)
-    for run in runs:  # a run knows its torch when nothing asked
-        if run.get("status") == "ok" and listed.get("torch") is None:
+    for run in runs:  # a run knows its torch when nothing asked (a failed one too)
+        if run.get("torch") and listed.get("torch") is None:
             listed["torch"], listed["cuda"] = run.get("torch"), run.get("cuda_available")
     what = target.display if target is not None else " ".join([_program_display(program), *(program or {}).get("argv", [])])
     return {
@@ -381,7 +410,8 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
         "python": options.python or sys.executable, "created_unix": time.time(),
         "protocol": {"iterations": options.iterations, "seconds": options.seconds,
                      "warmup_calls": options.warmup_calls if target is None else None,
-                     "train_steps": options.train_steps, "cache_run": options.cache_run},
+                     "train_steps": options.train_steps, "cache_run": options.cache_run,
+                     "cache_dir": None if own_cache else root},
         "modes_listed": None if listed.get("not_asked") else sorted((listed.get("modes") or {}).keys()),
         "runs": runs,
     }

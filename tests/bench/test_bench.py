@@ -103,12 +103,12 @@ def test_compile_counts_match_torch_and_an_independent_run(mix, reference):
 @pytest.mark.slow
 def test_steady_latency_agrees_with_a_plain_perf_counter_loop(mix):
     run = _run(mix)
-    # in the bench's process, interleaved: rounds of steady-harness calls and rounds of a plain
-    # perf_counter loop on the same inputs, compared round by round (load that changes between rounds
-    # cancels out; two processes minutes apart swung ~3x on this shared 2-core machine)
+    # in the bench's process, interleaved call by call: a steady-harness call, then the same bucket in
+    # a bare perf_counter pair, compared round by round (load that changes between rounds cancels out;
+    # two processes minutes apart swung ~3x on this shared 2-core machine, so that comparison is gone)
     plain = run["plain_loop_cross_check"]
     assert plain["rounds"] == len(plain["harness_p50_s"]) == len(plain["plain_p50_s"]) == 5
-    assert 1 / 1.5 < plain["ratio"] < 1.5, plain
+    assert 1 / 1.25 < plain["ratio"] < 1.25, plain  # measured 1.07-1.08 at load average 7
     # (program targets are checked against the program's own perf_counter loop, call by call, in
     # test_bench_options.py::test_a_module_target_times_the_calls_the_program_itself_times)
     # torch.utils.benchmark.Timer ran (last: it resets the thread pool) without recompiling: its
