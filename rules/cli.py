@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -272,7 +271,7 @@ def _fix(
 ) -> tuple[list, Mapping[str, str | None], int, bool] | int:
     """--fix / --diff: (what remains to report, its sources, fixes applied, any fix) or, for
     --diff, the exit status once the diff is printed."""
-    from tclint.rules.fixes import apply_fixes, fix_allowed, resolve_fixes, unified_diff
+    from tclint.rules.fixes import apply_fixes, preferred, resolve_fixes, unified_diff
     from tclint.rules.reading import Texts
 
     args, unsafe, diags = run.args, run.unsafe, result.diagnostics
@@ -285,11 +284,11 @@ def _fix(
     for path, file_diags in by_path.items():
         src = sources.get(path)
         file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
-        fixable = [d for d in file_diags if fix_allowed(d.fix, unsafe) and d.cell is None]
+        fixable = [f for f in (preferred(d, unsafe) for d in file_diags if d.cell is None) if f is not None]
         if src is None or not fixable:
             remaining.extend(file_diags)
             continue
-        new, n = apply_fixes(src, [d.fix for d in fixable])  # type: ignore[misc]
+        new, n = apply_fixes(src, fixable)
         if n and new != src:
             any_fix = True
             if args.diff:
@@ -306,14 +305,14 @@ def _fix(
         if not args.silent:
             sys.stdout.write(text)
             if not args.quiet and text:
-                n = sum(1 for d in remaining if fix_allowed(d.fix, unsafe))
+                n = sum(1 for d in remaining if preferred(d, unsafe) is not None)
                 print(f"Would fix {n} problem{'s' if n != 1 else ''}.", file=sys.stderr)
         return 1 if text else 0
     if fixed or writes.skipped:
         # re-lint to report what is left (fixes can expose or remove other findings; a file
         # skipped because it changed during the run is reported as it is now)
         if run.stdin_mode:
-            return [d for d in diags if not fix_allowed(d.fix, unsafe)], sources, fixed, any_fix
+            return [d for d in diags if preferred(d, unsafe) is None], sources, fixed, any_fix
         again = run.linter.lint_paths(run.paths, force_exclude=args.force_exclude)
         return again.diagnostics, Texts(again.sources), fixed, any_fix
     return diags, sources, fixed, any_fix
@@ -349,7 +348,7 @@ def _report(
 
 
 def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
-    if fmt in ("json", "json-lines", "sarif") and any(d.fix is not None and d.fix.codemod for d in diags):
+    if fmt in ("json", "json-lines", "sarif") and any(f.codemod for d in diags for f in (d.fix, *d.alternatives) if f):
         from tclint.rules.fixes import resolve_fixes
 
         diags = resolve_fixes(diags, sources.get)  # these formats carry the edits: compute codemod fixes
@@ -470,6 +469,8 @@ def run_rule(argv: list[str]) -> int:
             }
             for r in rules
         ]
+        import json
+
         print(json.dumps(payload if args.all else payload[0], indent=2))
     else:
         print("\n\n".join(render_rule(r) for r in rules))
@@ -526,6 +527,8 @@ def run_regions(argv: list[str]) -> int:
     unresolved = [{"path": u.path, "line": u.site.loc.line, "reason": u.reason} for u in project.unresolved
                   if os.path.abspath(u.path) in shown]
     if args.output_format == "json":
+        import json
+
         print(json.dumps({"regions": rows, "unresolved": unresolved}, indent=2))
         return 0
     predicted = {}

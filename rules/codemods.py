@@ -384,6 +384,109 @@ def _marks_at_calls(module: Any, parents: Any, fname: str, index: int, param: st
     return inserts
 
 
+# -- TC203: a float argument specialised by value -> a 0-d tensor ----------------------------------
+def float_arg_as_tensor(text: str, at: Span, torch_name: str) -> Result | None:
+    """The parameter P starting at ``at`` of the module-level function F: every call ``F(...)``
+    in this file passes ``torch.tensor(ARG, dtype=torch.float64)`` for it (float64 keeps the
+    Python float's value; a 0-d tensor takes the other operand's dtype, as the float did), and a
+    ``float`` annotation becomes ``torch.Tensor``.  A 0-d tensor is an input Dynamo does not
+    specialise on by value.  None unless every use of P in F is an operand of ``+ - * / // % **``
+    (a Python number is needed elsewhere), every call passes P (by position or keyword, without
+    ``*``/``**``), and there is at least one call."""
+    import libcst as cst
+    from libcst.metadata import ParentNodeProvider, PositionProvider
+
+    wrapper = _parsed(text)
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    found = [n for n, pos in positions.items() if isinstance(n, cst.Param)
+             and (pos.start.line, pos.start.column) == (at.start.line, at.start.column)]
+    if len(found) != 1:
+        return None
+    param = found[0]
+    func = parents.get(parents.get(param))
+    if not isinstance(func, cst.FunctionDef) or parents.get(func) is not module:
+        return None
+    ordered = [*func.params.posonly_params, *func.params.params]
+    index = ordered.index(param) if param in ordered else None
+    name = param.name.value
+
+    def arith_operand(node: cst.CSTNode) -> bool:
+        parent = parents.get(node)
+        return (isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _ARITH
+                and (parent.left is node or parent.right is node))
+
+    uses = [n for n in _walk(func.body) if isinstance(n, cst.Name) and n.value == name]
+    if not uses or not all(arith_operand(n) for n in uses):
+        return None
+    wrap: dict[cst.Arg, cst.Arg] = {}
+    for node in _walk(module):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == func.name.value):
+            continue
+        if any(a.star for a in node.args):
+            return None
+        keyword = [a for a in node.args if a.keyword is not None and a.keyword.value == name]
+        positional = [a for a in node.args if a.keyword is None]
+        arg = keyword[0] if keyword else positional[index] if index is not None and index < len(positional) else None
+        if arg is None:
+            return None
+        code = module.code_for_node(arg.value)
+        value = cst.parse_expression(f"{torch_name}.tensor({code}, dtype={torch_name}.float64)")
+        wrap[arg] = arg.with_changes(value=value)
+    if not wrap:
+        return None
+    annotation = param.annotation
+    retyped = None
+    if annotation is not None:
+        if not (isinstance(annotation.annotation, cst.Name) and annotation.annotation.value == "float"):
+            return None  # some other declared type: not ours to change
+        retyped = annotation.with_changes(annotation=cst.parse_expression(f"{torch_name}.Tensor"))
+
+    class Swap(cst.CSTTransformer):
+        def leave_Arg(self, original, updated):  # type: ignore[override]
+            return wrap[original] if original in wrap else updated
+
+        def leave_Annotation(self, original, updated):  # type: ignore[override]
+            return retyped if retyped is not None and original is annotation else updated
+
+    new = module.visit(Swap()).code
+    return new, "; the function now gets a 0-d tensor: code that needs the Python number (formatting, `int(...)`) must call `.item()` outside the compiled code", None
+
+
+# -- TC104/TC105: a logging function registered in torch._dynamo.config ---------------------------
+def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
+    """The statement ``line`` written after the module's top-level ``import torch`` and ``import
+    M`` for each of ``modules`` (after the last of them, so the names it uses exist when it runs).
+    None when one of them is not imported that way at the top level, or ``line`` is already there."""
+    import libcst as cst
+
+    module = _parsed(text).module
+    wanted = {"torch", *modules}
+    last: dict[str, int] = {}
+    for i, stmt in enumerate(module.body):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = module.code_for_node(alias.name)
+                    if name in wanted:
+                        last[name] = i
+    if set(last) != wanted:
+        return None
+    if any(module.code_for_node(stmt).strip() == line for stmt in module.body):
+        return None
+    after = module.body[max(last.values())]
+    new_stmt = cst.parse_statement(line + "\n")
+
+    class Insert(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original, updated):  # type: ignore[override]
+            return cst.FlattenSentinel([updated, new_stmt]) if original is after else updated
+
+    return module.visit(Insert()).code, "", None
+
+
 # -- helpers ----
 @functools.lru_cache(maxsize=4)
 def _parsed(text: str) -> Any:
@@ -419,4 +522,6 @@ _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "compile-in-place": compile_in_place,
     "item-as-tensor": item_as_tensor,
     "mark-before-call": mark_before_call,
+    "add-after-imports": add_after_imports,
+    "float-arg-as-tensor": float_arg_as_tensor,
 }

@@ -10,6 +10,7 @@ processes for large trees.
 from __future__ import annotations
 
 import ast
+import functools
 import gc
 import os
 import sys
@@ -19,25 +20,53 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tclint.rules import model, registry
-from tclint.rules import types as T
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
-from tclint.rules.facts import Candidate, FileFacts, Loc
-from tclint.rules.model import Confidence, Diagnostic, Fix, Severity, gb_url
 from tclint.rules.reading import SourceText, read_source
-from tclint.rules.source import LineIndex
-from tclint.rules.suppress import apply_suppressions as apply_suppressions  # re-exported
 
 if TYPE_CHECKING:
     from tclint.rules.analysis import RuleSet
+    from tclint.rules.facts import Candidate, FileFacts
+    from tclint.rules.model import Diagnostic, Fix, Severity
     from tclint.rules.project import Project, Region
 
-# analysis and project are imported where they are used: a warm run answered from the whole-run
-# cache never needs them, and they are most of this package's import time.
+# Everything past reading the files is imported where it is used (facts, model, registry, rules,
+# suppressions, analysis, project): a warm run answered from the whole-run cache needs none of it,
+# and together they cost more than the rest of that run (``tests/rules/test_startup_imports.py``).
+# ``apply_suppressions``, ``rule_doc_url``, ``CONFIDENCE_NAMES`` and ``MIN_CONFIDENCE`` stay
+# importable from here (``__getattr__`` below).
+_LAZY = {"apply_suppressions": ("tclint.rules.suppress", "apply_suppressions"),
+         "rule_doc_url": ("tclint.rules.model", "rule_doc_url")}
 
-CONFIDENCE_NAMES = {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
-MIN_CONFIDENCE = {"high": T.HIGH, "medium": T.MEDIUM, "low": T.LOW}
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    if name == "CONFIDENCE_NAMES":
+        return confidence_names()
+    if name == "MIN_CONFIDENCE":
+        return min_confidence()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def confidence_names() -> dict[int, Any]:
+    """``types.HIGH``/``MEDIUM``/``LOW`` -> ``model.Confidence``."""
+    from tclint.rules import types as T
+    from tclint.rules.model import Confidence
+
+    return {T.HIGH: Confidence.HIGH, T.MEDIUM: Confidence.MEDIUM, T.LOW: Confidence.LOW}
+
+
+@functools.cache
+def min_confidence() -> dict[str, int]:
+    """The ``min-confidence`` setting's values -> ``types.HIGH``/``MEDIUM``/``LOW``."""
+    from tclint.rules import types as T
+
+    return {"high": T.HIGH, "medium": T.MEDIUM, "low": T.LOW}
 
 
 @dataclass
@@ -57,6 +86,7 @@ _RULESET: RuleSet | None = None
 def ruleset() -> RuleSet:
     global _RULESET
     if _RULESET is None:
+        from tclint.rules import registry
         from tclint.rules.analysis import RuleSet
 
         _RULESET = RuleSet(rule() for rule in registry.all_rules())
@@ -70,6 +100,10 @@ def analyze_source(
     """Parse and walk one file: its facts and candidates, or a TC000/TC011 record.  ``seeds`` /
     ``returns_of``: types learnt by the project pass (``tclint.rules.argflow``); without them the
     result is a pure function of the file's bytes (what the cache stores)."""
+    from tclint.rules import model
+    from tclint.rules.facts import FileFacts, Loc
+    from tclint.rules.source import LineIndex
+
     facts = FileFacts(path=src.path, module=module, is_package=is_package, root=root)
     if src.text is None:
         facts.error = src.error or "cannot read file"
@@ -144,57 +178,50 @@ def _dynamo_settings(settings: Settings) -> dict[str, Any]:
     return dict(settings.dynamo)
 
 
-FixChooser = Callable[[Any, "str | None"], "Fix | None"]
+FixChooser = Callable[[Any, "str | None"], "Fix | tuple[Fix, ...] | None"]
+
+
+def choose_fixes(fix: Any, text: str | None) -> tuple[Fix, ...]:
+    """The fixes a reported finding offers, preferred first, among the alternatives its rule
+    built (a ``Fix``, or a tuple of them in the rule's order of preference): what the installed
+    chooser keeps (``set_fix_chooser``), by default ``offered_fixes``."""
+    chosen = _fix_chooser(fix, text)
+    if chosen is None:
+        return ()
+    return chosen if isinstance(chosen, tuple) else (chosen,)
 
 
 def choose_fix(fix: Any, text: str | None) -> Fix | None:
-    """The fix a reported finding offers, among the alternatives its rule built: what the
-    installed chooser picks (``set_fix_chooser``), by default ``first_parsing_fix``."""
-    return _fix_chooser(fix, text)
+    """The preferred fix of ``choose_fixes`` (None when none is offered)."""
+    fixes = choose_fixes(fix, text)
+    return fixes[0] if fixes else None
 
 
 def set_fix_chooser(chooser: FixChooser | None) -> None:
-    """Install how fixes are chosen in this process (None: the default, ``first_parsing_fix``).
-    The language server installs ``tclint.server.fixcheck.choose_fix``, which checks a fix by
-    parsing only the top-level statement it edits, for the texts it registers."""
+    """Install how fixes are chosen in this process (None: the default, ``offered_fixes``).
+    The language server installs ``tclint.server.fixcheck.choose_fix``, which checks each
+    alternative by parsing only the top-level statement it edits, for the texts it registers."""
     global _fix_chooser
-    _fix_chooser = first_parsing_fix if chooser is None else chooser
+    _fix_chooser = offered_fixes if chooser is None else chooser
 
 
-def first_parsing_fix(fix: Any, text: str | None) -> Fix | None:
-    """The first alternative that leaves the file parseable (fixes are verified only for
-    findings that are reported, and only when the file's text is at hand); a single fix is
-    built from the source's own segments and offered as it is."""
+def offered_fixes(fix: Any, text: str | None) -> tuple[Fix, ...]:
+    """Every alternative as the rule built it: each is made of the source's own segments (or is
+    a codemod, whose output libcst parses when it is computed), so the plain check re-parses
+    nothing per finding; the fuzz suite checks that every one of them leaves the file parseable."""
     if fix is None:
-        return None
-    alternatives = fix if isinstance(fix, tuple) else (fix,)
-    if len(alternatives) == 1:
-        return alternatives[0]  # built from the source's own segments: no re-parse per finding
-    if text is None:
-        return None
-    from tclint.rules.fixes import apply_fixes
-
-    for alt in alternatives:
-        new_text, n = apply_fixes(text, [alt])
-        if n == 0:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ast.parse(new_text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        return alt
-    return None
+        return ()
+    return fix if isinstance(fix, tuple) else (fix,)
 
 
-_fix_chooser: FixChooser = first_parsing_fix
+_fix_chooser: FixChooser = offered_fixes
 
 
-def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
+def candidate_to_diagnostic(
     cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None,
     text: str | None = None,
 ) -> Diagnostic | None:
+    from tclint.rules.model import Confidence, Diagnostic, gb_url, rule_doc_url
     from tclint.rules.project import span_of
 
     env = FinalizeEnv(settings, _dynamo_settings(settings), region, project, ff)
@@ -202,36 +229,7 @@ def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
     if final is None:
         return None
     message = final.message
-    severity = rule.default_severity
-    heat = []
-    if rule.family == "graph-break" and region is not None:
-        if final.data.get("user_ctx") is not None and not final.data.get("no_frame_drop"):
-            fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
-            heat.append(
-                f"inside the user context manager at line {final.data['user_ctx']}: Dynamo gives up on all of `{fn_name}`, which runs eagerly"
-            )
-            severity = Severity.ERROR
-        elif final.loop_line is not None and not final.data.get("no_frame_drop"):
-            fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
-            heat.append(
-                f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly"
-            )
-            severity = Severity.ERROR
-        elif region.loop_caller is not None and final.data.get("frame_drop_via_caller", True):
-            caller, _path, line = region.loop_caller
-            heat.append(f"called from a loop in {caller} (line {line}): that whole frame runs eagerly")
-            severity = Severity.ERROR
-        if region.multiplier:
-            heat.append(f"hot: runs in {region.multiplier}")
-        if final.cold and severity != Severity.ERROR:
-            heat.append(final.cold)
-            severity = Severity.INFO
-    if final.data.get("whole_frame") and rule.family == "graph-break":
-        severity = Severity.ERROR
-    if final.data.get("severity"):
-        severity = Severity.parse(final.data["severity"])
-    if final.confidence >= T.LOW:
-        severity = Severity.INFO if severity.rank < Severity.INFO.rank else severity
+    severity, heat, frame_drop = severity_and_heat(final, rule, region)
     if heat:
         message = f"{message} ({'; '.join(heat)})"
     severity = settings.severity_for(rule.code, severity)
@@ -242,15 +240,9 @@ def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
     extra: dict[str, Any] = {"func": final.func}
     if region is not None:
         extra["region"] = project.chain_text(region)
-    if rule.family == "graph-break" and (
-        (final.loop_line is not None and not final.data.get("no_frame_drop"))
-        or final.data.get("whole_frame") or final.data.get("user_ctx") is not None
-    ):
+    if frame_drop:
         extra["frame_drop"] = True
-    if final.data.get("related"):
-        from tclint.rules.model import RelatedLocation
-
-        related = (*related, *(RelatedLocation(p, span_of(loc), m) for p, loc, m in final.data["related"]))
+    fixes = choose_fixes(final.fix, text)
     return Diagnostic(
         code=rule.code,
         name=rule.name,
@@ -258,9 +250,10 @@ def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
         path=ff.path,
         span=span_of(final.loc),
         severity=severity,
-        confidence=CONFIDENCE_NAMES.get(final.confidence, Confidence.MEDIUM),
+        confidence=confidence_names().get(final.confidence, Confidence.MEDIUM),
         gb_ids=tuple(gb_ids),
-        fix=choose_fix(final.fix, text),
+        fix=fixes[0] if fixes else None,
+        alternatives=fixes[1:],
         related=related,
         noqa_line=final.loc.line,
         url=gb_url(gb_ids[0]) if gb_ids else rule_doc_url(rule.code),
@@ -269,29 +262,74 @@ def candidate_to_diagnostic(  # noqa: C901 - long, not split yet (issue 16)
     )
 
 
-rule_doc_url = model.rule_doc_url  # kept importable from here (the probe and older rules use it)
+def severity_and_heat(final: Candidate, rule: Any, region: Region | None) -> tuple[Severity, list[str], bool]:
+    """How loud a finding is, decided in this one place: (severity before the user's per-code
+    settings, the heat notes for its message, whether Dynamo gives up on its whole frame).
+
+    A graph break inside a loop body or a user context manager, or in a function called from a
+    loop, makes its frame run eagerly (error); a cold path makes it info; a ``WHOLE_FRAME`` break is
+    an error wherever it is; the rule's own ``severity`` for the finding comes next, and low
+    confidence caps the result at info."""
+    from tclint.rules import types as T
+    from tclint.rules.facts import FrameEffect
+    from tclint.rules.model import Severity
+    from tclint.rules.rule import hot_note
+
+    severity = rule.default_severity
+    heat: list[str] = []
+    breaks = rule.family == "graph-break"
+    if breaks and region is not None:
+        fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
+        if final.user_ctx is not None:
+            heat.append(f"inside the user context manager at line {final.user_ctx}: Dynamo gives up on all of `{fn_name}`, which runs eagerly")
+            severity = Severity.ERROR
+        elif final.loop_line is not None:
+            heat.append(f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly")
+            severity = Severity.ERROR
+        elif region.loop_caller is not None:
+            caller, _path, line = region.loop_caller
+            heat.append(f"called from a loop in {caller} (line {line}): that whole frame runs eagerly")
+            severity = Severity.ERROR
+        note = hot_note(region)
+        if note is not None:
+            heat.append(note)
+        if final.cold and severity != Severity.ERROR:
+            heat.append(final.cold)
+            severity = Severity.INFO
+    whole_frame = final.frame is FrameEffect.WHOLE_FRAME
+    if whole_frame and breaks:
+        severity = Severity.ERROR
+    if final.severity is not None:
+        severity = final.severity
+    if final.confidence >= T.LOW:
+        severity = Severity.INFO if severity.rank < Severity.INFO.rank else severity
+    frame_drop = breaks and (final.loop_line is not None or whole_frame or final.user_ctx is not None)
+    return severity, heat, frame_drop
 
 
 def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple[bool, int]:
+    """Whether the project facts a candidate needs hold, and its confidence then."""
+    from tclint.rules import types as T
+    from tclint.rules.facts import Need
+
     conf = cand.confidence
-    for kind, ref in cand.requires:
-        if kind == "returns_tensor":
-            ty = project.deferred_type(ref, ff)
+    for req in cand.requires:
+        if req.need is Need.RETURNS_TENSOR:
+            ty = project.deferred_type(req.ref, ff)
             if ty.kind != T.TENSOR:
                 return False, conf
             conf = ty.conf  # the callee's own return type decides
-        elif kind == "unless_predicate":
-            if project.is_compiling_predicate(ref, ff):
-                return False, conf
-        elif kind == "not_disabled":
-            r = project.resolve(ref, ff)
-            if r is not None and r[1] in project.disabled:
+        elif req.need is Need.NOT_COMPILING_PREDICATE:
+            if project.is_compiling_predicate(req.ref, ff):
                 return False, conf
     return True, conf
 
 
 def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: str | None = None) -> list[Diagnostic]:
     """Every diagnostic for one file before selection and suppression."""
+    from tclint.rules import model, registry
+    from tclint.rules.facts import Candidate, Loc
+    from tclint.rules.model import Diagnostic, Severity, rule_doc_url
     from tclint.rules.project import span_of
 
     out: list[Diagnostic] = []
@@ -350,6 +388,8 @@ def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
     (its callees are compiled as frames of their own, and break there).  A frame dropped that way
     drops the loop caller it is called from in turn.  Computed once per project, from the
     callees' candidates that would be reported at medium confidence or more."""
+    from tclint.rules import registry
+
     cached = project.memo.get("caller_drops")
     if cached is not None:
         return cached
@@ -375,6 +415,10 @@ def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
 
 
 def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region) -> bool:
+    from tclint.rules import types as T
+    from tclint.rules.facts import Candidate
+    from tclint.rules.model import Confidence
+
     for cand in ff.candidates:
         if cand.func != qualname or cand.confidence > T.MEDIUM:
             continue
@@ -403,6 +447,9 @@ def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, in
     its other hazards only show up once the first is fixed, and it installs no guards.  They stay
     reported, at low confidence and with a note (hidden by the default `min-confidence =
     "medium"`), so the default output matches what Dynamo really reports."""
+    from tclint.rules import registry
+    from tclint.rules.model import Confidence, Severity
+
     first_drop: dict[str, int] = dict(caller_drops or {})
     for d in diags:
         func = d.extra.get("func")
@@ -447,6 +494,8 @@ def _rule_instance(cls: type) -> Any:
 def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
     """Diagnostics from cross-file rules (call sites, disabled callees, fullgraph...).  A rule
     that fails is reported on stderr and skipped: it must not take the other rules down."""
+    from tclint.rules import registry
+
     out: dict[str, list[Diagnostic]] = {}
     for rule_cls in registry.all_rules():
         rule = _rule_instance(rule_cls)
@@ -462,9 +511,12 @@ def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
 
 
 def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagnostic]:
+    from tclint.rules import model, registry
+    from tclint.rules import types as T
+
     enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
     ignored_here = per_file_ignored(path, settings)
-    min_conf = MIN_CONFIDENCE.get(settings.min_confidence, T.MEDIUM)
+    min_conf = min_confidence().get(settings.min_confidence, T.MEDIUM)
     out = []
     for d in diags:
         if d.code not in enabled and not d.code.startswith(model.FILE_ERRORS):
@@ -503,6 +555,8 @@ def diagnose_file(
     text, except in a notebook), the cross-file ones for it (``cross``, from
     ``project_diagnostics``), selected for ``settings``, suppressions applied (TC012 for unused
     ones), deduplicated and sorted, then a notebook's positions mapped to its cells."""
+    from tclint.rules.suppress import apply_suppressions
+
     diags = file_diagnostics(ff, project, settings, src.text if src.cells is None else None)
     diags.extend(cross.get(src.path, ()))
     diags = select(diags, settings, src.path)

@@ -51,15 +51,32 @@ _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_O
 
 
 def resolve_fixes(diags: list[Diagnostic], text_of: Callable[[str], str | None]) -> list[Diagnostic]:
-    """``diags`` with every codemod fix computed (``text_of(path)`` gives a file's text); a codemod
-    that does not apply leaves its finding without a fix.  Findings without one are kept as is."""
+    """``diags`` with every codemod fix computed, alternatives included (``text_of(path)`` gives a
+    file's text); a codemod that does not apply is dropped, and when the preferred fix is, the next
+    alternative that remains becomes the preferred one.  Findings without one are kept as is."""
     out = []
     for d in diags:
-        if d.fix is not None and d.fix.codemod:
-            fix = resolve(d.fix, text_of(d.path)) if d.cell is None else None
-            d = dataclasses.replace(d, fix=fix)
+        fixes = offered(d)
+        if any(f.codemod for f in fixes):
+            text = text_of(d.path) if d.cell is None else None
+            kept = [r for r in (resolve(f, text) if f.codemod else f for f in fixes) if r is not None]
+            d = dataclasses.replace(d, fix=kept[0] if kept else None, alternatives=tuple(kept[1:]))
         out.append(d)
     return out
+
+
+def offered(d: Diagnostic) -> tuple[Fix, ...]:
+    """Every fix the finding offers, the preferred one first."""
+    return d.alternatives if d.fix is None else (d.fix, *d.alternatives)
+
+
+def preferred(d: Diagnostic, unsafe: bool) -> Fix | None:
+    """The fix ``--fix`` applies for ``d``: the first alternative that the safety allowed
+    (``unsafe``: unsafe fixes too) admits, in the rule's order of preference."""
+    for fix in offered(d):
+        if fix_allowed(fix, unsafe):
+            return fix
+    return None
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:

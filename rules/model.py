@@ -132,6 +132,9 @@ class Diagnostic:
     help: str | None = None  # a one-line suggestion shown under the message
     cell: int | None = None  # 1-based notebook cell (all cells counted), when linting .ipynb
     extra: dict[str, Any] = field(default_factory=dict)
+    # the other fixes offered besides ``fix`` (the preferred one), in the rule's order of
+    # preference: the user picks one (an editor's quick fixes); ``--fix`` applies the first allowed
+    alternatives: tuple[Fix, ...] = ()
 
     @property
     def line(self) -> int:

@@ -53,3 +53,37 @@ def remove_statement_fix(ctx, node: ast.AST, message: str, applicability):
     if ctx.statement_alone:
         return Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
     return Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
+
+
+def guard_compiling_fix(ctx, node: ast.AST, message: str, applicability):
+    """Put a call that is a whole statement on its own lines behind ``if not
+    torch.compiler.is_compiling():`` (Dynamo folds the test to False, so nothing is traced; the
+    call still runs eagerly).  Only the first line is re-indented: the call's other lines are
+    inside its brackets, where indentation means nothing; a comment after the call stays where it
+    is.  None when the call shares its lines with other code or the file does not import torch."""
+    from tclint.rules.model import Edit, Fix, Span
+
+    tname = torch_name(ctx)
+    loc = ctx.loc(node)
+    first = ctx.index.line(loc.line)
+    rest = ctx.index.line(loc.end_line)[loc.end_col :].strip()
+    if tname is None or first[: loc.col].strip() or rest and not rest.startswith("#"):
+        return None
+    indent = first[: loc.col]
+    step = "\t" if "\t" in indent else "    "
+    header = f"if not {tname}.compiler.is_compiling():\n{indent}{step}"
+    return Fix(message, (Edit(Span.of(loc.line, loc.col, loc.line, loc.col), header),), applicability)
+
+
+def register_logging_fix(ctx, key: str, function: str, modules: tuple[str, ...], message: str):
+    """A codemod fix adding ``torch._dynamo.config.KEY.add(FUNCTION)`` after the file's top-level
+    imports of ``modules`` (``FUNCTION`` spelt with the file's names for them); unsafe: the
+    setting is process-wide.  None when a module is not imported under a name."""
+    from tclint.rules.model import Applicability, Fix
+
+    names = [ctx.local_name_for(m) for m in modules]
+    tname = torch_name(ctx)
+    if tname is None or not all(names):
+        return None
+    line = f"{tname}._dynamo.config.{key}.add({function.format(*names)})"
+    return Fix(message, (), Applicability.UNSAFE, codemod=("add-after-imports", line, *modules))

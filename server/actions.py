@@ -1,9 +1,10 @@
 """Code actions, answered from what was published (never by re-linting).
 
-* quick fixes: the diagnostic's fix (safe ones always, unsafe ones with ``unsafeFixes``);
+* quick fixes: the diagnostic's fix and each of its alternatives as a quick fix of its own (safe
+  ones always, unsafe ones with ``unsafeFixes``; the preferred safe one is marked preferred);
 * "Disable TCxxx for this line": adds (or extends) ``# noqa: TCxxx``;
-* ``source.fixAll.tclint``: every safe fix of the document at once (overlapping fixes are left for
-  the next run, as ``tclint check --fix`` does);
+* ``source.fixAll.tclint``: every finding's preferred safe fix of the document at once (overlapping
+  fixes are left for the next run, as ``tclint check --fix`` does);
 * "Create probe inputs for this function": runs the command ``tclint.createProbeInputs``, which
   writes the probe's ``--init-inputs`` stub for the function under the cursor.
 
@@ -111,17 +112,19 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
     if _wanted(only, types.CodeActionKind.QuickFix):
         pairs = matched(pub, params)
         for d, theirs in pairs:
-            fix = d["data"].get("fix")
-            if fix and fix.get("edits"):
+            preferred_given = False
+            for fix in _fixes(d):
+                safe = fix.get("applicability") == "safe"
                 actions.append(
                     types.CodeAction(
                         title=f"{fix['title']} ({d['code']})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[_as_object(ls, d, theirs)],
                         edit=_workspace_edit(ls, uri, version, fix["edits"]),
-                        is_preferred=fix.get("applicability") == "safe",
+                        is_preferred=safe and not preferred_given,
                     )
                 )
+                preferred_given = preferred_given or safe
         for d, theirs in pairs:
             noqa = d["data"].get("noqa")
             if noqa:
@@ -150,18 +153,29 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
     return actions
 
 
+def _fixes(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """The published fixes of a diagnostic (its ``data``): the preferred one, then the alternatives."""
+    data = d["data"]
+    found = [data["fix"]] if data.get("fix") else []
+    return [f for f in (*found, *data.get("alternatives", ())) if f.get("edits")]
+
+
 def _has_safe_fix(d: dict[str, Any]) -> bool:
-    fix = d["data"].get("fix")
-    return bool(fix and fix.get("applicability") == "safe")
+    return any(f.get("applicability") == "safe" for f in _fixes(d))
 
 
 def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:
-    """One edit applying every safe fix of the published diagnostics."""
+    """One edit applying, for every published diagnostic, its preferred safe fix (the first safe
+    one of its alternatives)."""
     fixes = []
     for d in pub.model:
-        fix = resolve(first_fix(d.fix), pub.text) if d.cell is None else None  # codemod fixes: computed here
-        if fix is not None and fix.edits and fix.applicability.value == "safe" and d.cell is None:
-            fixes.append(fix)
+        if d.cell is not None:
+            continue
+        for alt in (first_fix(d.fix), *d.alternatives):
+            fix = resolve(alt, pub.text)  # codemod fixes: computed here
+            if fix is not None and fix.edits and fix.applicability.value == "safe":
+                fixes.append(fix)
+                break
     if not fixes:
         return None
     new_text, applied = apply_fixes(pub.text, fixes)

@@ -292,12 +292,17 @@ class Converter:
             message += "\n(stale: this code changed since the probe ran)"
         code = _js(diag.code)
         data = ['"code":' + code]
-        fix = first_fix(diag.fix)
-        if fix is not None and fix.codemod and diag.cell is None and fix_offered(_declared(fix), self.unsafe):
-            fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
-        if fix is not None and fix.edits and diag.cell is None and fix_offered(fix, self.unsafe):
-            edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
-            data.append(f'"fix":{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
+        fixes = []  # each one the client may pick as a quick fix, the preferred one first
+        for fix in (first_fix(diag.fix), *diag.alternatives) if diag.cell is None else ():
+            if fix is not None and fix.codemod and fix_offered(_declared(fix), self.unsafe):
+                fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
+            if fix is not None and fix.edits and fix_offered(fix, self.unsafe):
+                edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
+                fixes.append(f'{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
+        if fixes:
+            data.append('"fix":' + fixes[0])
+        if len(fixes) > 1:
+            data.append(f'"alternatives":[{",".join(fixes[1:])}]')
         if diag.origin is Origin.STATIC:
             noqa = noqa_json(diag.code, diag.noqa_line, lines, enc)
             if noqa is not None:

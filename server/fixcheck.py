@@ -1,9 +1,8 @@
 """The language server's fix chooser: fixes checked by parsing the statement they edit.
 
-The engine's default (``engine.first_parsing_fix``) offers a single fix as it is, and of several
-alternatives the first one with which the whole file still parses.  In the editor a fix is
-checked on every keystroke, so the server checks every fix of the texts it registers (the open
-buffer's), and checks it cheaply: a fix's edits lie inside one top-level statement, and a module
+The engine's default (``engine.offered_fixes``) offers every alternative a rule built as it is.
+In the editor, where each alternative becomes a quick fix the user may pick, the server checks
+every fix of the texts it registers (the open buffer's), and checks it cheaply: a fix's edits lie inside one top-level statement, and a module
 parses iff each of its top-level statements does, so parsing that statement alone (with the fix
 applied) gives the same answer as the whole file.  The server knows the top-level statements of
 every text it analyses (``incremental.Snapshot.chunks``).  A fix spanning statements, and a text
@@ -27,7 +26,7 @@ from tclint.rules import engine
 from tclint.rules.fixes import apply_fixes
 from tclint.rules.model import Edit, Fix, Span
 
-_original = engine.first_parsing_fix
+_original = engine.offered_fixes
 _state = threading.local()
 # (statement text, the fix relative to it) -> parses with the fix applied?  Unchanged statements hit
 # this on every keystroke.
@@ -85,42 +84,46 @@ def _verdict(segment: str, fix: Fix) -> bool:
     return verdict
 
 
-def choose_fix(fix: Any, text: str | None) -> Fix | None:
-    """The fix to offer: for a registered text, the first alternative with which the edited
-    top-level statement still parses; otherwise the engine's default."""
+def choose_fix(fix: Any, text: str | None) -> tuple[Fix, ...]:
+    """The fixes to offer, preferred first: for a registered text, every alternative with which
+    the edited top-level statement still parses; otherwise the engine's default."""
     stmts: Statements | None = getattr(_state, "current", None)
     if fix is None or text is None or stmts is None or stmts.text is not text and stmts.text != text:
         return _original(fix, text)
     alternatives = fix if isinstance(fix, tuple) else (fix,)
-    for alt in alternatives:
-        if not alt.edits:
-            if alt.codemod:
-                return alt  # computed (and its output parsed by libcst) when it is offered
-            continue
-        first = min(e.span.start.line for e in alt.edits)
-        # an edit ending at column 0 of a line ends with the line before it
-        last = max(
-            e.span.end.line - 1 if e.span.end.column == 0 and e.span.end.line > e.span.start.line else e.span.end.line
+    return tuple(alt for alt in alternatives if _offered(alt, stmts, text))
+
+
+def _offered(alt: Fix, stmts: Statements, text: str) -> bool:
+    """Whether the edited top-level statement still parses with ``alt`` applied."""
+    if not alt.edits:
+        return bool(alt.codemod)  # computed (and its output parsed by libcst) when it is offered
+    first = min(e.span.start.line for e in alt.edits)
+    # an edit ending at column 0 of a line ends with the line before it
+    last = max(
+        e.span.end.line - 1 if e.span.end.column == 0 and e.span.end.line > e.span.start.line else e.span.end.line
+        for e in alt.edits
+    )
+    found = _statement_of(stmts, first, last)
+    if found is None:
+        return _whole_file_parses(text, alt)
+    start, end = found
+    segment = "".join(stmts.lines[start - 1 : end])
+    moved = Fix(
+        alt.message,
+        tuple(
+            Edit(Span.of(e.span.start.line - start + 1, e.span.start.column, e.span.end.line - start + 1, e.span.end.column), e.content)
             for e in alt.edits
-        )
-        found = _statement_of(stmts, first, last)
-        if found is None:
-            if _original(alt, text) is not None:
-                return alt
-            continue
-        start, end = found
-        segment = "".join(stmts.lines[start - 1 : end])
-        moved = Fix(
-            alt.message,
-            tuple(
-                Edit(Span.of(e.span.start.line - start + 1, e.span.start.column, e.span.end.line - start + 1, e.span.end.column), e.content)
-                for e in alt.edits
-            ),
-            alt.applicability,
-        )
-        if _verdict(segment, moved):
-            return alt
-    return None
+        ),
+        alt.applicability,
+    )
+    return _verdict(segment, moved)
+
+
+def _whole_file_parses(text: str, fix: Fix) -> bool:
+    """A fix spanning statements: applied to the whole text, which must still parse."""
+    new_text, applied = apply_fixes(text, [fix])
+    return bool(applied) and _parses(new_text)
 
 
 def install() -> None:

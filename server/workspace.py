@@ -691,16 +691,18 @@ def shift_diagnostic(d: Diagnostic, delta: int, after: int) -> Diagnostic:
     def span(s: Span) -> Span:
         return Span(pos(s.start), pos(s.end))
 
-    fix = d.fix
-    if isinstance(fix, Fix):  # every field of the fix that holds a place: its edits, a codemod's spans
-        fix = replace(
+    def moved(fix: Fix) -> Fix:  # every field of a fix that holds a place: its edits, a codemod's spans
+        return replace(
             fix,
             edits=tuple(Edit(span(e.span), e.content) for e in fix.edits),
             codemod=tuple(span(a) if isinstance(a, Span) else a for a in fix.codemod),
         )
+
+    fix = moved(d.fix) if isinstance(d.fix, Fix) else d.fix
+    alternatives = tuple(moved(f) for f in d.alternatives)
     related = tuple(
         RelatedLocation(r.path, span(r.span), r.message) if os.path.abspath(r.path) == os.path.abspath(d.path) else r
         for r in d.related
     )
     noqa = d.noqa_line + delta if d.noqa_line is not None and d.noqa_line > after else d.noqa_line
-    return replace(d, span=span(d.span), fix=fix, related=related, noqa_line=noqa)
+    return replace(d, span=span(d.span), fix=fix, alternatives=alternatives, related=related, noqa_line=noqa)

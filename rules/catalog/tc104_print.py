@@ -1,6 +1,11 @@
 from tclint.rules.model import Applicability, Severity
 from tclint.rules.rule import Example, Rule
-from tclint.rules.ruleutil import builtin_call, remove_statement_fix
+from tclint.rules.ruleutil import (
+    builtin_call,
+    guard_compiling_fix,
+    register_logging_fix,
+    remove_statement_fix,
+)
 
 
 class PrintInCompiledCode(Rule):
@@ -39,7 +44,13 @@ class PrintInCompiledCode(Rule):
     ```
 
     ## Fix safety
-    An unsafe fix removes the call (a statement on its own line): the output it printed is lost.
+    Three alternatives, all unsafe, for a call that is a statement on its own line (the first is
+    the one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
+    1. register `print` with `torch._dynamo.config.reorderable_logging_functions.add(print)` after
+       the file's `import torch`: the setting is process-wide, and under compile the call runs
+       after the graph (an object mutated after the `print` is printed as it is then);
+    2. put the call behind `if not torch.compiler.is_compiling():`: it prints in eager runs only;
+    3. remove the call: the output it printed is lost.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html
@@ -61,7 +72,7 @@ class PrintInCompiledCode(Rule):
             self.code, node,
             "`print` inside compiled code: the graph breaks here",
             help="print from the eager caller, or add print to torch._dynamo.config.reorderable_logging_functions",
-            fix=remove_statement_fix(ctx, node, "Remove the `print` call", Applicability.UNSAFE),
+            fix=print_fixes(ctx, node),
         )
 
     def finalize(self, cand, env):
@@ -81,7 +92,17 @@ def step(x):
     print("activations:", y.shape)  # expect: TC104
     return y * 2
 """,
-            run="step(torch.randn(4))",
+            run="out = step(torch.randn(4))",
+            fixed="""
+import torch
+torch._dynamo.config.reorderable_logging_functions.add(print)
+
+@torch.compile
+def step(x):
+    y = x.relu()
+    print("activations:", y.shape)  # expect: TC104
+    return y * 2
+""",
         ),
         Example(
             """
@@ -161,3 +182,17 @@ def step(x):
         ),
     )
 
+
+
+def print_fixes(ctx, node) -> tuple | None:
+    """The alternatives for a `print` statement, preferred first (see Fix safety): register it as
+    reorderable, guard it with `is_compiling()`, remove it; those that fit the code."""
+    from tclint.rules.model import Applicability
+
+    found = (
+        register_logging_fix(ctx, "reorderable_logging_functions", "print", (),
+                             "Register `print` in torch._dynamo.config.reorderable_logging_functions (printed after the graph)"),
+        guard_compiling_fix(ctx, node, "Print only in eager runs (`if not torch.compiler.is_compiling():`)", Applicability.UNSAFE),
+        remove_statement_fix(ctx, node, "Remove the `print` call", Applicability.UNSAFE),
+    )
+    return tuple(f for f in found if f is not None) or None

@@ -2,9 +2,9 @@ import ast
 import re
 
 from tclint.rules import types as T
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Severity
 from tclint.rules.rule import Example, Rule
-from tclint.rules.ruleutil import short
+from tclint.rules.ruleutil import guard_compiling_fix, register_logging_fix, remove_statement_fix, short
 
 LOGGER_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
@@ -46,7 +46,14 @@ class LoggingInCompiledCode(Rule):
     message is not needed under compile.
 
     ## Fix safety
-    No automatic fix.
+    Alternatives, all unsafe, for a call that is a statement on its own line (the first is the
+    one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
+    1. for a standard Logger method (`debug` ... `log`), register `logging.Logger.METHOD` with
+       `torch._dynamo.config.ignore_logging_functions.add(...)` after the file's imports of
+       `torch` and `logging`: process-wide, and under compile that method logs nothing, for
+       every logger;
+    2. put the call behind `if not torch.compiler.is_compiling():`: it logs in eager runs only;
+    3. remove the call: the message is lost.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0291.html
@@ -68,6 +75,7 @@ class LoggingInCompiledCode(Rule):
                 f"`{qualified}(...)` inside compiled code: the graph breaks in the logging module",
                 gb_ids=("GB4841",), data={"method": qualified},
                 help="log from the eager caller",
+                fix=logging_fixes(ctx, node, qualified, None),
             )
             return
         if method is None or not isinstance(node.func, ast.Attribute):
@@ -89,6 +97,7 @@ class LoggingInCompiledCode(Rule):
             f"`{short(ctx, node.func)}(...)` on a logger inside compiled code: the graph breaks here, even when the level is disabled",
             gb_ids=("GB0291",), confidence=conf, data={"method": method},
             help="log from the eager caller, or add the method to torch._dynamo.config.ignore_logging_functions",
+            fix=logging_fixes(ctx, node, short(ctx, node.func), method),
         )
 
     def finalize(self, cand, env):
@@ -115,8 +124,21 @@ def step(x):
     logger.debug("activations %s", y.shape)  # expect: TC105
     return y * 2
 """,
-            run="step(torch.randn(4))",
+            run="out = step(torch.randn(4))",
             title="a disabled level still breaks",
+            fixed="""
+import logging
+import torch
+torch._dynamo.config.ignore_logging_functions.add(logging.Logger.debug)
+
+logger = logging.getLogger(__name__)
+
+@torch.compile
+def step(x):
+    y = x.relu()
+    logger.debug("activations %s", y.shape)  # expect: TC105
+    return y * 2
+""",
         ),
         Example(
             """
@@ -170,6 +192,23 @@ def step(x):
             title="method registered with ignore_logging_functions",
         ),
     )
+
+
+# Logger methods ignore_logging_functions can take: they return None and exist on logging.Logger
+IGNORABLE = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+
+
+def logging_fixes(ctx, node: ast.Call, shown: str, method: str | None) -> tuple | None:
+    """The alternatives for a logging call, preferred first (see Fix safety): a Logger method
+    registered in ignore_logging_functions, the call behind `is_compiling()`, the call removed."""
+    found = (
+        register_logging_fix(ctx, "ignore_logging_functions", "{0}.Logger." + method, ("logging",),
+                             f"Register `logging.Logger.{method}` in torch._dynamo.config.ignore_logging_functions (no message under compile)")
+        if method in IGNORABLE else None,
+        guard_compiling_fix(ctx, node, "Log only in eager runs (`if not torch.compiler.is_compiling():`)", Applicability.UNSAFE),
+        remove_statement_fix(ctx, node, f"Remove the `{shown}` call", Applicability.UNSAFE),
+    )
+    return tuple(f for f in found if f is not None) or None
 
 
 def _logger_like(node: ast.expr) -> bool:

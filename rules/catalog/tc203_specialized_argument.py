@@ -1,5 +1,6 @@
 from tclint.rules import callsites
-from tclint.rules.model import Severity
+from tclint.rules import types as T
+from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 
@@ -35,7 +36,10 @@ class SpecializedArgument(Rule):
     tensor.
 
     ## Fix safety
-    No automatic fix.
+    An unsafe fix for a `float` parameter of a `dynamic=False` function that is only used in
+    arithmetic: every call in the file passes `torch.tensor(value, dtype=torch.float64)` (a 0-d
+    tensor, whose value Dynamo does not guard on) and a `float` annotation becomes `torch.Tensor`.
+    Code that needs the Python number back must call `.item()` outside the compiled code.
 
     ## References
     - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
@@ -68,7 +72,8 @@ class SpecializedArgument(Rule):
                 unknown = not kinds
                 severity = Severity.INFO if (bounded or unknown) else self.default_severity
                 how = {"range": f"`range({p.name})`", "index": f"an index (`[{p.name}]`)", "len": f"`len({p.name})`"}
-                used = next((how[u] for u in ("range", "index", "len") if u in p.uses), "a list whose length is guarded")
+                fallback = "a list whose length is guarded" if guard.startswith("len(") else "a computation under `dynamic=False`"
+                used = next((how[u] for u in ("range", "index", "len") if u in p.uses), fallback)
                 if bounded:
                     tail = f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})"
                 elif unknown:
@@ -83,6 +88,7 @@ class SpecializedArgument(Rule):
                     region=region,
                     severity=severity,
                     help="bucket the value, fix it at construction time, or pass it as a tensor",
+                    fix=_tensor_fix(ff, p) if dynamic_false else None,
                 )
 
     invalid = (
@@ -98,6 +104,28 @@ def unroll(x, n_steps: int):  # expect: TC203
 """,
             run="for n in range(1, 12):\n    unroll(torch.randn(4), n)",
             compiles=8,
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile(dynamic=False)  # expect: TC207
+def scale(x, alpha: float):  # expect: TC203
+    return x * alpha + 1
+
+outs = [scale(torch.ones(4), step / 10) for step in range(1, 12)]
+""",
+            compiles=8,
+            title="a float under `dynamic=False`: each value compiles a variant",
+            fixed="""
+import torch
+
+@torch.compile(dynamic=False)  # expect: TC207
+def scale(x, alpha: torch.Tensor):  # expect: TC203
+    return x * alpha + 1
+
+outs = [scale(torch.ones(4), torch.tensor(step / 10, dtype=torch.float64)) for step in range(1, 12)]
+""",
         ),
         Example(
             """
@@ -126,3 +154,13 @@ def scale(x, k: int):
             title="ints used as values or sizes become dynamic",
         ),
     )
+
+
+def _tensor_fix(ff, p) -> Fix | None:
+    """A float parameter used only as a value: pass it as a 0-d tensor (codemod ``float-arg-as-tensor``)."""
+    torch_name = next((local for local, q in ff.aliases.items() if q == "torch"), None)
+    if torch_name is None or p.loc is None or not (p.ty.kind == T.SCALAR and p.ty.dtype == "float") or set(p.uses) != {"load"}:
+        return None
+    return Fix(f"Pass `{p.name}` as a 0-d tensor (`{torch_name}.tensor(..., dtype={torch_name}.float64)`) at the calls",
+               (), Applicability.UNSAFE,
+               codemod=("float-arg-as-tensor", Span.of(p.loc.line, p.loc.col, p.loc.end_line, p.loc.end_col), torch_name))

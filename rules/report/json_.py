@@ -1,6 +1,7 @@
 """ruff-compatible JSON: a list of objects with ``filename``, ``code``, ``message``,
-``location{row,column}``, ``end_location``, ``fix``, ``noqa_row``, ``url`` (columns 1-based, as
-ruff writes them), plus tclint's own fields: ``name``, ``severity``, ``confidence``, ``origin``,
+``location{row,column}``, ``end_location``, ``fix`` (the preferred fix), ``noqa_row``, ``url``
+(columns 1-based, as ruff writes them), plus tclint's own fields: ``alternatives`` (the other
+fixes offered, same shape as ``fix``), ``name``, ``severity``, ``confidence``, ``origin``,
 ``gb_ids``, ``region`` and ``related``."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import json
 import os
 from typing import Any
 
-from tclint.rules.model import Diagnostic, Span
+from tclint.rules.model import Diagnostic, Fix, Span
 from tclint.rules.printable import json_safe
 from tclint.rules.report import indented_json
 
@@ -22,20 +23,22 @@ def _span(span: Span) -> dict[str, Any]:
     return {"location": _loc(span.start.line, span.start.column), "end_location": _loc(span.end.line, span.end.column)}
 
 
+def _fix(fix: Fix) -> dict[str, Any]:
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [{"content": e.content, **_span(e.span)} for e in fix.edits],
+    }
+
+
 def to_dict(d: Diagnostic) -> dict[str, Any]:
-    fix = None
-    if d.fix is not None:
-        fix = {
-            "applicability": d.fix.applicability.value,
-            "message": d.fix.message,
-            "edits": [{"content": e.content, **_span(e.span)} for e in d.fix.edits],
-        }
     return {
         "cell": d.cell,
         "code": d.code,
         "end_location": _loc(d.span.end.line, d.span.end.column),
         "filename": os.path.abspath(d.path),
-        "fix": fix,
+        "fix": None if d.fix is None else _fix(d.fix),
+        "alternatives": [_fix(f) for f in d.alternatives],
         "location": _loc(d.span.start.line, d.span.start.column),
         "message": d.message,
         "noqa_row": d.noqa_line,
@@ -63,10 +66,8 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
     def span(o: dict[str, Any]) -> Span:
         return Span.of(o["location"]["row"], o["location"]["column"] - 1, o["end_location"]["row"], o["end_location"]["column"] - 1)
 
-    fix = None
-    if obj.get("fix"):
-        f = obj["fix"]
-        fix = Fix(f["message"], tuple(Edit(span(e), e["content"]) for e in f["edits"]), Applicability(f["applicability"]))
+    def fix(f: dict[str, Any]) -> Fix:
+        return Fix(f["message"], tuple(Edit(span(e), e["content"]) for e in f["edits"]), Applicability(f["applicability"]))
     extra = {}
     if obj.get("region"):
         extra["region"] = obj["region"]
@@ -83,7 +84,8 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
         confidence=Confidence(obj.get("confidence", "high")),
         origin=Origin(obj.get("origin", "static")),
         gb_ids=tuple(obj.get("gb_ids", ())),
-        fix=fix,
+        fix=fix(obj["fix"]) if obj.get("fix") else None,
+        alternatives=tuple(fix(f) for f in obj.get("alternatives", ())),
         related=tuple(RelatedLocation(r["filename"], span(r), r["message"]) for r in obj.get("related", ())),
         noqa_line=obj.get("noqa_row"),
         url=obj.get("url"),

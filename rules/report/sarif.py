@@ -102,20 +102,22 @@ def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
                 }
                 for i, r in enumerate(d.related)
             ]
-        if d.fix is not None and d.fix.edits and d.cell is None:
+        fixes = [f for f in (d.fix, *d.alternatives) if f is not None and f.edits] if d.cell is None else []
+        if fixes:  # the preferred fix first, then its alternatives
             result["fixes"] = [
                 {
-                    "description": {"text": f"{d.fix.message} ({d.fix.applicability.value})"},
+                    "description": {"text": f"{fix.message} ({fix.applicability.value})"},
                     "artifactChanges": [
                         {
                             "artifactLocation": {"uri": _uri(d.path)},
                             "replacements": [
                                 {"deletedRegion": _region(e.span), "insertedContent": {"text": e.content}}
-                                for e in d.fix.edits
+                                for e in fix.edits
                             ],
                         }
                     ],
                 }
+                for fix in fixes
             ]
         results.append(result)
     return {

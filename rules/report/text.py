@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from tclint.rules.model import Applicability, Diagnostic
+from tclint.rules.fixes import offered, preferred
+from tclint.rules.model import Diagnostic
 from tclint.rules.printable import printable
 from tclint.rules.source import LineIndex
 
@@ -20,11 +21,7 @@ def location(d: Diagnostic) -> str:
 
 
 def fix_marker(d: Diagnostic, unsafe: bool) -> str:
-    if d.fix is None:
-        return ""
-    if d.fix.applicability is Applicability.SAFE or (unsafe and d.fix.applicability is Applicability.UNSAFE):
-        return "[*] "
-    return ""
+    return "[*] " if preferred(d, unsafe) is not None else ""
 
 
 def concise(diags: list[Diagnostic], unsafe_fixes: bool = False) -> str:
@@ -76,9 +73,9 @@ def full(diags: list[Diagnostic], sources: Mapping[str, str | None], unsafe_fixe
             lines.append(f"  = region: {printable(chain)}")
         if d.help:
             lines.append(f"  = help: {printable(d.help)}")
-        if d.fix is not None:
-            kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
-            lines.append(f"  = {kind}: {printable(d.fix.message)}")
+        for n, fix in enumerate(offered(d)):
+            kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[fix.applicability.value]
+            lines.append(f"  = {'or ' if n else ''}{kind}: {printable(fix.message)}")
         if d.gb_ids:
             lines.append(f"  = PyTorch: {', '.join(d.gb_ids)} ({d.url})")
         lines.append(f"  = severity: {d.severity.value}, confidence: {d.confidence.value}")
@@ -91,8 +88,8 @@ def summary(diags: list[Diagnostic], fixed: int = 0, unsafe_fixes: bool = False)
     if diags:
         n = len(diags)
         lines.append(f"Found {n} problem{'s' if n != 1 else ''}" + (f" ({fixed} fixed, {n} remaining)." if fixed else "."))
-        safe = sum(1 for d in diags if d.fix is not None and d.fix.applicability is Applicability.SAFE)
-        unsafe = sum(1 for d in diags if d.fix is not None and d.fix.applicability is Applicability.UNSAFE)
+        safe = sum(1 for d in diags if preferred(d, False) is not None)
+        unsafe = sum(1 for d in diags if preferred(d, False) is None and preferred(d, True) is not None)
         if safe or (unsafe and unsafe_fixes):
             count = safe + (unsafe if unsafe_fixes else 0)
             lines.append(f"[*] {count} fixable with the `--fix` option" + (" (includes unsafe fixes)" if unsafe_fixes and unsafe else "") + ".")
@@ -107,7 +104,7 @@ def summary(diags: list[Diagnostic], fixed: int = 0, unsafe_fixes: bool = False)
 
 def statistics(diags: list[Diagnostic]) -> str:
     counts = Counter((d.code, d.name) for d in diags)
-    fixable = Counter(d.code for d in diags if d.fix is not None and d.fix.applicability is Applicability.SAFE)
+    fixable = Counter(d.code for d in diags if preferred(d, False) is not None)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
     width = max((len(str(n)) for _, n in rows), default=1)
     out = []

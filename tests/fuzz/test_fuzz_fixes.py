@@ -10,7 +10,7 @@ import os
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from tclint.rules.fixes import add_noqa, apply_fixes, fix_allowed
+from tclint.rules.fixes import add_noqa, apply_fixes, fix_allowed, offered
 from tclint.rules.notebook import add_noqa_to_notebook
 
 from tests.helpers import fuzz_known as known
@@ -87,7 +87,7 @@ def _codemod_seeds() -> list[bytes]:
     out = []
     for data in SEEDS:
         result = lint_bytes(data)
-        if any(d.fix is not None and d.fix.codemod for d in result.diagnostics):
+        if any(f.codemod for d in result.diagnostics for f in offered(d)):
             out.append(data)
     return out
 
@@ -113,7 +113,7 @@ def test_codemod_fixes_parse_keep_bytes_and_are_idempotent(data):
     tried("library: codemod fixes reproduce libcst's output, keep bytes outside, are idempotent")
     result = lint_bytes(data)
     text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
-    pending = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.codemod]
+    pending = [f for d in result.diagnostics for f in offered(d) if f.codemod]
     applied = []
     for fix in pending:
         done = resolve(fix, text)
@@ -145,7 +145,58 @@ def test_codemod_fixes_parse_keep_bytes_and_are_idempotent(data):
         if new == fixed:
             break
         fixed = new
-        pending = [d.fix for d in lint_bytes(fixed.encode("utf-8")).diagnostics if d.fix is not None and d.fix.codemod]
+        pending = [f for d in lint_bytes(fixed.encode("utf-8")).diagnostics for f in offered(d) if f.codemod]
     else:
         raise AssertionError("codemod fixes keep changing the code pass after pass")
     assert apply_fixes(fixed, pending)[0] == fixed
+
+
+def _keeps_bytes_outside(text: str, new: str, edits) -> None:
+    from tclint.rules.source import LineIndex
+
+    index = LineIndex(text)
+    spans = sorted((index.offset(e.span.start.line, e.span.start.column), index.offset(e.span.end.line, e.span.end.column), e.content)
+                   for e in edits)
+    at = shift = 0
+    for start, end, content in spans:
+        assert start >= at, "overlapping edits"
+        assert new[at + shift:start + shift] == text[at:start], "a byte outside the edits changed"
+        shift += len(content) - (end - start)
+        at = end
+    assert new[at + shift:] == text[at:]
+
+
+ALTERNATIVE_SEEDS = [data for data in SEEDS if any(d.alternatives for d in lint_bytes(data).diagnostics)]
+
+
+def test_alternative_seeds_exist():
+    assert len(ALTERNATIVE_SEEDS) >= 2  # the examples of TC104 and TC105 at least
+
+
+@budget(200)
+@given(gently_mutated_files(ALTERNATIVE_SEEDS), st.data())
+def test_each_fix_alternative_parses_keeps_bytes_and_is_done_once(data, pick):
+    """A finding's fixes are alternatives: each one, applied on its own, gives code that
+    parses, changes nothing outside its edits, and is done once: linted again, the code offers
+    that fix (same message) fewer times, so applying the fixes again does not repeat it."""
+    from tclint.rules.fixes import resolve
+
+    assume(compiles(data))
+    tried("library: every fix alternative parses, keeps bytes outside, is not offered again")
+    result = lint_bytes(data)
+    text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+    choices = [d for d in result.diagnostics if d.alternatives and not known.fix_open(d)]
+    assume(choices)
+    d = pick.draw(st.sampled_from(choices))
+    fix = resolve(pick.draw(st.sampled_from(offered(d))), text)
+    if fix is None:
+        return  # a codemod that does not apply here
+    new, n = apply_fixes(text, [fix])
+    assert n == 1
+    compile(new, "fixed.py", "exec", dont_inherit=True)
+    _keeps_bytes_outside(text, new, fix.edits)
+
+    def count(diags) -> int:
+        return sum(1 for e in diags for f in offered(e) if f.message == fix.message)
+
+    assert count(lint_bytes(new.encode("utf-8")).diagnostics) < count(result.diagnostics)

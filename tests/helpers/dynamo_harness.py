@@ -200,6 +200,7 @@ def eager_values(path: str, code: str, run: str = "") -> dict[str, Any]:
     sys.modules["tclint_example"] = module
     torch._dynamo.reset()
     torch.manual_seed(0)
+    saved_config = torch._dynamo.config.get_config_copy()  # a fix may register functions there
     try:
         with torch.compiler.set_stance("force_eager"), _quiet():
             exec(compile(code, path, "exec"), module.__dict__)
@@ -207,6 +208,9 @@ def eager_values(path: str, code: str, run: str = "") -> dict[str, Any]:
                 exec(compile(run, "<run>", "exec"), module.__dict__)
     finally:
         sys.modules.pop("tclint_example", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch._dynamo.config.load_config(saved_config)
         torch._dynamo.reset()
     return {k: v for k, v in module.__dict__.items() if not k.startswith("_") and _plain(v)}
 

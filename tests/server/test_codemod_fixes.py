@@ -36,3 +36,35 @@ async def test_compile_in_place_quick_fix_and_fix_all(start, project, profile):
     fix_all = await client.text_document_code_action_async(_params(uri, found, only=["source.fixAll"]))
     assert [a.kind for a in fix_all] == ["source.fixAll.tclint"]
     assert apply_edits(example.code, edits_of(fix_all[0], uri)) == example.fixed
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim-0.7"])
+async def test_each_alternative_is_its_own_quick_fix(start, project, profile):
+    """A finding with several fixes (TC104: register `print` as reorderable, guard it with
+    `is_compiling()`, remove it) gets one quick fix per alternative, in the rule's order, each
+    editing the text its own way; the first one is the pinned ``fixed`` source (the example's
+    trailing comment taken away: a removal would delete it, so it is offered only without one).  None is safe, so
+    none is marked preferred and "fix all" leaves the print alone."""
+    example = registry.get("TC104").invalid[0]
+    code, fixed = (text.replace("  # expect: TC104", "") for text in (example.code, example.fixed))
+    path = project / "pkg" / "printing.py"
+    path.write_text(code)
+    client = await start(profile, project, init_options={"settings": {"unsafeFixes": True}})
+    uri = open_doc(client, path)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "TC104" for x in d))
+    found = next(d for d in diags if d.code == "TC104")
+    actions = await client.text_document_code_action_async(_params(uri, found))
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+    assert [a.title.split(" (")[0] for a in quick] == [
+        "Register `print` in torch._dynamo.config.reorderable_logging_functions",
+        "Print only in eager runs",
+        "Remove the `print` call",
+    ], [a.title for a in quick]
+    assert all(a.title.endswith("— unsafe") and not a.is_preferred for a in quick)
+    texts = [apply_edits(code, edits_of(a, uri)) for a in quick]
+    assert texts[0] == fixed
+    guarded = '    if not torch.compiler.is_compiling():\n        print("activations:", y.shape)\n'
+    assert guarded in texts[1]
+    assert "print(" not in texts[2] and "y = x.relu()\n    return y * 2" in texts[2]
+    fix_all = await client.text_document_code_action_async(_params(uri, found, only=["source.fixAll"]))
+    assert not fix_all or apply_edits(code, edits_of(fix_all[0], uri)) == code

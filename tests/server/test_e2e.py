@@ -57,7 +57,7 @@ async def test_open_edit_fix_hover_lens(start, project, profile):
     actions = await client.text_document_code_action_async(_action_params(uri, printed))
     titles = [a.title for a in actions]
     assert "Disable TC104 for this line" in titles and any("Remove the `print` call" in t for t in titles), titles
-    remove = next(a for a in actions if "print" in a.title and a.kind == types.CodeActionKind.QuickFix)
+    remove = next(a for a in actions if "Remove the `print` call" in a.title and a.kind == types.CodeActionKind.QuickFix)
     fixed = apply_edits(text, edits_of(remove, uri))
     assert "print(" not in fixed and "s = h.mean().item()" in fixed
 

@@ -1,0 +1,126 @@
+"""Findings with several fixes (``Diagnostic.fix`` plus ``Diagnostic.alternatives``): the rule's
+order of preference is kept, ``--fix`` applies the first one the safety flags allow (falling back
+to the next when a codemod does not apply), ``--diff`` shows it, JSON lists every one, and each
+alternative is proven under torch 2.13 like the pinned ``Example.fixed`` (the break is gone, the
+eager values are the same)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from tclint.rules import registry
+from tclint.rules.fixes import apply_fixes, offered, preferred, resolve_fixes
+from tclint.rules.model import Applicability
+
+from tests.helpers.lintutil import lint_code
+
+PRINT_SRC = registry.get("TC104").invalid[0].code.replace("  # expect: TC104", "")
+LOG_SRC = registry.get("TC105").invalid[0].code.replace("  # expect: TC105", "")
+
+
+def _diag(tmp_path, code, source):
+    result = lint_code(tmp_path, source)
+    (d,) = [d for d in result.diagnostics if d.code == code]
+    return resolve_fixes([d], lambda _path: source)[0]
+
+
+@pytest.mark.parametrize(("code", "source", "messages"), [
+    ("TC104", PRINT_SRC, ["Register `print` in torch._dynamo.config.reorderable_logging_functions",
+                          "Print only in eager runs", "Remove the `print` call"]),
+    ("TC105", LOG_SRC, ["Register `logging.Logger.debug` in torch._dynamo.config.ignore_logging_functions",
+                        "Log only in eager runs", "Remove the `logger.debug` call"]),
+])
+def test_alternatives_keep_the_rules_order(tmp_path, code, source, messages):
+    d = _diag(tmp_path, code, source)
+    fixes = offered(d)
+    assert [f.message.split(" (")[0] for f in fixes] == messages
+    assert all(f.applicability is Applicability.UNSAFE for f in fixes)
+    assert preferred(d, unsafe=False) is None and preferred(d, unsafe=True) is d.fix
+
+
+def test_guard_keeps_a_multiline_call_and_its_comment(tmp_path):
+    src = PRINT_SRC.replace('print("activations:", y.shape)', 'print("activations:",\n          y.shape)  # shape')
+    d = _diag(tmp_path, "TC104", src)
+    guard = next(f for f in offered(d) if f.message.startswith("Print only"))
+    new = apply_fixes(src, [guard])[0]
+    assert '    if not torch.compiler.is_compiling():\n        print("activations:",\n          y.shape)  # shape\n' in new
+    assert [f.message for f in offered(d)][-1].startswith("Print only")  # removing would drop the comment
+
+
+def test_cli_fix_applies_the_preferred_allowed_fix_and_diff_shows_it(tmp_path, capsys):
+    from tclint.rules.cli import main
+
+    path = tmp_path / "step.py"
+    path.write_text(PRINT_SRC)
+    main(["check", "--no-cache", "--isolated", "--fix", "-q", str(path)])
+    assert path.read_text() == PRINT_SRC  # all three are unsafe: nothing without --unsafe-fixes
+    capsys.readouterr()
+    main(["check", "--no-cache", "--isolated", "--diff", "--unsafe-fixes", str(path)])
+    diff = capsys.readouterr().out
+    added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert len(added) == 1 and "+torch._dynamo.config.reorderable_logging_functions.add(print)\n" in diff
+    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(path)])
+    assert path.read_text() == PRINT_SRC.replace("import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1)
+
+
+def test_cli_falls_back_to_the_next_alternative_when_the_codemod_does_not_apply(tmp_path):
+    """torch imported in a `try:` block: the config line has no top-level import to follow, so
+    `--fix --unsafe-fixes` applies the next alternative (the guard)."""
+    from tclint.rules.cli import main
+
+    src = PRINT_SRC.replace("import torch\n", "try:\n    import torch\nexcept ImportError:\n    raise\n", 1)
+    path = tmp_path / "step.py"
+    path.write_text(src)
+    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(path)])
+    new = path.read_text()
+    assert "reorderable_logging_functions" not in new
+    assert "    if not torch.compiler.is_compiling():\n        print(" in new
+
+
+def test_json_lists_the_alternatives(tmp_path, capsys):
+    from tclint.rules.cli import main
+    from tclint.rules.report.json_ import from_dict
+
+    path = tmp_path / "step.py"
+    path.write_text(PRINT_SRC)
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", str(path)])
+    (row,) = [r for r in json.loads(capsys.readouterr().out) if r["code"] == "TC104"]
+    assert row["fix"]["message"].startswith("Register `print`") and row["fix"]["edits"]  # the codemod, computed
+    assert [a["message"].split(" (")[0] for a in row["alternatives"]] == ["Print only in eager runs", "Remove the `print` call"]
+    assert all(a["applicability"] == "unsafe" and a["edits"] for a in row["alternatives"])
+    back = from_dict(row)
+    assert [f.message for f in back.alternatives] == [a["message"] for a in row["alternatives"]]
+
+
+ALTERNATIVE_CASES = [
+    pytest.param(code, i, id=f"{code}-{i}")
+    for code in ("TC104", "TC105") for i in range(3)
+]
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("code", "i"), ALTERNATIVE_CASES)
+def test_every_alternative_removes_the_break_and_keeps_values(tmp_path, code, i):
+    from tests.helpers.dynamo_harness import eager_values, run_example, same_values
+
+    rule = registry.get(code)
+    ex = rule.invalid[0]
+    source = PRINT_SRC if code == "TC104" else LOG_SRC
+    fixes = offered(_diag(tmp_path, code, source))
+    assert len(fixes) == 3
+    fixed = apply_fixes(source, [fixes[i]])[0]
+    assert fixed != source
+    orig_path, fixed_path = (os.path.join(str(tmp_path), n) for n in ("example.py", "fixed.py"))
+    for p, text in ((orig_path, source), (fixed_path, fixed)):
+        with open(p, "w") as fh:
+            fh.write(text)
+    before = run_example(orig_path, source, ex.run)
+    after = run_example(fixed_path, fixed, ex.run)
+    assert after.error is None, after.error_text
+    assert before.lines_with(rule.gb_ids), "the original does not break"
+    assert not after.lines_with(rule.gb_ids), [(b.line, b.gb_id) for b in after.breaks]
+    assert max(after.compiles.values(), default=0) >= 1
+    want, got = eager_values(orig_path, source, ex.run), eager_values(fixed_path, fixed, ex.run)
+    assert "out" in want and same_values(want["out"], got["out"])
