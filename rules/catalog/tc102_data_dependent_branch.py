@@ -1,18 +1,40 @@
 import ast
+from typing import NamedTuple
 
 from tclint.rules import types as T
+from tclint.rules.facts import FrameEffect, Need, Requirement
 from tclint.rules.model import Applicability, Edit, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence, torch_name
 
 
-def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, str]:
-    """How sure we are that Python needs a tensor's *value* to evaluate this condition, and why
-    ("tensor", "item", "random", "deferred:<function>"; "|unless:<predicate>" when the tensor part
-    only runs if a project predicate is false under compile)."""
+class _Why(NamedTuple):
+    """Why a condition needs a tensor's value: ``kind`` is "tensor", a data-dependent scalar's
+    dtype ("item": a captured ``.item()``, "random": a Python ``random`` draw) or "deferred" (the
+    tensor ``ref``, a project function, returns); ``unless``: a project predicate that, when it is
+    an ``is_compiling()`` check, keeps the tensor part out of compiled code."""
+
+    kind: str
+    ref: str = ""
+    unless: str = ""
+
+    def requires(self) -> tuple[Requirement, ...]:
+        out = (Requirement(Need.NOT_COMPILING_PREDICATE, self.unless),) if self.unless else ()
+        if self.kind == "deferred":
+            out = (*out, Requirement(Need.RETURNS_TENSOR, self.ref))
+        return out
+
+    def data(self) -> dict[str, bool]:
+        """The note ``finalize`` reads: a captured ``.item()`` breaks here only once it is captured."""
+        return {"needs_capture": True} if self.kind == "item" else {}
+
+
+def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, _Why | None]:
+    """How sure we are that Python needs a tensor's *value* to evaluate this condition, and why."""
     if isinstance(test, ast.BoolOp):
-        best: tuple[int | None, str] = (None, "")
+        best: tuple[int | None, _Why | None] = (None, None)
         dtype_guard = False
+        guard: int | None = None  # the cap that the Python values the tensor part waits on put on it
         unless = ""
         for value in test.values:
             if isinstance(test.op, ast.And):
@@ -20,29 +42,58 @@ def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, str]:
                 if which == "eager":
                     break  # `not is_compiling() and t.any()`: false under compile, the rest never runs
                 if which.startswith("maybe-eager:") and not unless:
-                    unless = "|unless:" + which.split(":", 1)[1]
+                    unless = which.split(":", 1)[1]
                     continue
             conf, why = _condition_confidence(ctx, value)
             if conf is not None and dtype_guard:
                 # `x.dtype == torch.float16 and not torch.isfinite(x).all()`: the tensor part only
                 # runs for that dtype (decided while tracing) -- usually not the one in use
                 conf = max(conf, T.LOW)
-            if conf is not None and (best[0] is None or conf < best[0]):
-                best = (conf, why + unless)
+            if conf is not None and guard is not None:
+                # `cfg.use_x and t.any()` / `p > 0. and random() < p`: the tensor part only runs
+                # when that Python value is true, which the source does not tell
+                conf = max(conf, guard)
+            if conf is not None and why is not None and (best[0] is None or conf < best[0]):
+                best = (conf, why._replace(unless=why.unless or unless))
             if isinstance(test.op, ast.And) and _is_dtype_check(value):
                 dtype_guard = True
+            if isinstance(test.op, ast.And) and conf is None:
+                g = _guard_confidence(ctx, value)
+                guard = g if guard is None or g is None else max(guard, g)
         return best
     ty = ctx.type_of(test)
     conf = tensor_confidence(ty)
     if conf is not None:
-        return conf, "tensor"
+        return conf, _Why("tensor")
     if ty.kind == T.SCALAR and ty.dtype in T.DATA_DEPENDENT_SCALARS:
-        return ty.conf, ty.dtype
+        return ty.conf, _Why(ty.dtype)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _condition_confidence(ctx, test.operand)
     if ty.kind == T.DEFERRED and ty.ref:
-        return ty.conf, "deferred:" + ty.ref
-    return None, ""
+        return ty.conf, _Why("deferred", ty.ref)
+    return None, None
+
+
+def _guard_confidence(ctx, value: ast.expr) -> int | None:
+    """How sure the part after ``value and`` is to run, ``value`` being a Python value: no cap for
+    the module mode (``self.training``: true while training, the common compiled case) and for
+    ``is None`` checks; medium for another flag (``self.use_x``); low for a rate or count compared
+    with zero (``self.p > 0.``, ``layer_dropout != 0``), a switch that is off in many configs."""
+    if isinstance(value, ast.Attribute) and value.attr == "training":
+        return None
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return T.MEDIUM
+    if isinstance(value, ast.Compare) and len(value.ops) == 1:
+        op, right = value.ops[0], value.comparators[0]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return None
+        if (isinstance(op, (ast.Gt, ast.NotEq)) and isinstance(right, ast.Constant)
+                and isinstance(right.value, (int, float)) and not isinstance(right.value, bool) and right.value == 0):
+            return T.LOW
+    ty = ctx.type_of(value)
+    if ty.kind == T.SCALAR or isinstance(value, (ast.Name, ast.Attribute, ast.Compare)):
+        return T.MEDIUM
+    return None
 
 
 def _is_dtype_check(node: ast.expr) -> bool:
@@ -115,29 +166,20 @@ class DataDependentBranch(Rule):
     def visit_Condition(self, node, ctx):
         test = node.test
         conf, why = _condition_confidence(ctx, test)
-        if conf is None:
+        if conf is None or why is None:
             return
-        requires: tuple = ()
-        data = {}
-        if "|unless:" in why:
-            why, _, pred = why.partition("|unless:")
-            requires = (("unless_predicate", pred),)
-        if why.startswith("deferred:"):
-            requires = (*requires, ("returns_tensor", why.split(":", 1)[1]))
-        elif why == "item":
-            data["needs_capture"] = True
-        if why == "item":
+        if why.kind == "item":
             what = "a captured `.item()` value"
-        elif why == "random":
+        elif why.kind == "random":
             what = "a Python `random` draw"
-        elif why.startswith("deferred:"):
-            what = f"the tensor returned by `{why.rsplit('.', 1)[-1]}()`"
+        elif why.kind == "deferred":
+            what = f"the tensor returned by `{why.ref.rsplit('.', 1)[-1]}()`"
         else:
             what = f"a {maybe(conf)}tensor"
         ctx.report(
             self.code, test,
             f"`{short(ctx, test)}` branches on {what}: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf, requires=requires, data=data,
+            gb_ids=("GB0170",), confidence=conf, requires=why.requires(), data=why.data(),
             help="use torch.where / torch.cond, or move the decision out of the compiled region",
             fix=None,
         )
@@ -153,14 +195,12 @@ class DataDependentBranch(Rule):
 
     def visit_IfExp(self, node, ctx):
         conf, why = _condition_confidence(ctx, node.test)
-        if conf is None:
+        if conf is None or why is None:
             return
-        requires = (("returns_tensor", why.split(":", 1)[1]),) if why.startswith("deferred:") else ()
-        data = {"needs_capture": True} if why == "item" else {}
         ctx.report(
             self.code, node.test,
             f"`{short(ctx, node.test)}` picks a branch on a {maybe(conf)}tensor value: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf, requires=requires, data=data,
+            gb_ids=("GB0170",), confidence=conf, requires=why.requires(), data=why.data(),
             help="use torch.where(cond, a, b) when both sides are tensors",
             fix=_where_fix_ifexp(node, ctx),
         )
@@ -193,7 +233,7 @@ class DataDependentBranch(Rule):
             f"`not` of a {maybe(conf)}tensor needs its truth value: Dynamo gives up on the whole function",
             gb_ids=("GB0033",), confidence=conf,
             help="use `torch.logical_not(t)` or `~t` on a boolean tensor",
-            data={"whole_frame": True},
+            frame=FrameEffect.WHOLE_FRAME,
         )
 
     def visit_Assert(self, node, ctx):
@@ -201,12 +241,12 @@ class DataDependentBranch(Rule):
         if msg is None or isinstance(msg, ast.Constant):
             return  # becomes torch._assert_async in the graph (truth table a05)
         conf, why = _condition_confidence(ctx, node.test)
-        if conf is None or why != "tensor":
+        if conf is None or why is None or why.kind != "tensor":
             return
         ctx.report(
             self.code, node.test,
             f"`assert {short(ctx, node.test)}` on a {maybe(conf)}tensor with a computed message: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf,
+            gb_ids=("GB0170",), confidence=conf, requires=why.requires(),
             help="give the assert a constant message, or check with torch._assert_async(cond) / torch._check",
         )
 

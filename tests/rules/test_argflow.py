@@ -88,6 +88,41 @@ def test_a_helper_returning_a_tensor_types_its_callers_values(tmp_path):
     assert 19 in got  # int() of what first_after returns: a tensor slice of its tensor argument
 
 
+PASSTHROUGH = """\
+import torch
+import torch.nn as nn
+
+
+def default(val, d):
+    return val if val is not None else d
+
+
+class Net(nn.Module):
+    def __init__(self, learnable=None):
+        super().__init__()
+        self.learnable = default(learnable, False)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None):
+        mask = default(mask, x > 0)
+        h = self.lin(x)
+        keep = torch.detach if not self.learnable else torch.clone
+        if mask.any():
+            h = h * 2
+        return keep(h)
+
+
+model = torch.compile(Net())
+"""
+
+
+def test_a_helper_returning_its_argument_returns_a_tensor_only_where_given_one(tmp_path):
+    # Dynamo: one break, GB0170 at line 19 (`mask.any()`); line 18 is traced without a break:
+    # `default(learnable, False)` in __init__ is a bool, although `default` returns a tensor in forward
+    got = _by_line(_lint(tmp_path, {"m.py": PASSTHROUGH}, LOW), code="TC102")
+    assert sorted(got) == [19]
+
+
 def test_join_of_argument_kinds():
     assert _join(["T", "T", "0"]) == T.Ty(T.TENSOR, T.MEDIUM)
     assert _join(["T", "U"]) == T.Ty(T.TENSOR, T.LOW)

@@ -186,3 +186,72 @@ def test_idiom_gives_the_same_findings(tmp_path, rel: str, line: int, idiom: str
     assert mapped == expected, (
         f"{idiom} at {rel}:{line}: missing {sorted(expected - mapped)}, extra {sorted(mapped - expected)}"
     )
+
+
+# Hazard idioms seen in real libraries (issue 12): a program and the findings expected at the
+# default confidence, as (line, code).  Each program was run under Dynamo 2.13 (backend "eager"):
+# the expected lines are the breaks it reports, and the absent ones were traced without one.
+HAZARD_IDIOMS: list[tuple[str, str, set[tuple[int, str]]]] = [
+    # torchdiffeq: an assert on a tensor with a computed message breaks (a constant message does not)
+    ("assert-formatted-message", """\
+import torch
+
+def check(t, name):
+    assert (t[1:] > t[:-1]).all(), "{} must be increasing".format(name)
+    assert (t > -1).all(), "t must be > -1"
+    return t
+
+@torch.compile
+def f(t):
+    return check(t, "t") * 2
+""", {(4, "TC102")}),
+    # x-transformers: a random draw behind a rate compared with 0 (0.0 by default) is a low guess
+    ("short-circuit-rate-guard", """\
+from random import random
+import torch
+import torch.nn as nn
+
+class Stack(nn.Module):
+    def __init__(self, layer_dropout=0.0):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.layer_dropout = layer_dropout
+
+    def forward(self, x):
+        for layer in self.layers:
+            if self.training and self.layer_dropout > 0. and random() < self.layer_dropout:
+                continue
+            x = layer(x)
+        return x
+
+model = torch.compile(Stack().train())
+""", set()),
+    # vector-quantize: `default(val, d)` returns a tensor in forward, a bool in __init__
+    ("helper-returning-its-argument", """\
+import torch
+import torch.nn as nn
+
+def default(val, d):
+    return val if val is not None else d
+
+class Net(nn.Module):
+    def __init__(self, learnable=None):
+        super().__init__()
+        self.learnable = default(learnable, False)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None):
+        mask = default(mask, x > 0)
+        keep = torch.detach if not self.learnable else torch.clone
+        return keep(self.lin(x)) * mask
+
+model = torch.compile(Net())
+""", set()),
+]
+
+
+@pytest.mark.parametrize(("idiom", "text", "expected"), HAZARD_IDIOMS, ids=[h[0] for h in HAZARD_IDIOMS])
+def test_hazard_idiom_findings(tmp_path, idiom: str, text: str, expected: set[tuple[int, str]]) -> None:
+    got, unresolved = findings(tmp_path, f"{idiom}.py", text)
+    assert not unresolved
+    assert got == expected, f"{idiom}: missing {sorted(expected - got)}, extra {sorted(got - expected)}"
