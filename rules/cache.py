@@ -184,6 +184,8 @@ class Cache:
                 pass
 
     def _flush_facts(self) -> None:
+        if not self._pending:
+            return  # (before the import: a warm run writes no facts and never needs plaindata)
         from tclint.rules.plaindata import encode_facts
 
         assert self._key is not None
@@ -198,10 +200,10 @@ class Cache:
         self._pending.clear()
 
     def _flush_results(self, pending: dict[str, Any], kind: str, keep: int = 16) -> None:
+        if not pending:
+            return  # (before the import: a warm run writes no results and never needs plaindata)
         from tclint.rules.plaindata import encode_diagnostics
 
-        if not pending:
-            return
         assert self._key is not None
         folder = os.path.join(self.directory, kind, self.fingerprint)
         try:

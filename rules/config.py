@@ -9,20 +9,21 @@ it not to.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tclint.rules.model import Severity
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tclint.rules.model import Severity
 
 CONFIG_FILES = ("tclint.toml", ".tclint.toml", "pyproject.toml")
 DEFAULT_EXCLUDE = (
@@ -163,9 +164,9 @@ def _describe(value: Any) -> str:
 
 
 def _codes(value: Any, key: str, path: str | None) -> list[str]:
-    from tclint.rules.registry import validate_selector
-
     items = _str_list(value, key, path)
+    if items:
+        from tclint.rules.registry import validate_selector  # (only then: a warm run may need none)
     for item in items:
         problem = validate_selector(item)
         if problem:
@@ -177,6 +178,7 @@ def _severity_map(value: Any, key: str, path: str | None) -> dict[str, Severity]
     if not isinstance(value, dict):
         raise ConfigError(f"`{key}` must be a table of code = severity, got {_describe(value)}", path, key)
     out = {}
+    from tclint.rules.model import Severity
     from tclint.rules.registry import validate_selector
 
     for code, sev in value.items():
@@ -300,6 +302,8 @@ def closest_key(key: str, known: Iterable[str]) -> str | None:
     names = list(known)
     if key in names:
         return key
+    import difflib  # only for a misspelt key
+
     matches = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
     return matches[0] if matches else None
 

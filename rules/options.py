@@ -87,9 +87,10 @@ def _flatten(groups: list[list[str]]) -> list[str]:
 
 
 def _selection(args: argparse.Namespace, o: dict[str, Any]) -> None:
-    """--select / --extend-select / --ignore / --per-file-ignores, each code validated."""
-    from tclint.rules.registry import validate_selector
-
+    """--select / --extend-select / --ignore / --per-file-ignores, each code validated (the rule
+    registry is imported only when there is a code to validate: a plain run never needs it)."""
+    if args.select or args.extend_select or args.ignore or args.per_file_ignores:
+        from tclint.rules.registry import validate_selector
     if args.select:
         o["select"] = args.select
     if args.extend_select:
