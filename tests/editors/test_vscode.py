@@ -147,3 +147,25 @@ def test_notebook_findings_show_on_their_cell(server_required, code_server, vsix
     assert ("TC101", 5) in codes and ("TC104", 4) in codes, result["notebookMarkers"]
     assert result["notebookSquiggles"] >= 1
     assert "item()" in result["squiggledCellText"] or "print(" in result["squiggledCellText"], result["squiggledCellText"]
+
+
+BENCH_OPS = "import torch\n\n\n@torch.compile\ndef run(x: torch.Tensor) -> torch.Tensor:\n    return x.sin() + 1\n"
+BENCH_INPUTS = ("import torch\n\n\ndef inputs_run():\n    for n in (4, 8):\n"
+                "        yield {'args': (torch.randn(n),), 'label': f'n={n}'}\n")
+
+
+def test_benchmark_lens_opens_the_bench_report_in_code_server(server_required, code_server, vsix, tmp_path):
+    """The server's "Benchmark" lens on a compiled entry point with declared inputs, clicked in a
+    real VS Code, runs tclint bench and shows its HTML report (timeline, mode table) in a panel."""
+    ws = tmp_path / "benchws"
+    ws.mkdir()
+    (ws / "ops.py").write_text(BENCH_OPS)
+    (ws / "ops_probe_inputs.py").write_text(BENCH_INPUTS)
+    (ws / "pyproject.toml").write_text('[project]\nname = "w"\n\n[tool.tclint.bench]\nbackend = "eager"\n'
+                                       "iterations = 6\ncache-run = false\n")
+    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="ops.py", BENCH_LENS="1")
+    assert "Benchmark" in result["lenses"] and any(t.startswith("Probe") for t in result["lenses"]), result["lenses"]
+    view = result["benchView"]
+    assert view["timelines"] == 1 and view["calls"] == 1 + 2 + 6, view  # cold, warm-up over 2 buckets, 6 steady
+    assert "ops.py::run" in view["text"] and "n=8" in view["text"], view["text"][:2000]
+    assert any("tclint bench: ops.py::run" in t for t in result["tabs"]), result["tabs"]

@@ -13,7 +13,8 @@
 // PORT (default: a free one), CHROMIUM (default /usr/bin/chromium), TIMEOUT_MS (per step),
 // EXTRA_SETTINGS (JSON merged into the user settings), EXPECT_MISSING (PYTHON lacks tclint: check
 // the install prompt instead), NOTEBOOK_CODE (FILE is a notebook: wait for a finding with this
-// code on one of its cells, and for its squiggle in the notebook editor, then stop).
+// code on one of its cells, and for its squiggle in the notebook editor, then stop), BENCH_LENS (click
+// the "Benchmark" code lens in FILE and read the tclint bench report's webview, then stop).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -233,6 +234,36 @@ async function main() {
       });
       await page.screenshot({ path: path.join(OUT, "notebook.png") });
       log(`notebook squiggles: ${result.notebookSquiggles}`);
+      result.ok = true;
+      return;
+    }
+
+    if (env.BENCH_LENS) {
+      // the server's "Benchmark" code lens on FILE's compiled entry point: click it, then read the
+      // tclint bench report in its webview panel (BENCH_TIMEOUT_MS: the bench runs fresh processes)
+      const lens = page.locator(".codelens-decoration a", { hasText: /^Benchmark$/ }).first();
+      await lens.waitFor({ timeout: STEP * 2 });
+      result.lenses = await page.$$eval(".codelens-decoration a", (as) => as.map((a) => a.textContent.trim()));
+      log(`code lenses: ${JSON.stringify(result.lenses)}`);
+      await lens.click();
+      const deadline = Date.now() + Number(env.BENCH_TIMEOUT_MS || 300000);
+      while (Date.now() < deadline && !result.benchView) {
+        for (const frame of page.frames()) {
+          const seen = await frame.evaluate(() => document.querySelector("table#modes") && {
+            text: document.body.innerText,
+            timelines: document.querySelectorAll("svg.timeline").length,
+            calls: document.querySelectorAll("circle.call").length,
+          }).catch(() => null);
+          if (seen) result.benchView = seen;
+        }
+        const failed = await page.$$eval(".notification-toast", (ts) => ts.map((t) => t.innerText).filter((t) => /tclint bench failed/.test(t)));
+        if (failed.length) throw new Error(failed[0].replace(/\s+/g, " "));
+        if (!result.benchView) await page.waitForTimeout(500);
+      }
+      if (!result.benchView) throw new Error("the bench report did not appear");
+      result.tabs = await page.$$eval(".tabs-container .tab", (tabs) => tabs.map((t) => t.getAttribute("aria-label") || t.textContent.trim()));
+      await page.screenshot({ path: path.join(OUT, "bench.png") });
+      log("bench report shown");
       result.ok = true;
       return;
     }
