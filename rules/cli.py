@@ -284,6 +284,13 @@ def _fix(
     for path, file_diags in by_path.items():
         src = sources.get(path)
         file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
+        if path.endswith(".ipynb") and not run.stdin_mode:
+            done = _fix_notebook(run, path, result.sources[path].digest, file_diags, writes, out)
+            any_fix = any_fix or done > 0
+            fixed += 0 if args.diff else done
+            if args.diff or not done:
+                remaining.extend(file_diags)
+            continue
         fixable = [f for f in (preferred(d, unsafe) for d in file_diags if d.cell is None) if f is not None]
         if src is None or not fixable:
             remaining.extend(file_diags)
@@ -316,6 +323,31 @@ def _fix(
         again = run.linter.lint_paths(run.paths, force_exclude=args.force_exclude)
         return again.diagnostics, Texts(again.sources), fixed, any_fix
     return diags, sources, fixed, any_fix
+
+
+def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Writes, out: io.StringIO) -> int:
+    """--fix / --diff for one notebook: the cells' fixes (``notebook.fix_notebook``) written back
+    through writeback, or for --diff the notebook's JSON before and after.  Fixes applied."""
+    from tclint.rules.fixes import unified_diff
+    from tclint.rules.notebook import fix_notebook
+    from tclint.rules.reading import read_regular
+
+    if run.args.diff:
+        try:
+            data = read_regular(path)
+        except OSError:
+            return 0
+        new, n = fix_notebook(data, diags, run.unsafe)
+        if n:
+            out.write(unified_diff(path, data.decode("utf-8", "replace"), new.decode("utf-8", "replace")))
+        return n
+    applied = [0]
+
+    def edit(data: bytes) -> bytes:
+        new, applied[0] = fix_notebook(data, diags, run.unsafe)
+        return new
+
+    return applied[0] if writes.rewrite(path, digest, edit) else 0
 
 
 def _report(

@@ -4,7 +4,8 @@ Cells run top to bottom in one namespace, so they are analysed as one concatenat
 compile site in cell 5 compiles a function defined in cell 2).  IPython syntax (``%magic``,
 ``!shell``, ``?help``, ``%%cell magic``) is blanked out line by line, keeping line numbers.
 Diagnostics are mapped back to (cell, line) with cells numbered from 1 over *all* cells,
-markdown included, as Jupyter and ruff number them.
+markdown included, as Jupyter and ruff number them; so are the edits of their fixes, when they
+stay in the finding's cell (``--fix`` rewrites those cells in the notebook's JSON).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 
-from tclint.rules.model import Diagnostic, Position, RelatedLocation, Span
+from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 
 _MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w[\w.]*\s*=\s*(%|!)|\?\s*$")
 
@@ -72,9 +73,33 @@ class CellMap:
         noqa = None
         if diag.noqa_line is not None:
             noqa = self.locate(diag.noqa_line)[1]
-        # edits inside a notebook would have to rewrite its JSON: offered for display only
-        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, fix=None, extra=extra,
+        fixes = [f for f in (self.map_fix(f, cell) for f in (diag.fix, *diag.alternatives) if f is not None) if f is not None]
+        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, extra=extra,
+                       fix=fixes[0] if fixes else None, alternatives=tuple(fixes[1:]),
                        message=self.map_text(diag.message, diag.path))
+
+    def map_fix(self, fix: Fix, cell: int) -> Fix | None:
+        """``fix`` with its edits in cell ``cell``'s own lines, or None when an edit leaves that
+        cell (a codemod works on the whole module: not offered in notebooks).  An edit ending at
+        the start of the line after the cell's last one (a removed last statement) ends at the
+        end of the cell's text, which has no line ending of its own."""
+        if fix.codemod or not fix.edits:
+            return None
+        source = self.sources.get(cell)
+        first = next((start for start, number, _count in self.starts if number == cell), None)
+        if source is None or first is None:
+            return None
+        count = source.count("\n") + 1
+        edits = []
+        for e in fix.edits:
+            sl, el = e.span.start.line - first + 1, e.span.end.line - first + 1
+            sc, ec = e.span.start.column, e.span.end.column
+            if el == count + 1 and ec == 0:
+                el, ec = count, len(source.rsplit("\n", 1)[-1])
+            if not (1 <= sl <= count and 1 <= el <= count):
+                return None
+            edits.append(Edit(Span(Position(sl, sc), Position(el, ec)), e.content))
+        return replace(fix, edits=tuple(edits))
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -186,6 +211,42 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
         local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None) for d in cell_diags]
         new, n = add_noqa(text, local)
         if n:
+            total += n
+            cell["source"] = new.splitlines(keepends=True) if was_list else new
+    if not total:
+        return data, 0
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), total
+
+
+def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[bytes, int]:
+    """`--fix` for a notebook: each finding's preferred allowed fix (edits in its cell's lines,
+    see ``CellMap.map_fix``) applied to its cell's source; the JSON is rewritten as
+    ``add_noqa_to_notebook`` does.  Returns (new bytes, fixes applied)."""
+    from tclint.rules.fixes import apply_fixes, preferred
+
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
+        return data, 0
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return data, 0
+    by_cell: dict[int, list[Fix]] = {}
+    for d in diags:
+        fix = preferred(d, unsafe) if d.cell is not None else None
+        if fix is not None:
+            by_cell.setdefault(d.cell, []).append(fix)  # type: ignore[arg-type]
+    total = 0
+    for number, fixes in by_cell.items():
+        if not (1 <= number <= len(cells)) or not isinstance(cells[number - 1], dict) or cells[number - 1].get("cell_type") != "code":
+            continue
+        cell = cells[number - 1]
+        source = cell.get("source", "")
+        was_list = isinstance(source, list)
+        text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
+        text = _LINE_END.sub("\n", text)
+        new, n = apply_fixes(text, fixes)
+        if n and new != text:
             total += n
             cell["source"] = new.splitlines(keepends=True) if was_list else new
     if not total:

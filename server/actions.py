@@ -168,9 +168,7 @@ def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:
     """One edit applying, for every published diagnostic, its preferred safe fix (the first safe
     one of its alternatives)."""
     fixes = []
-    for d in pub.model:
-        if d.cell is not None:
-            continue
+    for d in pub.model:  # a notebook cell's fixes are in the cell's own lines (CellMap.map_fix)
         for alt in (first_fix(d.fix), *d.alternatives):
             fix = resolve(alt, pub.text)  # codemod fixes: computed here
             if fix is not None and fix.edits and fix.applicability.value == "safe":

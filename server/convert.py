@@ -293,7 +293,7 @@ class Converter:
         code = _js(diag.code)
         data = ['"code":' + code]
         fixes = []  # each one the client may pick as a quick fix, the preferred one first
-        for fix in (first_fix(diag.fix), *diag.alternatives) if diag.cell is None else ():
+        for fix in (first_fix(diag.fix), *diag.alternatives):  # a cell's: in its own lines (CellMap.map_fix)
             if fix is not None and fix.codemod and fix_offered(_declared(fix), self.unsafe):
                 fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
             if fix is not None and fix.edits and fix_offered(fix, self.unsafe):

@@ -5,8 +5,9 @@ code cells (``tclint.rules.notebook``: IPython magics blanked, line numbers kept
 notebook's own path (configuration, module name, project index).  Diagnostics are mapped back to
 (cell, cell-relative line) and published per cell URI -- every code cell, so a cell that became
 clean is cleared.  Notebook diagnostics are always pushed: pull requests name a text document, and
-a cell is not one the client pulls for.  "Disable for this line" works in cells; fixes are not
-offered (the CLI offers them for display only too).  Hover works on cells; code lenses and the probe
+a cell is not one the client pulls for.  "Disable for this line" works in cells, and so do the
+fixes whose edits stay in the finding's cell (``CellMap.map_fix``; codemods, which rewrite the
+whole module, are not offered there).  Hover works on cells; code lenses and the probe
 are for files on disk.
 
 pygls keeps the notebook and its cells' texts (its workspace); we read them when linting.

@@ -200,3 +200,31 @@ def test_each_fix_alternative_parses_keeps_bytes_and_is_done_once(data, pick):
         return sum(1 for e in diags for f in offered(e) if f.message == fix.message)
 
     assert count(lint_bytes(new.encode("utf-8")).diagnostics) < count(result.diagnostics)
+
+
+@budget(200)
+@given(st.one_of(notebooks, compiled_notebooks()))
+def test_fixes_in_notebooks_keep_json_and_code_valid(nb):
+    """--fix on a notebook: valid JSON still, markdown and other cells untouched, and when the
+    cells' code compiled as one module before, it still does."""
+    from tclint.rules.notebook import fix_notebook, load_notebook
+
+    data = json.dumps(nb).encode("utf-8")
+    assume(not known.notebook_open(data))
+    tried("library: notebook fixes keep valid JSON and code")
+    result = lint_bytes(data, name="nb.ipynb", table={})
+    if result.sources[os.path.join(FUZZ_DIR, "nb.ipynb")].text is None or not result.diagnostics:
+        return
+    new, n = fix_notebook(data, result.diagnostics, unsafe=True)
+    after = json.loads(new.decode("utf-8"))
+    if not n:
+        assert new == data
+        return
+    fixed_cells = {d.cell for d in result.diagnostics if d.cell is not None}
+    for number, (old, cell) in enumerate(zip(nb["cells"], after["cells"], strict=True), start=1):
+        if number not in fixed_cells:
+            assert old == cell
+    text, _cells, _error = load_notebook(data)
+    new_text, _cells, _error = load_notebook(new)
+    if text is not None and compiles(text.encode("utf-8")):
+        compile(new_text, "nb.py", "exec", dont_inherit=True)

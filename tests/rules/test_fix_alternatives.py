@@ -6,6 +6,7 @@ eager values are the same)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -124,3 +125,59 @@ def test_every_alternative_removes_the_break_and_keeps_values(tmp_path, code, i)
     assert max(after.compiles.values(), default=0) >= 1
     want, got = eager_values(orig_path, source, ex.run), eager_values(fixed_path, fixed, ex.run)
     assert "out" in want and same_values(want["out"], got["out"])
+
+
+def _notebook(cells: list[list[str]]) -> dict:
+    return {
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# steps\n"]}]
+        + [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+NB_CELLS = [
+    ["import torch\n"],
+    ["%matplotlib inline\n", "@torch.compile\n", "def step(x):\n", "    y = x.relu()\n", '    print("act", y.shape)\n', "    return y * 2\n"],
+    ["out = step(torch.randn(4))"],
+]
+
+
+def test_notebook_cell_fixes_diff_and_write_only_that_cell(tmp_path, capsys):
+    """In a notebook the fixes that stay in the finding's cell are offered in cell lines (the
+    codemod, which edits the module's imports, is not); --diff shows the JSON change, --fix
+    rewrites that cell's source and nothing else."""
+    from tclint.rules.cli import main
+
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(_notebook(NB_CELLS), indent=1) + "\n")
+    before = path.read_text()
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", str(path)])
+    (row,) = [r for r in json.loads(capsys.readouterr().out) if r["code"] == "TC104"]
+    assert row["cell"] == 3 and row["fix"]["message"].startswith("Print only")
+    assert row["fix"]["edits"][0]["location"] == {"row": 5, "column": 5}  # cell 3's own line 5
+    main(["check", "--no-cache", "--isolated", "--diff", "--unsafe-fixes", str(path)])
+    assert '+    "    if not torch.compiler.is_compiling():\\n",' in capsys.readouterr().out
+    assert path.read_text() == before
+    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(path)])
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[2]["source"] == [*NB_CELLS[1][:4], "    if not torch.compiler.is_compiling():\n", '        print("act", y.shape)\n', NB_CELLS[1][-1]]
+    assert [c["source"] for c in cells[:2] + cells[3:]] == [["# steps\n"], NB_CELLS[0], NB_CELLS[2]]
+
+
+def test_notebook_fix_removing_a_cells_last_statement_stays_in_the_cell(tmp_path):
+    """The removal's edit ends at the start of the next line, which in the module is the next
+    cell's first line: in the notebook it ends at the end of its own cell."""
+    from tclint.rules.notebook import fix_notebook
+
+    cells = [["import torch\n"], ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n", '    print("act")'], ["out = step(torch.randn(4))"]]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(_notebook(cells), indent=1) + "\n")
+    result = lint_code(tmp_path, path.read_text(), name="nb2.ipynb")
+    (d,) = [d for d in result.diagnostics if d.code == "TC104"]
+    removal = next(f for f in offered(d) if f.message.startswith("Remove"))
+    assert (removal.edits[0].span.end.line, removal.edits[0].span.end.column) == (4, len('    print("act")'))
+    new, n = fix_notebook(path.read_bytes(), [dataclasses.replace(d, fix=removal, alternatives=())], unsafe=True)
+    cells_after = json.loads(new)["cells"]
+    assert n == 1 and cells_after[2]["source"] == ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n"]
+    assert cells_after[3]["source"] == cells[2]
