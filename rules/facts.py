@@ -10,10 +10,11 @@ stores per content hash.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from tclint.rules.model import Fix
+from tclint.rules.model import Fix, Severity
 from tclint.rules.types import Ty
 from tclint.rules.version import FACTS_SCHEMA as FACTS_SCHEMA
 
@@ -171,10 +172,40 @@ class ClassFacts:
     is_dataclass: bool = False
 
 
+class FrameEffect(enum.Enum):
+    """What a graph break does to the frame it is in."""
+
+    RESUMES = "resumes"  # the graph breaks and Dynamo resumes after it (unless a loop body or a user context manager holds it)
+    WHOLE_FRAME = "whole-frame"  # Dynamo gives up on the whole function, which runs eagerly
+
+
+class Need(enum.Enum):
+    """What a ``Requirement`` asks of the project before its candidate stands."""
+
+    RETURNS_TENSOR = "returns_tensor"  # ref returns a tensor (its return type's confidence then decides)
+    NOT_COMPILING_PREDICATE = "not_compiling_predicate"  # ref is not an is_compiling() predicate (else the code is eager-only)
+
+
+@_fast_pickle
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """A fact about another function that a candidate needs: ``ref`` is its qualified name (as the
+    walk saw it; the project resolves it)."""
+
+    need: Need
+    ref: str
+
+
 @_fast_pickle
 @dataclass(slots=True)
 class Candidate:
-    """A hazard seen by a rule, pending the decision whether its function is compiled."""
+    """A hazard seen by a rule, pending the decision whether its function is compiled.
+
+    What the engine reads is typed here: ``frame`` (what the break does to its frame),
+    ``severity`` (the rule's own severity for this finding), ``requires`` (project facts that must
+    hold), and the walk's context (``loop_line``, ``user_ctx``, ``cold``); the severity and the
+    heat notes are decided from them in one place, ``engine.candidate_to_diagnostic``.  ``data``
+    is private to the rule that made the candidate: only its own ``finalize`` reads it."""
 
     code: str
     func: str | None  # qualname of the function it is in; None: module level
@@ -184,10 +215,13 @@ class Candidate:
     confidence: int = 0  # types.HIGH / MEDIUM / LOW
     loop_line: int | None = None  # a for/while body in the same function contains it
     cold: str | None = None  # why the path is rarely taken
-    requires: tuple[tuple[str, str], ...] = ()  # ("returns_tensor", qualified function), ...
+    requires: tuple[Requirement, ...] = ()
     fix: Fix | tuple[Fix, ...] | None = None  # a tuple: alternatives the user picks from, preferred first
     help: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # the rule's own notes for its finalize
+    frame: FrameEffect = FrameEffect.RESUMES
+    severity: Severity | None = None  # over the rule's default_severity and the heat (None: those decide)
+    user_ctx: int | None = None  # the line of the enclosing `with` of a user context manager
 
 
 @_fast_pickle

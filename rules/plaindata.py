@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -46,8 +47,8 @@ def _register(*classes: type) -> None:
 _register(
     _model.Severity, _model.Confidence, _model.Applicability, _model.Origin, _model.Position, _model.Span,
     _model.Edit, _model.Fix, _model.RelatedLocation, _model.Diagnostic, Ty,
-    *(cls for cls in vars(_facts).values() if isinstance(cls, type) and dataclasses.is_dataclass(cls)
-      and cls.__module__ == _facts.__name__),
+    *(cls for cls in vars(_facts).values() if isinstance(cls, type) and cls.__module__ == _facts.__name__
+      and (dataclasses.is_dataclass(cls) or issubclass(cls, enum.Enum))),
 )
 
 
@@ -306,7 +307,29 @@ def _element(tp: Any, v: str, ns: dict[str, Any], depth: int) -> tuple[str, str]
 
 # -- the payloads the cache stores -----------------------------------------------------------------
 def encode_facts(facts: _facts.FileFacts) -> Any:
-    return codec(_facts.FileFacts)[0](facts)  # type: ignore[misc]
+    return interned(codec(_facts.FileFacts)[0](facts))  # type: ignore[misc]
+
+
+def interned(value: Any) -> Any:
+    """A plain value with every string in it interned.  ``marshal`` writes an interned string as
+    one and interns it again when it loads it, so the names that recur across files (qualified
+    names, paths, modules, messages) are one object each in a process that loads many files'
+    facts (a re-lint after one edit), instead of one per occurrence, and once per entry on disk."""
+    kind = type(value)
+    if kind is str:
+        return _intern(value)
+    if kind is tuple:
+        return tuple([interned(v) for v in value])
+    if kind is list:
+        return [interned(v) for v in value]
+    if kind is dict:
+        return {interned(k): interned(v) for k, v in value.items()}
+    if kind is set or kind is frozenset:
+        return kind(interned(v) for v in value)
+    return value
+
+
+_intern = sys.intern
 
 
 def decode_facts(data: Any) -> _facts.FileFacts:

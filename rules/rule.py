@@ -80,6 +80,13 @@ class Example:
         return out
 
 
+def hot_note(region: Region) -> str | None:
+    """The note a finding in ``region`` carries when the region runs many times (a loop, a
+    training step): the same words for candidates (``engine.severity_and_heat``) and for
+    cross-file findings (``Rule.report(hot=True)``)."""
+    return f"hot: runs in {region.multiplier}" if region.multiplier else None
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -143,8 +150,9 @@ class Rule:
                 raise TypeError("report(region=...) needs project=")
             chain = project.chain_related(region)
             fields["region"] = project.chain_text(region)
-            if hot and region.multiplier:
-                message = f"{message} (hot: runs in {region.multiplier})"
+            note = hot_note(region) if hot else None
+            if note is not None:
+                message = f"{message} ({note})"
         if extra:
             fields.update(extra)
         return Diagnostic(

@@ -550,10 +550,8 @@ class _Transformer:
             self._moved.add(id(obj))
             if obj.loop_line is not None:
                 changes["loop_line"] = self.line_fn(obj.loop_line)
-            data = changes.get("data", obj.data)
-            ctx = data.get("user_ctx") if isinstance(data, dict) else None
-            if type(ctx) is int:
-                changes["data"] = {**data, "user_ctx": self.line_fn(ctx)}
+            if obj.user_ctx is not None:
+                changes["user_ctx"] = self.line_fn(obj.user_ctx)
         if not changes:
             return obj
         if frozen:  # rebuild without copy.copy (slow for slotted dataclasses)
@@ -569,7 +567,8 @@ class _Transformer:
 _DC_INFO: dict[type, tuple[tuple[str, ...], tuple[str, ...], bool] | None] = {}
 # Field annotations made only of these names cannot hold a line number (``int`` fields that do, such
 # as ``Candidate.loop_line``, are moved explicitly); fields with any other type are visited.
-_LINE_FREE_NAMES = frozenset({"str", "bool", "int", "float", "None", "Ty", "tuple", "set", "list", "dict", "frozenset", "Applicability"})
+_LINE_FREE_NAMES = frozenset({"str", "bool", "int", "float", "None", "Ty", "tuple", "set", "list", "dict", "frozenset", "Applicability",
+                              "Severity", "FrameEffect", "Requirement"})
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 

@@ -20,8 +20,8 @@ from tclint.rules.analysis.narrowing import IsinstanceNarrowing
 from tclint.rules.analysis.seeds import ArgSeeds, ReturnsOf, Seeds
 from tclint.rules.analysis.types_infer import TypeInference
 from tclint.rules.analysis.walker import Walker
-from tclint.rules.facts import Candidate, FileFacts, Loc
-from tclint.rules.model import Fix
+from tclint.rules.facts import Candidate, FileFacts, FrameEffect, Loc, Need, Requirement
+from tclint.rules.model import Fix, Severity
 from tclint.rules.names import AliasTable
 from tclint.rules.source import LineIndex
 from tclint.rules.types import Ty
@@ -123,8 +123,10 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         confidence: int,
         fix: Fix | None,
         help: str | None,
-        requires: tuple[tuple[str, str], ...],
+        requires: tuple[Requirement, ...],
         data: dict[str, Any] | None,
+        frame: FrameEffect = FrameEffect.RESUMES,
+        severity: Severity | None = None,
     ) -> None:
         scope = self.scope
         if scope.eager_only:
@@ -141,9 +143,12 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
                 confidence=confidence,
                 loop_line=scope.loops[-1] if scope.loops else None,
                 cold=scope.cold[-1] if scope.cold else None,
-                requires=requires + tuple(("unless_predicate", ref) for ref in scope.unless),
+                requires=requires + tuple(Requirement(Need.NOT_COMPILING_PREDICATE, ref) for ref in scope.unless),
                 fix=fix,
                 help=help,
-                data=({**(data or {}), "user_ctx": scope.user_ctx[-1]} if scope.user_ctx else (data or {})),
+                data=data or {},
+                frame=frame,
+                severity=severity,
+                user_ctx=scope.user_ctx[-1] if scope.user_ctx else None,
             )
         )

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from tclint.rules import types as T
 from tclint.rules.analysis.common import node_loc
-from tclint.rules.facts import ClassFacts, FileFacts, FunctionFacts, Loc, Param
-from tclint.rules.model import Fix
+from tclint.rules.facts import ClassFacts, FileFacts, FrameEffect, FunctionFacts, Loc, Param, Requirement
+from tclint.rules.model import Fix, Severity
 from tclint.rules.names import AliasTable, self_path
 from tclint.rules.source import LineIndex
 from tclint.rules.types import Ty
@@ -206,10 +206,21 @@ class RuleContext:
         confidence: int = T.HIGH,
         fix: Fix | None = None,
         help: str | None = None,
-        requires: Iterable[tuple[str, str]] = (),
+        requires: Iterable[Requirement] = (),
+        frame: FrameEffect = FrameEffect.RESUMES,
+        severity: Severity | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        self._a.add_candidate(code, node, message, tuple(gb_ids), confidence, fix, help, tuple(requires), data)
+        """A candidate of rule ``code`` at ``node``: kept if its function turns out to be compiled.
+
+        ``confidence`` is ``types.HIGH``/``MEDIUM``/``LOW``; ``requires``: facts about other
+        functions that must hold for it to stand (resolved across files); ``frame``: what the
+        break does to its frame (``WHOLE_FRAME``: Dynamo gives up on the function, an error
+        wherever it is); ``severity``: this finding's severity over the rule's default and the
+        heat (the engine decides both in ``severity_and_heat``); ``data``: notes private to the
+        rule, for its own ``finalize``."""
+        self._a.add_candidate(code, node, message, tuple(gb_ids), confidence, fix, help, tuple(requires), data,
+                              frame, severity)
 
 
 Visitor = Callable[[ast.AST, RuleContext], None]

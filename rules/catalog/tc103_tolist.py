@@ -6,6 +6,13 @@ from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
 
+def captured_when_scalars_are(cand) -> bool:
+    """Whether this rule's candidate is captured, not a break, under fullgraph=True or
+    ``capture_scalar_outputs``: an int or bool tensor's ``.tolist()`` is (measured), a float one
+    breaks anyway.  TC307 asks it too."""
+    return cand.data.get("dtype") in ("int", "bool")
+
+
 class TensorToList(Rule):
     """
     ## What it does
@@ -70,7 +77,7 @@ class TensorToList(Rule):
 
     def finalize(self, cand, env):
         fullgraph = env.region is not None and env.region.fullgraph
-        if cand.data.get("dtype") in ("int", "bool") and (fullgraph or env.flag("capture_scalar_outputs", False)):
+        if captured_when_scalars_are(cand) and (fullgraph or env.flag("capture_scalar_outputs", False)):
             return None
         return cand
 

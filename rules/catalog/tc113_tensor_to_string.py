@@ -1,5 +1,6 @@
 import ast
 
+from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
@@ -58,7 +59,7 @@ class TensorToString(Rule):
                     ctx.report(
                         self.code, node,
                         f"`{short(ctx, node)}` consumes an f-string of a {maybe(conf)}tensor: Dynamo raises internally and runs the whole function eagerly",
-                        gb_ids=("GB0088",), confidence=conf, data={"whole_frame": True},
+                        gb_ids=("GB0088",), confidence=conf, frame=FrameEffect.WHOLE_FRAME,
                         help="format tensors in the eager caller",
                     )
             return

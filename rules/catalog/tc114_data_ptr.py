@@ -1,5 +1,6 @@
 import ast
 
+from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import short
@@ -57,7 +58,7 @@ class DataPtrUse(Rule):
             ctx.report(
                 self.code, node,
                 f"`{short(ctx, node)}`: arithmetic on a data pointer makes Dynamo raise internally and run the whole function eagerly",
-                gb_ids=("GB0088",), data={"whole_frame": True},
+                gb_ids=("GB0088",), frame=FrameEffect.WHOLE_FRAME,
                 help="check pointers in the eager caller and pass a Python bool in",
             )
 

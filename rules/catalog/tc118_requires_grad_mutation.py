@@ -1,6 +1,7 @@
 import ast
 
 from tclint.rules import types as T
+from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
@@ -57,7 +58,7 @@ class RequiresGradMutation(Rule):
             return
         if method == "retain_grad":
             ctx.report(self.code, node, f"`{short(ctx, node)}` on a {maybe(conf)}tensor: Dynamo gives up on the whole function, which runs eagerly",
-                       gb_ids=("GB0108",), confidence=conf, data={"whole_frame": True},
+                       gb_ids=("GB0108",), confidence=conf, frame=FrameEffect.WHOLE_FRAME,
                        help="use t.register_hook(fn) to capture the gradient instead")
             return
         is_input = isinstance(target, ast.Name) and ctx.is_param(target)

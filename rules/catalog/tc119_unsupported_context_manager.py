@@ -1,6 +1,7 @@
 import ast
 
 from tclint.rules import types as T
+from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
 from tclint.rules.ruleutil import short
@@ -75,7 +76,7 @@ class UnsupportedContextManager(Rule):
                     ctx.report(
                         self.code, expr,
                         f"entering the existing context-manager object `{short(ctx, expr)}`: Dynamo gives up on the whole function, which runs eagerly",
-                        gb_ids=("GB0142",), data={"whole_frame": True},
+                        gb_ids=("GB0142",), frame=FrameEffect.WHOLE_FRAME,
                         help="construct the context manager in the `with` statement instead",
                     )
 

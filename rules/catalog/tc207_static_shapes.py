@@ -52,7 +52,7 @@ class StaticShapes(Rule):
                     self.code, node,
                     "automatic dynamic shapes are off: every distinct input shape compiles a new variant, up to the recompile limit",
                     help="leave automatic_dynamic_shapes on, or bucket input shapes",
-                    data={"severity": "warning"},
+                    severity=Severity.WARNING,
                 )
 
     def finalize(self, cand, env):

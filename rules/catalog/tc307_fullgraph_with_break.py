@@ -1,4 +1,5 @@
 from tclint.rules import registry
+from tclint.rules.catalog.tc103_tolist import captured_when_scalars_are
 from tclint.rules.model import RelatedLocation, Severity
 from tclint.rules.project import span_of
 from tclint.rules.rule import Example, Rule
@@ -61,7 +62,7 @@ class FullgraphWithGraphBreak(Rule):
                 rule = registry.get(cand.code)
                 if rule is None or rule.family != "graph-break" or rule.lifecycle != "stable":
                     continue
-                if cand.code == "TC103" and cand.data.get("dtype") in ("int", "bool"):
+                if cand.code == "TC103" and captured_when_scalars_are(cand):
                     continue
                 if cand.requires:
                     continue
