@@ -285,11 +285,10 @@ def _fix(
         src = sources.get(path)
         file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
         if path.endswith(".ipynb") and not run.stdin_mode:
-            done = _fix_notebook(run, path, result.sources[path].digest, file_diags, writes, out)
-            any_fix = any_fix or done > 0
-            fixed += 0 if args.diff else done
-            if args.diff or not done:
-                remaining.extend(file_diags)
+            changed, written = _fix_notebook(run, path, result.sources[path].digest, file_diags, writes, out)
+            any_fix |= changed
+            fixed += written
+            remaining.extend(file_diags)  # read by --diff only (a write re-lints)
             continue
         fixable = [f for f in (preferred(d, unsafe) for d in file_diags if d.cell is None) if f is not None]
         if src is None or not fixable:
@@ -325,9 +324,10 @@ def _fix(
     return diags, sources, fixed, any_fix
 
 
-def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Writes, out: io.StringIO) -> int:
+def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Writes, out: io.StringIO) -> tuple[bool, int]:
     """--fix / --diff for one notebook: the cells' fixes (``notebook.fix_notebook``) written back
-    through writeback, or for --diff the notebook's JSON before and after.  Fixes applied."""
+    through writeback, or for --diff the notebook's JSON before and after.  Returns (whether a
+    fix changed it, fixes written)."""
     from tclint.rules.fixes import unified_diff
     from tclint.rules.notebook import fix_notebook
     from tclint.rules.reading import read_regular
@@ -336,18 +336,19 @@ def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Wri
         try:
             data = read_regular(path)
         except OSError:
-            return 0
+            return False, 0
         new, n = fix_notebook(data, diags, run.unsafe)
         if n:
             out.write(unified_diff(path, data.decode("utf-8", "replace"), new.decode("utf-8", "replace")))
-        return n
+        return n > 0, 0
     applied = [0]
 
     def edit(data: bytes) -> bytes:
         new, applied[0] = fix_notebook(data, diags, run.unsafe)
         return new
 
-    return applied[0] if writes.rewrite(path, digest, edit) else 0
+    written = writes.rewrite(path, digest, edit)
+    return applied[0] > 0, applied[0] if written else 0
 
 
 def _report(
