@@ -168,6 +168,12 @@ def variants(project: Project) -> dict[str, Variants]:
                 v.dims.append(dim)
         v.dims.extend(_arg_dimensions(mine, dynamic is False))
         v.dims.extend(_cast_dimensions(mine))
+        if dynamic is False:
+            looped = [Source(c.caller_file.path, c.edge.loc, "called in a loop, where input sizes usually vary") for c in mine if c.edge.in_loop]
+            if looped:
+                v.dims.append(Dimension("shape", "tensor size mismatch (dynamic=False: every size is static)",
+                                        ["a new variant per distinct input size"], False, _dedupe(looped),
+                                        "keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call"))
         members = _region_members(project).get(key, [key])
         v.dims.extend(_global_dimensions(project, members))
         buffer = _buffer_dimension(project, members, mine)

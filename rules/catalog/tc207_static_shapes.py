@@ -73,8 +73,9 @@ class StaticShapes(Rule):
                 ff.path,
                 site.loc,
                 (f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
-                         + ("; it is called in a loop, where sizes usually vary" if looped else "")),
-                severity=Severity.WARNING if looped else None,
+                         + ("; it is called in a loop, where sizes usually vary: the 9th new size hits the recompile limit (8) "
+                            "and from then on it runs eagerly" if looped else "")),
+                severity=Severity.ERROR if looped else None,
                 extra={"target": keys[0] if keys else None},
                 help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
             )

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from tclint.runtime_probe import guards
+
 from tests.helpers.probeutil import fixture
 
 GUARDS = [
