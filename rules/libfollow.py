@@ -272,8 +272,15 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
     current: Project = project
     rec = RecordingProject(facts, settings)
     rec.build()
+    stars = StarExports(env)
+    dispatch = Dispatch(env)
+    by_module: dict[str, FileFacts] = {}
     for _ in range(MAX_ROUNDS):
         wanted = _modules_to_load(rec.misses, own_roots, tried, env)
+        if not wanted and (stars.bind(rec.misses, by_module) | dispatch.add_edges(lib_facts)):
+            rec = RecordingProject([*facts, *lib_facts], settings)  # a star-imported name now leads on
+            rec.build()
+            continue
         if not wanted or len(loaded) >= MAX_LIBRARY_FILES:
             break
         for module, (path, is_package, root) in wanted.items():
@@ -283,6 +290,7 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
             loaded[path] = (module, root)
             sources[path] = src
             lib_facts.append(ff)
+            by_module[module] = ff
         rec = RecordingProject([*facts, *lib_facts], settings)
         rec.build()
     if cache is not None:
@@ -291,6 +299,237 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
         current = Project([*facts, *lib_facts], settings)
         current.build()
     return current, sources, loaded
+
+
+class StarExports:
+    """Names a package re-exports with ``from .x import *`` (torchvision.models, every level of
+    transformers' lazy ``__init__`` files, whose real imports sit under ``if TYPE_CHECKING:``), found by
+    reading the sources (nothing is imported): the per-file facts do not bind star-imported names,
+    so a reference ``pkg.Name`` that does not resolve in ``pkg`` is looked up in the modules ``pkg``
+    star-imports, recursively, and bound as an alias of ``pkg`` to the module that defines it."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+        self._info: dict[str, tuple[list[str], set[str], set[str] | None] | None] = {}
+        self._found: dict[tuple[str, str], str | None] = {}
+
+    def bind(self, misses: set[str], by_module: dict[str, FileFacts]) -> bool:
+        """Alias every missed ``module.Name`` of a loaded module that star-imports ``Name``; True if any."""
+        changed = False
+        for ref in sorted(misses):
+            parts = ref.rstrip(".").split(".")
+            for i in range(len(parts) - 1, 0, -1):
+                module = ".".join(parts[:i])
+                ff = by_module.get(module)
+                if ff is None:
+                    continue
+                name = parts[i]
+                if name in ff.aliases or name in ff.functions or name in ff.classes:
+                    break
+                target = self.source_of(module, name)
+                if target is not None:
+                    ff.aliases[name] = f"{target}.{name}"
+                    changed = True
+                break
+        return changed
+
+    def source_of(self, module: str, name: str, depth: int = 0) -> str | None:
+        """The module, among those ``module`` star-imports (recursively), that binds ``name``."""
+        key = (module, name)
+        if key in self._found:
+            return self._found[key]
+        self._found[key] = None  # recursion guard
+        found = None
+        info = self._read(module)
+        if info is not None and depth < 8:
+            stars, _bound, _exported = info
+            low = name.lower()
+            # the star import named like the name first (transformers' `.bert` for `BertModel`): one
+            # hit among hundreds without reading them all
+            for target in sorted(stars, key=lambda m: m.rsplit(".", 1)[-1].replace("_", "") not in low):
+                tinfo = self._read(target)
+                if tinfo is None:
+                    continue
+                _tstars, tbound, texported = tinfo
+                if texported is not None and name not in texported:
+                    continue  # `__all__` limits what a star import takes
+                if name in tbound:
+                    found = target
+                    break
+                if not name.startswith("_") and self.source_of(target, name, depth + 1) is not None:
+                    found = target  # bound in `target` by its own star import: resolve from there
+                    break
+        self._found[key] = found
+        return found
+
+    def _read(self, module: str) -> tuple[list[str], set[str], set[str] | None] | None:
+        """(modules star-imported, names bound at module level, the literal ``__all__`` or None)."""
+        if module in self._info:
+            return self._info[module]
+        out = None
+        located = self.env.locate(module)
+        if located is not None:
+            path, is_package, _root = located
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    tree = ast.parse(fh.read())
+            except (OSError, SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                out = _module_bindings(tree, module, is_package)
+        self._info[module] = out
+        return out
+
+
+def _module_bindings(tree: ast.Module, module: str, is_package: bool) -> tuple[list[str], set[str], set[str] | None]:
+    """(modules star-imported, names bound, literal ``__all__``) of a module's top level, ``if`` and
+    ``try`` blocks included (``if TYPE_CHECKING:``, ``try: import x``)."""
+    stars: list[str] = []
+    bound: set[str] = set()
+    exported: list[set[str]] = []
+    todo = list(tree.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.If, ast.Try)):
+            todo += [*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", [])]
+            todo += [s for h in getattr(stmt, "handlers", []) for s in h.body]
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            _import_bindings(stmt, module, is_package, stars, bound)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            bound |= names
+            listed = _literal_names(stmt.value) if "__all__" in names and stmt.value is not None else None
+            if listed is not None:
+                exported.append(listed)
+    return stars, bound, exported[0] if exported else None
+
+
+def _import_bindings(stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool, stars: list[str],
+                     bound: set[str]) -> None:
+    from tclint.rules.names import resolve_relative
+
+    if isinstance(stmt, ast.Import):
+        bound.update((a.asname or a.name).split(".", 1)[0] for a in stmt.names)
+        return
+    base = resolve_relative(module, is_package, stmt.level or 0, stmt.module)
+    for alias in stmt.names:
+        if alias.name != "*":
+            bound.add(alias.asname or alias.name)
+        elif base:
+            stars.append(base)
+
+
+def _literal_names(node: ast.expr) -> set[str] | None:
+    """A literal ``__all__``'s names; None when it is computed (then every public name is taken)."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return None
+    return {str(v) for v in value} if isinstance(value, (list, tuple)) else None
+
+
+# Dispatch tables a library indexes with a key derived from the model's class, read as data from the
+# library's source: (package, the ``self.<attribute>(...)`` call, the table's module, the table's name,
+# the key the library falls back to).  transformers: ``PreTrainedModel.loss_function`` returns
+# ``LOSS_MAPPING[loss_type]``, ``loss_type`` the class name when it is a key, else the first key found
+# in the class name (``re.findall`` over the keys), else ``"ForCausalLM"`` (modeling_utils.py).
+DISPATCH_TABLES = (
+    ("transformers", "loss_function", "transformers.loss.loss_utils", "LOSS_MAPPING", "ForCausalLM"),
+)
+
+
+class Dispatch:
+    """Call edges for :data:`DISPATCH_TABLES`: ``self.loss_function(...)`` in ``BertForSequenceClassification``
+    calls ``ForSequenceClassificationLoss``, a callee no walk of the call can name."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+        self._tables: dict[str, dict[str, str] | None] = {}
+
+    def add_edges(self, lib_facts: list[FileFacts]) -> bool:
+        """Add the dispatched edge next to each table call of a loaded file; True if any was new."""
+        changed = False
+        for package, attr, module, table, fallback in DISPATCH_TABLES:
+            for ff in lib_facts:
+                if ff.module.split(".", 1)[0] != package:
+                    continue
+                for fn in ff.functions.values():
+                    if fn.cls is None:
+                        continue
+                    changed |= self._add(fn, attr, module, table, fallback)
+        return changed
+
+    def _add(self, fn: Any, attr: str, module: str, table: str, fallback: str) -> bool:
+        import dataclasses
+
+        calls = [e for e in fn.calls if e.kind == "self" and e.target == attr and e.method == "__call__"]
+        if not calls:
+            return False
+        mapping = self.table(module, table)
+        if not mapping:
+            return False
+        target = mapping.get(_dispatch_key(fn.cls.rsplit(".", 1)[-1], list(mapping), fallback))
+        if target is None:
+            return False
+        changed = False
+        for edge in calls:
+            new = dataclasses.replace(edge, kind="name", target=target, method="__call__")
+            if not any(e.kind == "name" and e.target == target and e.loc == edge.loc for e in fn.calls):
+                fn.calls.append(new)
+                changed = True
+        return changed
+
+    def table(self, module: str, name: str) -> dict[str, str] | None:
+        """A module-level ``NAME = {"key": callee, ...}`` literal, callees qualified through the
+        module's imports."""
+        key = f"{module}:{name}"
+        if key in self._tables:
+            return self._tables[key]
+        out = None
+        located = self.env.locate(module)
+        if located is not None:
+            try:
+                with open(located[0], encoding="utf-8", errors="replace") as fh:
+                    tree = ast.parse(fh.read())
+            except (OSError, SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                out = _literal_table(tree, module, located[1], name)
+        self._tables[key] = out
+        return out
+
+
+def _literal_table(tree: ast.Module, module: str, is_package: bool, name: str) -> dict[str, str] | None:
+    from tclint.rules.names import resolve_relative
+
+    imported: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, is_package, stmt.level or 0, stmt.module)
+            imported.update((a.asname or a.name, f"{base}.{a.name}") for a in stmt.names if a.name != "*")
+    for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name and isinstance(stmt.value, ast.Dict)):
+            out = {}
+            for k, v in zip(stmt.value.keys, stmt.value.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Name):
+                    out[k.value] = imported.get(v.id, f"{module}.{v.id}")
+            return out
+    return None
+
+
+def _dispatch_key(class_name: str, keys: list[str], fallback: str) -> str:
+    """The key ``re.findall("(k1|k2|...)", class_name)[0]`` gives (the class name itself first)."""
+    if class_name in keys:
+        return class_name
+    for start in range(len(class_name)):
+        for k in keys:
+            if class_name.startswith(k, start):
+                return k
+    return fallback
 
 
 def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
@@ -362,18 +601,34 @@ def refine_with(project: Project, lib_sources: dict[str, Any], other: Any, cache
         pending_index[base] = refs
         return new
 
-    project = argflow_refine(project, reanalyze)
+    dispatch = Dispatch(Environment.for_python((project.settings.probe or {}).get("python")))
+
+    def with_dispatch(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+        new = reanalyze(ff, seeds, returns_of)
+        if new is not None and ff.path in lib_sources:
+            dispatch.add_edges([new])  # a re-walk has the file's own edges only
+        return new
+
+    project = argflow_refine(project, with_dispatch)
     if cache is not None:
         cache.flush()
-        key = cache._key
-        if key is not None and pending_index:
-            os.makedirs(index_dir, exist_ok=True)
-            for base, refs in pending_index.items():
-                try:
-                    sealed.write(os.path.join(index_dir, base), key, "refined-index", base, refs)
-                except (OSError, ValueError):
-                    continue
+        _write_index(cache, index_dir, pending_index)
     return project
+
+
+def _write_index(cache: Any, index_dir: str, pending_index: dict[str, list[str]]) -> None:
+    """The sealed lists of callees each new re-walk asked about (see :func:`refine_with`)."""
+    from tclint.rules import sealed
+
+    key = cache._key
+    if key is None or not pending_index:
+        return
+    os.makedirs(index_dir, exist_ok=True)
+    for base, refs in pending_index.items():
+        try:
+            sealed.write(os.path.join(index_dir, base), key, "refined-index", base, refs)
+        except (OSError, ValueError):
+            continue
 
 
 def _modules_to_load(misses: set[str], own_roots: set[str], tried: set[str],

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from tclint.rules import registry
@@ -60,6 +61,26 @@ def rule_doc(code: str) -> str | None:
     return render_rule(rule)
 
 
+MAX_LIBRARY_SITES = 12  # listed in a TC312 hover (the Problems panel's related information has them all)
+
+
+def _library_sites(ls: TclintServer, pub: Published, related: list[Any]) -> str:
+    """The library part of a TC312 summary's chain: each installed site (clickable), its rule, heat and
+    the calls from the user's compile site to it."""
+    out = ["**In the installed library** (from your compile site):"]
+    for rel in related[:MAX_LIBRARY_SITES]:
+        loc = rel["location"] if isinstance(rel, dict) else rel.location
+        uri = loc["uri"] if isinstance(loc, dict) else loc.uri
+        rng = loc["range"] if isinstance(loc, dict) else loc.range
+        line = (rng["start"]["line"] if isinstance(rng, dict) else rng.start.line) + 1
+        message = rel["message"] if isinstance(rel, dict) else rel.message
+        name = os.path.basename(uri.rsplit("/", 1)[-1]) or uri
+        out.append(f"- [{name}:{line}]({uri}#L{line}) {message}")
+    if len(related) > MAX_LIBRARY_SITES:
+        out.append(f"- … and {len(related) - MAX_LIBRARY_SITES} more (related information of the diagnostic)")
+    return "\n".join(out)
+
+
 def hover_at(ls: TclintServer, pub: Published, pos: types.Position) -> types.Hover | None:
     lines = pub.lines
     assert lines is not None
@@ -89,6 +110,8 @@ def hover_at(ls: TclintServer, pub: Published, pos: types.Position) -> types.Hov
         section = doc if doc else f"**{code}** {d['message']}"
         if data.get("region"):
             section += f"\n\n**Why here:** {data['region']}"
+        if code == "TC312" and d.get("relatedInformation"):
+            section += "\n\n" + _library_sites(ls, pub, d["relatedInformation"])
         parts.append(section)
     # 3. compiled entry points and compiled functions
     for entry in pub.entries:

@@ -57,36 +57,13 @@ class CompiledLibraryCode(Rule):
     region_only = False
 
     def project_check(self, project):
-        from tclint.rules.engine import file_diagnostics, rule_doc_url, select
+        from tclint.rules.engine import rule_doc_url
         from tclint.rules.libfollow import LIBRARY_MEMO
 
         libraries = project.memo.get(LIBRARY_MEMO) or {}
         if not libraries:
             return
-        settings = project.settings
-        groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}
-        sites: dict[tuple[str, int, int], tuple[str, object]] = {}
-        reaching = _sites_reaching(project, libraries)
-        for path in sorted(libraries):
-            ff = project.files.get(path)
-            if ff is None:
-                continue
-            # the project's selection (select / ignore / min-confidence) applies to library sites too
-            for diag in select(file_diagnostics(ff, project, settings), settings, path):
-                if not (diag.code.startswith("TC1") or diag.code.startswith("TC2")):
-                    continue
-                region = project.region_of(path, diag.extra.get("func"))
-                if region is None:
-                    continue
-                head = _head(region, libraries)
-                if head is None:
-                    continue
-                hot = diag.severity == Severity.ERROR or bool(_multiplied(region))
-                # every compile site whose region reaches the function, not only the first one found
-                for link in reaching.get(region.func_key, [head]):
-                    key = (link.path, link.loc.line, link.loc.col)
-                    sites.setdefault(key, (link.path, link.loc))
-                    groups.setdefault(key, []).append((diag, hot))
+        groups, pruned, sites = _collect(project, libraries)
         for key in sorted(groups):
             path, loc = sites[key]
             found = groups[key]
@@ -103,6 +80,12 @@ class CompiledLibraryCode(Rule):
             files = sorted({d.path for d, _ in found})
             message = (f"compiled library code meets {' and '.join(parts)} in {len(files)} installed "
                        f"file{'s' if len(files) != 1 else ''}" + (f" ({len(hot)} hot)" if hot else " (none hot)"))
+            skipped = pruned.get(key, [])
+            unseen = sorted({v for d, _ in found for v in d.extra.get("depends_on", ())})
+            if skipped:
+                message += f"; {len(skipped)} more behind branches your configuration does not take"
+            if unseen:
+                message += f"; {sum(1 for d, _ in found if d.extra.get('depends_on'))} depend on values tclint could not see"
             related = tuple(
                 RelatedLocation(d.path, d.span, _related_message(d, h)) for d, h in
                 sorted(found, key=lambda dh: (not dh[1], dh[0].path, dh[0].span.start.line))
@@ -118,11 +101,14 @@ class CompiledLibraryCode(Rule):
                       "`torch.compiler.disable`, compile only the clean blocks (regional compilation), or choose "
                       "the library option that avoids the branch"),
                 extra={"library_sites": [
-                    {"path": d.path, "line": d.line, "code": d.code, "gb_ids": list(d.gb_ids), "hot": h,
+                    {"path": d.path, "line": d.line, "end_line": d.span.end.line, "code": d.code,
+                     "gb_ids": list(d.gb_ids), "hot": h,
                      "confidence": str(d.confidence.value), "severity": d.severity.name.lower(),
-                     "chain": d.extra.get("region", "")}
+                     "chain": d.extra.get("region", ""), "depends_on": list(d.extra.get("depends_on", ()))}
                     for d, h in found
-                ]},
+                ], "pruned_sites": [
+                    {"path": d.path, "line": d.line, "code": d.code, "why": why} for d, why in skipped
+                ], "depends_on": unseen},
             )
 
     invalid = (
@@ -166,6 +152,45 @@ def solve(y0, t):
     )
 
 
+def _collect(project, libraries):
+    """Per compile site: its library findings with their heat, the ones pruned by the user's
+    configuration (with why), and the site's place."""
+    from tclint.rules.engine import file_diagnostics, select
+    from tclint.rules.libconfig import judge
+
+    settings = project.settings
+    groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}
+    pruned: dict[tuple[str, int, int], list[tuple[Diagnostic, list[str]]]] = {}
+    sides: dict[tuple[str, int, int], object] = {}
+    sites: dict[tuple[str, int, int], tuple[str, object]] = {}
+    reaching = _sites_reaching(project, libraries)
+    for path in sorted(libraries):
+        ff = project.files.get(path)
+        if ff is None:
+            continue
+        # the project's selection (select / ignore / min-confidence) applies to library sites too
+        for diag in select(file_diagnostics(ff, project, settings), settings, path):
+            if not (diag.code.startswith("TC1") or diag.code.startswith("TC2")):
+                continue
+            region = project.region_of(path, diag.extra.get("func"))
+            head = _head(region, libraries) if region is not None else None
+            if head is None:
+                continue
+            hot = diag.severity == Severity.ERROR or bool(_multiplied(region))
+            # every compile site whose region reaches the function, not only the first one found
+            for link, root, callers in reaching.get(region.func_key, []):
+                key = (link.path, link.loc.line, link.loc.col)
+                sites.setdefault(key, (link.path, link.loc))
+                steps = _path_steps(region.func_key, diag, root, callers)
+                taken, unseen, why = judge(project, _user_side(project, link, root, sides), steps)
+                if not taken:
+                    pruned.setdefault(key, []).append((diag, why))
+                    continue
+                shown = diag.with_(extra={**diag.extra, "depends_on": sorted(unseen)}) if unseen else diag
+                groups.setdefault(key, []).append((shown, hot and not unseen))
+    return groups, pruned, sites
+
+
 MAX_ROOTS = 500  # compile sites walked for TC312's attribution (beyond: each finding's own chain only)
 
 
@@ -175,18 +200,21 @@ def _head(region, libraries) -> object | None:
 
 
 def _sites_reaching(project, libraries) -> dict[str, list]:
-    """Function key -> the compile sites (their chain's first link) whose regions reach it.  A
-    function's region records the first chain found to it; a library function reached from several
-    compile sites (an encoder in train and in eval) belongs to each of them."""
-    adjacent: dict[str, set[str]] = {}
+    """Function key -> [(compile site link, root function key, caller map)] for each compile site
+    whose region reaches it.  A function's region records the first chain found to it; a library
+    function reached from several compile sites (an encoder in train and in eval, the shared loss of
+    several models) belongs to each of them, and each site's own path to it (the caller map: node ->
+    (caller, path, line of the call)) is what its configuration is judged along."""
+    adjacent: dict[str, dict[str, tuple[str, int]]] = {}
     for key, region in project.regions.items():
-        if region.parent is not None:
-            adjacent.setdefault(region.parent.func_key, set()).add(key)
+        if region.parent is not None and region.links:
+            link = region.links[-1]
+            adjacent.setdefault(region.parent.func_key, {}).setdefault(key, (link.path, link.loc.line))
         ff, fn = project.functions[key]
         for edge in fn.calls:
             for callee, _m in project.edge_targets(ff, fn, edge):
                 if callee in project.regions and callee != key:
-                    adjacent.setdefault(key, set()).add(callee)
+                    adjacent.setdefault(key, {}).setdefault(callee, (ff.path, edge.loc.line))
     from tclint.rules.project import Link
 
     # every compile site with what it compiles (a function's region keeps only the first site)
@@ -197,19 +225,48 @@ def _sites_reaching(project, libraries) -> dict[str, list]:
             roots.extend((key, Link(ff.path, site.loc, site.text)) for key in keys if key in project.regions)
     out: dict[str, list] = {}
     for key, head in roots[:MAX_ROOTS]:
-        seen = {key}
+        callers: dict[str, tuple[str, str, int] | None] = {key: None}
         stack = [key]
         while stack:
             node = stack.pop()
-            for nxt in adjacent.get(node, ()):
-                if nxt not in seen:
-                    seen.add(nxt)
+            for nxt, (path, line) in adjacent.get(node, {}).items():
+                if nxt not in callers:
+                    callers[nxt] = (node, path, line)
                     stack.append(nxt)
-        for node in seen:
+        for node in callers:
             heads = out.setdefault(node, [])
-            if all((h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col) for h in heads):
-                heads.append(head)
+            if all((h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col) for h, _r, _c in heads):
+                heads.append((head, key, callers))
     return out
+
+
+def _path_steps(func_key, diag, root, callers) -> list[tuple[str, int, bool]]:
+    """(path, line, is the compiled root) for the site's statement and each call on one compile
+    site's path to it, up to the function that site compiles."""
+    steps = [(diag.path, diag.line, func_key == root)]
+    node, seen = func_key, {func_key}
+    while callers.get(node) is not None:
+        caller, path, line = callers[node]
+        steps.append((path, line, caller == root))
+        if caller in seen:
+            break
+        seen.add(caller)
+        node = caller
+    return steps
+
+
+def _user_side(project, link, root, sides):
+    """What the user's file shows at one compile site, ``root`` the function it compiles (memoised)."""
+    from tclint.rules.libconfig import user_side
+
+    key = (link.path, link.loc.line, link.loc.col)
+    if key not in sides:
+        params = []
+        if root in project.functions:
+            params = [p.name for p in project.functions[root][1].params if p.kind in ("pos", "kwonly")]
+            params = params[1:] if params and params[0] == "self" else params
+        sides[key] = user_side(project, link.path, link.loc.line, link.loc.col, params)
+    return sides[key]
 
 
 def _multiplied(region) -> str | None:
@@ -228,4 +285,6 @@ def _name(rank: int) -> str:
 def _related_message(diag: Diagnostic, hot: bool) -> str:
     gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
     heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
-    return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message} [{diag.extra.get('region', '')}]"
+    unseen = diag.extra.get("depends_on")
+    depends = f" (depends on {', '.join(f'`{u}`' for u in unseen)}, which tclint could not see)" if unseen else ""
+    return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message}{depends} [{diag.extra.get('region', '')}]"

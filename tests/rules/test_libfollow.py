@@ -245,3 +245,125 @@ def test_every_compile_site_reaching_the_library_code_gets_its_summary(tmp_path)
     summaries = {d.line: d for d in result.diagnostics if d.code == "TC312"}
     assert sorted(summaries) == [5, 7]
     assert all("2 likely graph breaks" in d.message for d in summaries.values())
+
+
+LAZY = {
+    # transformers' layout: every package level re-exports with star imports under TYPE_CHECKING and
+    # swaps itself for a lazy module otherwise
+    "lazylib/__init__.py": BOOBY_TRAP + textwrap.dedent("""
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from .models import *
+        else:
+            import sys
+            sys.modules[__name__] = object()
+        """),
+    "lazylib/models/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .albert import *\n    from .bert import *\n",
+    "lazylib/models/albert/__init__.py": "from .modeling_albert import *\n",
+    "lazylib/models/albert/modeling_albert.py": "from torch import nn\n__all__ = ['AlbertModel']\n\n\nclass AlbertModel(nn.Module):\n    pass\n",
+    "lazylib/models/bert/__init__.py": "from .modeling_bert import *\n",
+    "lazylib/models/bert/modeling_bert.py": textwrap.dedent("""
+        from torch import nn
+
+        __all__ = ["BertModel"]
+
+
+        class BertModel(nn.Module):
+            def forward(self, x):
+                return x * x.sum().item()
+
+
+        class NotExported(nn.Module):
+            pass
+        """),
+}
+
+
+def test_names_re_exported_by_star_imports_resolve(tmp_path):
+    python, site = _site(tmp_path)
+    write_tree(site, LAZY)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": textwrap.dedent("""
+        import torch
+        from lazylib import BertModel
+
+        model = torch.compile(BertModel())
+        """)})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert summary.line == 5
+    assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [
+        ("lazylib/models/bert/modeling_bert.py", 9)]
+    loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
+    assert "lazylib/models/albert/modeling_albert.py" not in loaded  # the name's own module only
+
+
+def test_star_imports_take_only_what_all_lists():
+    from tclint.rules.libfollow import StarExports
+
+    class Env:
+        def locate(self, module):
+            return None
+
+    import ast as _ast
+
+    from tclint.rules.libfollow import _module_bindings
+
+    stars, bound, exported = _module_bindings(_ast.parse(LAZY["lazylib/models/bert/modeling_bert.py"]),
+                                              "lazylib.models.bert.modeling_bert", False)
+    assert stars == [] and {"BertModel", "NotExported", "nn"} <= bound and exported == {"BertModel"}
+    assert StarExports(Env()).source_of("lazylib", "BertModel") is None  # nothing installed: nothing found
+
+
+def test_a_factory_declared_to_return_a_class_is_followed(tmp_path):
+    """timm's layout: ``resnet10t() -> ResNet`` returns ``build_model_with_cfg(ResNet, ...)``, a builder
+    whose ``model_cls(**kwargs)`` no walk can type: the declared return type is the class compiled."""
+    python, site = _site(tmp_path)
+    write_tree(site, {
+        "factlib/__init__.py": BOOBY_TRAP,
+        "factlib/builder.py": "def build(model_cls, **kwargs):\n    model = model_cls(**kwargs)\n    return model\n",
+        "factlib/net.py": textwrap.dedent("""
+            from torch import nn
+            from factlib.builder import build
+
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x * x.sum().item()
+
+
+            def tiny(**kwargs) -> Net:
+                return build(Net, **kwargs)
+            """),
+    })
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": "import torch\nfrom factlib.net import tiny\n\nmodel = torch.compile(tiny())\n"})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    codes = {d.code for d in result.diagnostics}
+    assert "TC311" not in codes
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [("factlib/net.py", 8)]
+
+
+def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
+    from tclint.runtime_probe.diagnostics import _diag
+    from tclint.runtime_probe.merge import merge
+
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    layer = os.path.join(site, "fakelib", "layers.py")
+    gb = next(s["gb_ids"] for s in summary.extra["library_sites"] if s["line"] == 10)
+    seen = _diag("TC901", "Graph break", layer, 10, gb_ids=tuple(gb[:1]), extra={"hits": 2, "in_library": True})
+    elsewhere = _diag("TC901", "Graph break", layer, 9, gb_ids=tuple(gb[:1]), extra={"hits": 1})
+    merged = merge([summary], [seen, elsewhere])
+    [after] = [d for d in merged if d.code == "TC312"]
+    assert after.extra["confirmed"] and after.extra["confirmed_sites"] == 1
+    marks = {s["line"]: s.get("confirmed", False) for s in after.extra["library_sites"]}
+    assert marks == {10: True, 6: False}
+    assert [r.message.endswith("(confirmed by the probe, hit 2 times)") for r in after.related] == [
+        r.path == layer for r in after.related]
+    # the confirmed break is said once (by the summary); the one on another line stays the probe's own
+    assert [(d.code, d.span.start.line) for d in merged if d.code == "TC901"] == [("TC901", 9)]

@@ -7,6 +7,7 @@ import os
 import textwrap
 
 import pytest
+from lsprotocol import types
 
 from tests.helpers.lsputil import PYPROJECT, codes, diagnostics, open_doc, write_project
 
@@ -44,3 +45,11 @@ async def test_the_library_summary_is_shown_at_the_compile_site(start, tmp_path)
     [related] = diags[0].related_information
     assert related.location.uri.endswith("fakelib/layers.py") and related.location.range.start.line == 5
     assert os.path.isfile(str(site / "fakelib" / "layers.py"))
+
+    # hover on the summary: the library part of the chain, each site clickable into the installed file
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diags[0].range.start))
+    assert hover is not None
+    text = hover.contents.value
+    assert "**In the installed library**" in text
+    assert "[layers.py:6](" in text and "fakelib/layers.py#L6)" in text and "Layer.forward" in text

@@ -1,0 +1,153 @@
+"""tclint vs the real TorchDynamo on ten library models compiled from small user scripts (issue 21; dev tool).
+
+    /work/venv_libmodels/bin/python bench/lib_models.py                 # all three libraries
+    /work/venv_libmodels/bin/python bench/lib_models.py --libs timm     # some of them
+    /work/venv_libmodels/bin/python bench/lib_models.py --fresh         # re-measure Dynamo too
+
+The venv (outside the repository, torch the CPU 2.13.0 wheel; versions as measured):
+
+    python3.11 -m venv /work/venv_libmodels
+    /work/venv_libmodels/bin/pip install torch==2.13.0 transformers timm torchvision==0.28.0 scipy
+
+Each library has a user script in ``bench/lib_scripts/`` (``hf_user.py``: BERT, GPT-2, ViT, DETR;
+``timm_user.py``: ResNet-10t, ViT-Tiny, ConvNeXt-Atto; ``torchvision_user.py``: ResNet-18,
+MobileNetV3-Small, Faster R-CNN).  One *phase* is one model compiled one way: ``<model>_train`` (a
+training step, labels given so the loss runs too) and ``<model>_eval`` (``.eval()`` under no_grad),
+each with its own ``torch.compile`` line.  The machinery is bench/lib_eval.py's: the truth is every
+graph break Dynamo reports running the phase (``backend="eager"``), attributed to the innermost frame in
+the library's package; tclint runs on the script ALONE with ``--follow-libraries`` (mode ``follow``:
+the library sites are those TC312 lists at the phase's compile site).  Per phase: Dynamo's distinct
+sites, how many a reader could see in the source (:func:`lib_eval.visibility` and ``reach``), recall
+of those at default confidence, and the precision of the sites TC312 marks hot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import lib_eval  # noqa: E402
+from lib_eval import LibSpec  # noqa: E402
+
+DEFAULT_OUT = "/tmp/lib_models/results.json"
+CACHE_DIR = "/tmp/lib_models/dynamic"
+
+MODELS: dict[str, LibSpec] = {
+    s.name: s
+    for s in [
+        LibSpec("transformers", "transformers", ("transformers",), "hf_user.py", ()),
+        LibSpec("timm", "timm", ("timm",), "timm_user.py", ()),
+        LibSpec("torchvision", "torchvision", ("torchvision",), "torchvision_user.py", ()),
+    ]
+}
+lib_eval.LIBS.update(MODELS)  # lib_eval's dynamic side and scoring look libraries up by name
+
+
+def measure(name: str, python: str = sys.executable, tclint_root: str = lib_eval.REPO, fresh: bool = False,
+            timeout: int = 1800, log: Any = lambda s: None, phases: list[str] | None = None,
+            cache_dir: str = CACHE_DIR) -> dict[str, Any]:
+    """Dynamo's truth for the library's phases (cached in ``cache_dir``), tclint's follow run on the
+    script alone, and the per-phase scores."""
+    spec = MODELS[name]
+    os.makedirs(cache_dir, exist_ok=True)
+    cache = os.path.join(cache_dir, f"{name}-{lib_eval._dyn_cache_key(python, spec, phases)}.json")
+    t0 = time.time()
+    if fresh or not os.path.exists(cache):
+        tmp = cache + ".tmp"
+        cmd = [python, os.path.abspath(__file__), "--dynamic-one", name, "--dynamic-out", tmp]
+        if phases:
+            cmd += ["--dynamic-phases", ",".join(phases)]
+        with open(cache + ".stderr", "w") as err:
+            subprocess.run(cmd, check=True, timeout=timeout, stdout=subprocess.DEVNULL, stderr=err)
+        os.replace(tmp, cache)
+    with open(cache) as fh:
+        dyn = json.load(fh)
+    t1 = time.time()
+    _base, dirs, _version = lib_eval.lib_location(python, spec)
+    follow = lib_eval.run_tclint(python, os.path.abspath(tclint_root), spec, dirs, "follow")
+    stats = {"follow": follow, "follow-hot": {**follow, "diagnostics": [d for d in follow["diagnostics"] if d["hot"]]}}
+    log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, tclint {follow['seconds']:.1f}s")
+    out = lib_eval.score_lib(spec, dyn, stats)
+    out["phases"] = sorted(dyn["phases"])
+    out["tclint_seconds"] = follow["seconds"]
+    out["summaries"] = follow["summaries"]
+    return out
+
+
+def per_model(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per phase (model and mode), plus the totals over all phases."""
+    rows = []
+    for lib, r in results.items():
+        for phase, m in r.get("per_model", {}).items():
+            rows.append({"lib": lib, "version": r["version"], "phase": phase, **m})
+    return rows
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Recall over every phase's visible sites pooled, and hot precision pooled (sites counted per phase)."""
+    vis = sum(r["visible"] for r in rows)
+    vis_found = sum(round((r["visible_recall"] or 0) * r["visible"]) for r in rows)
+    hot_tp = sum(r["hot_tp"] for r in rows)
+    hot_scored = sum(round(r["hot_tp"] / r["hot_precision"]) for r in rows if r["hot_precision"])
+    return {"phases": len(rows), "sites": sum(r["sites"] for r in rows), "visible": vis,
+            "visible_recall": lib_eval.ratio(vis_found, vis), "hot": sum(r["hot"] for r in rows),
+            "hot_precision": lib_eval.ratio(hot_tp, hot_scored)}
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    f = lib_eval._fmt
+    print(f"{'library':<13} {'phase':<18} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} |"
+          f" {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}")
+    for r in rows:
+        print(f"{r['lib']:<13} {r['phase']:<18} | {r['sites']:>5} {r['visible']:>5} | {r['found']:>5} {r['hot']:>4} |"
+              f" {f(r['recall']):>6} {f(r['visible_recall']):>7} {f(r['hot_precision']):>8}")
+    t = totals(rows)
+    print(f"{'all':<13} {str(t['phases']) + ' phases':<18} | {t['sites']:>5} {t['visible']:>5} | {'':>5} {t['hot']:>4} |"
+          f" {'':>6} {f(t['visible_recall']):>7} {f(t['hot_precision']):>8}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--libs", default=",".join(MODELS), help="comma-separated: " + ",".join(MODELS))
+    ap.add_argument("--phases", help="comma-separated phase names (default: every phase of each script)")
+    ap.add_argument("--json", default=DEFAULT_OUT, help="where to write every site (default %(default)s)")
+    ap.add_argument("--fresh", action="store_true", help="re-measure Dynamo even if a cached result exists")
+    ap.add_argument("--tclint-root", default=lib_eval.REPO, help="tclint source tree to measure (default: this repo)")
+    ap.add_argument("--python", default=sys.executable, help="the venv's python (torch + the libraries)")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per library's dynamic run")
+    ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
+    ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
+    ap.add_argument("--dynamic-phases", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.dynamic_one:
+        res = lib_eval.dynamic_one(args.dynamic_one, args.dynamic_phases.split(",") if args.dynamic_phases else None)
+        with open(args.dynamic_out, "w") as fh:
+            json.dump(res, fh)
+        return 0
+    results = {}
+    phases = args.phases.split(",") if args.phases else None
+    for name in [n.strip() for n in args.libs.split(",") if n.strip()]:
+        try:
+            results[name] = measure(name, args.python, args.tclint_root, args.fresh, args.timeout,
+                                    log=lambda s: print(s, file=sys.stderr), phases=phases)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            print(f"{name}: dynamic run failed: {exc} (see {CACHE_DIR})", file=sys.stderr)
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump({"libs": results, "tclint_commit": lib_eval._git_head(args.tclint_root)}, fh, indent=1, default=list)
+    print_rows(per_model(results))
+    report = os.path.splitext(args.json)[0] + ".md"
+    lib_eval.write_report(report, results, lib_eval._git_head(args.tclint_root))
+    print(f"\nall sites: {args.json}\nreadable listing: {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,480 @@
+"""Config-aware library sites (issue 21): which branches of an installed model the user's own code selects.
+
+Many library breaks sit behind a branch that depends on how the user built and calls the model:
+``if labels is not None:`` (the loss), ``if self.gradient_checkpointing and self.training:``,
+``if use_cache:``, ``if self.config.X:``.  Where the user's script shows the values -- the keyword
+arguments of the calls of the compiled model, the mode set at the compile site (``.eval()`` /
+``.train()``), the keyword arguments of the config the constructor is given (``BertConfig(...)``,
+also through a local variable or a helper of the same file returning it), the config class's
+declared defaults (its class body and bases, read from the installed source), and
+``gradient_checkpointing_enable()`` -- :func:`judge` evaluates the conditions a library site sits
+behind, along its region chain (the site's own statement and each library call leading to it):
+
+* ``False`` for a branch the user's configuration does not take (the site is pruned);
+* else the names of the values a condition needs that tclint could not see (a finding that
+  depends on them is listed as such and never counted hot);
+* else nothing: the site is on the path the user's code takes.
+
+Nothing here runs code: the user's file and the library's files are parsed, never imported.
+The evaluation is three-valued and deliberately small (names, attributes, ``not``/``and``/``or``,
+``is None``, comparisons with literals); anything else is "could not see".
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+GIVEN = "<given>"  # a value the user passes whose content tclint does not know (not None)
+_TREES: dict[str, tuple[tuple[int, int], ast.Module | None]] = {}
+
+
+class Unseen(Exception):
+    """A value the condition needs that tclint could not see (its name is the message)."""
+
+
+@dataclass
+class UserSide:
+    """What the user's script shows about one compile site."""
+
+    training: bool | None = True  # None: called in both modes
+    kwargs: dict[str, str] = field(default_factory=dict)  # forward parameter -> "given" | "absent" | "both"
+    calls_seen: bool = False  # a call of the compiled model was found (else the forward's arguments are unseen)
+    config: dict[str, Any] = field(default_factory=dict)  # config keyword -> literal (or GIVEN)
+    config_class: str | None = None  # project class key of that config
+    config_seen: bool = False
+    gradient_checkpointing: bool = False
+
+
+def parse(path: str) -> ast.Module | None:
+    """The module tree of a file, memoised while its size and mtime are unchanged."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns)
+    hit = _TREES.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            tree: ast.Module | None = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    _TREES[path] = (stamp, tree)
+    return tree
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    out: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            out[id(child)] = node
+    return out
+
+
+def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
+def _statement_at(fn: ast.AST, line: int) -> ast.stmt | None:
+    best = None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.stmt) and node is not fn and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return best
+
+
+def guards(path: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
+    """(the function holding ``path:line``, the conditions that statement sits behind in it:
+    (test, the value it must have)), innermost last."""
+    tree = parse(path)
+    if tree is None:
+        return None, []
+    fn = _function_at(tree, line)
+    if fn is None:
+        return None, []
+    stmt = _statement_at(fn, line)
+    if stmt is None:
+        return fn, []
+    parents = _parents(fn)
+    out: list[tuple[ast.expr, bool]] = []
+    node: ast.AST = stmt
+    while node is not fn:
+        parent = parents.get(id(node))
+        if parent is None:
+            break
+        if isinstance(parent, ast.If) and node is not parent.test:
+            out.append((parent.test, node in parent.body))
+        node = parent
+    out.reverse()
+    return fn, out
+
+
+# --------------------------------------------------------------------------------------------
+# the user's side
+# --------------------------------------------------------------------------------------------
+
+
+def user_side(project: Any, path: str, line: int, col: int, root_params: list[str]) -> UserSide:
+    """What the user's file shows about the compile call at ``path:line:col``."""
+    side = UserSide()
+    tree = parse(path)
+    if tree is None:
+        return side
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.col_offset <= col]
+    if not calls:
+        return side
+    call = max(calls, key=lambda n: n.col_offset)  # the innermost call starting at or before the site
+    parents = _parents(tree)
+    scope: ast.AST = call
+    while scope is not tree and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = parents.get(id(scope), tree)
+    compiled = call.args[0] if call.args else (call.func.value if isinstance(call.func, ast.Attribute) else None)
+    assign = parents.get(id(call))
+    names = {t.id for t in getattr(assign, "targets", []) if isinstance(t, ast.Name)}
+    model_names = set(names)
+    base = compiled
+    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):  # Model(cfg).eval().to(dev)
+        base = base.func.value
+    if isinstance(base, ast.Name):
+        model_names.add(base.id)
+    modes = _modes(scope, model_names, compiled)
+    side.training = True if not modes else (modes.pop() if len(modes) == 1 else None)
+    side.gradient_checkpointing = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "gradient_checkpointing_enable"
+        for n in ast.walk(scope))
+    _call_kwargs(side, scope, names or model_names, root_params)
+    ctor = _constructor(scope, tree, base, call.lineno)
+    if ctor is not None:
+        _config_of(project, path, side, ctor, scope, tree)
+    return side
+
+
+def _modes(scope: ast.AST, model_names: set[str], compiled: ast.expr | None) -> set[bool]:
+    """The modes set on the compiled model in the compile site's function: ``.eval()``/``.train()`` in
+    the compiled expression, on the model's names, or in the value assigned to one of them."""
+    modes: set[bool] = set()
+    assigned = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in model_names for t in n.targets)]
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("eval", "train"):
+            target = n.func.value
+            while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
+                target = target.func.value
+            inside = any(n is m for e in (compiled, *assigned) if e is not None for m in ast.walk(e))
+            if inside or (isinstance(target, ast.Name) and target.id in model_names):
+                flag = n.func.attr == "train" and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False)
+                modes.add(flag)
+    return modes
+
+
+def _call_kwargs(side: UserSide, scope: ast.AST, names: set[str], root_params: list[str]) -> None:
+    seen: list[set[str]] = []
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names:
+            if any(k.arg is None for k in n.keywords) or any(isinstance(a, ast.Starred) for a in n.args):
+                return  # **kwargs / *args: the arguments are not visible
+            given = {k.arg for k in n.keywords if k.arg}
+            given |= set(root_params[: len(n.args)])
+            seen.append(given)
+    if not seen:
+        return
+    side.calls_seen = True
+    for p in root_params:
+        count = sum(1 for g in seen if p in g)
+        side.kwargs[p] = "given" if count == len(seen) else "absent" if count == 0 else "both"
+
+
+def _constructor(scope: ast.AST, tree: ast.Module, base: ast.expr | None, line: int) -> ast.Call | None:
+    """The call that built the compiled model (``Model(config)``), through one local name."""
+    if isinstance(base, ast.Call):
+        return base
+    if isinstance(base, ast.Name):
+        return _assigned_call(scope, base.id, line)
+    return None
+
+
+def _assigned_call(scope: ast.AST, name: str, before: int) -> ast.Call | None:
+    found = None
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign) and n.lineno <= before and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            value = n.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("eval", "train", "to", "cuda"):
+                value = value.func.value
+            if isinstance(value, ast.Call) and (found is None or n.lineno > found[0]):
+                found = (n.lineno, value)
+    return found[1] if found else None
+
+
+def _config_of(project: Any, path: str, side: UserSide, ctor: ast.Call, scope: ast.AST, tree: ast.Module) -> None:
+    arg = ctor.args[0] if ctor.args else next((k.value for k in ctor.keywords if k.arg == "config"), None)
+    call = None
+    if isinstance(arg, ast.Call):
+        call = arg
+    elif isinstance(arg, ast.Name):
+        call = _assigned_call(scope, arg.id, ctor.lineno)
+    if call is not None and isinstance(call.func, ast.Name) and not call.args and not call.keywords:
+        helper = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == call.func.id), None)
+        returned = [n.value for n in ast.walk(helper) if isinstance(n, ast.Return)] if helper is not None else []
+        call = returned[-1] if returned and isinstance(returned[-1], ast.Call) else call
+    if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return
+    ff = next((f for f in project.files.values() if os.path.abspath(f.path) == os.path.abspath(path)), None)
+    name = _dotted(call.func)
+    if ff is None or name is None:
+        return
+    head, _, rest = name.partition(".")
+    ref = ff.aliases.get(head, f"{ff.module}.{head}" if ff.module else head) + (f".{rest}" if rest else "")
+    found = project.resolve(ref, ff)
+    if found is None or found[0] != "class":
+        return
+    side.config_class = found[1]
+    side.config_seen = not any(k.arg is None for k in call.keywords) and not call.args
+    for k in call.keywords:
+        if k.arg:
+            try:
+                side.config[k.arg] = ast.literal_eval(k.value)
+            except ValueError:
+                side.config[k.arg] = GIVEN
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def config_default(project: Any, cls_key: str, attr: str) -> Any:
+    """A config class's declared default for ``attr`` (class body, dataclass field or ``__init__``
+    parameter, along its bases); raises :class:`Unseen` when none is written as a literal."""
+    for key in project.mro(cls_key):
+        ff, cls = project.classes[key]
+        tree = parse(ff.path)
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.name
+                     and n.lineno == cls.loc.line), None) if tree is not None else None
+        if node is None:
+            continue
+        for stmt in node.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id == attr and stmt.value is not None:
+                try:
+                    return ast.literal_eval(stmt.value)
+                except ValueError as exc:
+                    raise Unseen(f"config.{attr}") from exc
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+                args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults):]
+                pairs = [*zip(args, stmt.args.defaults, strict=True),
+                         *((a, d) for a, d in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True) if d is not None)]
+                for a, d in pairs:
+                    if a.arg == attr:
+                        try:
+                            return ast.literal_eval(d)
+                        except ValueError as exc:
+                            raise Unseen(f"config.{attr}") from exc
+    raise Unseen(f"config.{attr}")
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """The values one library function's conditions can be judged on."""
+
+    project: Any
+    side: UserSide
+    fn: ast.FunctionDef | ast.AsyncFunctionDef
+    is_root: bool  # the compiled function itself: its parameters are the user's call arguments
+    self_config: dict[str, str] = field(default_factory=dict)  # self.attr -> config attr (from __init__)
+
+
+def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> tuple[bool, set[str], list[str]]:
+    """(taken, the values it depends on that tclint could not see, why it is not taken) for a site
+    reached through ``steps``: (path, line, is the compiled root function) per function on its
+    chain, from the site's own statement up to the compiled function."""
+    unseen: set[str] = set()
+    for path, line, is_root in steps:
+        fn, conds = guards(path, line)
+        if fn is None:
+            continue
+        ctx = Context(project, side, fn, is_root, _self_config(path, fn))
+        for test, wanted in conds:
+            try:
+                value = _truth(_eval(test, ctx))
+            except Unseen as exc:
+                unseen.add(str(exc))
+                continue
+            if value is not None and value != wanted:
+                text = ast.unparse(test)
+                return False, set(), [f"`{text}` is {value} here ({os.path.basename(path)}:{test.lineno})"]
+    return True, unseen, []
+
+
+def _truth(value: Any) -> bool | None:
+    if value is GIVEN:
+        raise Unseen("an argument's value")
+    if value is BOTH:
+        return None
+    return bool(value)
+
+
+BOTH = object()  # a condition true at some of the user's calls and false at others
+
+
+def _self_config(path: str, fn: ast.AST) -> dict[str, str]:
+    """``self.attr = config.X`` (or ``self.config.X``) in the ``__init__`` of the method's class."""
+    tree = parse(path)
+    if tree is None:
+        return {}
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and fn in cls.body:
+            init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            out = {}
+            for n in ast.walk(init) if init is not None else ():
+                if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute)
+                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self"):
+                    src = n.value
+                    if isinstance(src, ast.Attribute) and _dotted(src.value) in ("config", "self.config"):
+                        out[n.targets[0].attr] = src.attr
+            return out
+    return {}
+
+
+def _eval(node: ast.expr, ctx: Context) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value = _eval(node.operand, ctx)
+        return value if value is BOTH else not _truth(value)
+    if isinstance(node, ast.BoolOp):
+        return _bool_op(node, ctx)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left = _eval(node.left, ctx)
+        op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+            if left is BOTH:
+                return BOTH
+            result = left is None
+            return result if isinstance(op, ast.Is) else not result
+        right = _eval(node.comparators[0], ctx)
+        if GIVEN in (left, right) or BOTH in (left, right):
+            raise Unseen("an argument's value")
+        if isinstance(op, ast.Eq):
+            return left == right
+        if isinstance(op, ast.NotEq):
+            return left != right
+        raise Unseen(ast.unparse(node))
+    text = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if text is None:
+        raise Unseen(ast.unparse(node))
+    return _value(text, ctx)
+
+
+def _bool_op(node: ast.BoolOp, ctx: Context) -> Any:
+    """``and``/``or`` over three values: a definite operand decides even when another is unseen."""
+    is_and = isinstance(node.op, ast.And)
+    pending: Unseen | None = None
+    both = False
+    for operand in node.values:
+        try:
+            value = _eval(operand, ctx)
+            truth = _truth(value)
+        except Unseen as exc:
+            pending = pending or exc
+            continue
+        if truth is None:
+            both = True
+        elif truth is not is_and:
+            return truth  # False decides `and`, True decides `or`
+    if pending is not None:
+        raise pending
+    return BOTH if both else is_and
+
+
+def _value(text: str, ctx: Context) -> Any:
+    side = ctx.side
+    if text == "self.training":
+        return BOTH if side.training is None else side.training
+    if text == "self.gradient_checkpointing":
+        return side.gradient_checkpointing
+    attr = None
+    if text.startswith(("self.config.", "config.")):
+        attr = text.split("config.", 1)[1]
+    elif text.startswith("self.") and text[5:] in ctx.self_config:
+        attr = ctx.self_config[text[5:]]
+    if attr is not None and "." not in attr:
+        return _config_value(attr, ctx)
+    if "." not in text:
+        return _name_value(text, ctx)
+    raise Unseen(text)
+
+
+def _config_value(attr: str, ctx: Context) -> Any:
+    side = ctx.side
+    if attr.lstrip("_") in side.config or attr in side.config:
+        return side.config.get(attr, side.config.get(attr.lstrip("_")))
+    if side.config_class is None:
+        raise Unseen(f"config.{attr}")
+    return config_default(ctx.project, side.config_class, attr)
+
+
+def _name_value(name: str, ctx: Context) -> Any:
+    params = [a.arg for a in (*ctx.fn.args.posonlyargs, *ctx.fn.args.args, *ctx.fn.args.kwonlyargs)]
+    if name not in params or not ctx.is_root:
+        raise Unseen(name)
+    rebound = _rebinding(ctx.fn, name)
+    how = ctx.side.kwargs.get(name) if ctx.side.calls_seen else None
+    if how is None:
+        raise Unseen(name)
+    if rebound is not None:  # `x = x if x is not None else self.config.x`
+        if how == "given":
+            return GIVEN
+        fallback = _eval(rebound, ctx)
+        return fallback if how == "absent" else BOTH
+    if how == "both":
+        return BOTH
+    if how == "given":
+        return GIVEN
+    return _default(ctx.fn, name)
+
+
+def _rebinding(fn: ast.AST, name: str) -> ast.expr | None:
+    for n in ast.walk(fn):
+        if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                and n.targets[0].id == name and isinstance(n.value, ast.IfExp)):
+            test = n.value.test
+            if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name
+                    and isinstance(test.ops[0], ast.IsNot)):
+                return n.value.orelse
+    return None
+
+
+def _default(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> Any:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+             *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    for a, d in pairs:
+        if a.arg == name:
+            if d is None:
+                raise Unseen(name)
+            try:
+                return ast.literal_eval(d)
+            except ValueError as exc:
+                raise Unseen(name) from exc
+    raise Unseen(name)  # **kwargs-only or required without a value
