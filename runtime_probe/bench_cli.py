@@ -130,6 +130,9 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
         print(f"tclint bench: error: {exc}", file=sys.stderr)
         return 2
     options, budgets = _options(args)
+    if not function_mode and args.seconds is not None:
+        print("tclint bench: warning: --seconds applies to FILE.py::TARGET benchmarks; a program makes its own calls "
+              "(its steady state is every call after --warmup-calls)", file=sys.stderr)
     target = None
     program = None
     try:

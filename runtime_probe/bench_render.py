@@ -114,6 +114,7 @@ def render_text(report: dict[str, Any]) -> str:
         rows = mode_rows(report)
         measured = [r for r in rows if not r[-1] == "" or r is rows[0]]  # a mode that did not run: its reason only
         widths = [max(len(r[i]) for r in measured) for i in range(len(rows[0]))]
+        widths[0] = max(len(r[0]) for r in rows)  # a mode that did not run still lines up
         for r in rows:
             if r in measured:
                 lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip())

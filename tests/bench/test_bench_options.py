@@ -107,6 +107,10 @@ def test_seconds_ends_the_steady_state_and_modes_are_those_torch_lists(project):
     assert 0 < run["steady"]["n"] < 10_000_000 and 0.3 <= run["steady"]["seconds"] < 3
     assert run["warmup"]["buckets"] == ["b4", "b16", "b64"] and set(run["steady"]["buckets"]) == {"b4", "b16", "b64"}
     assert report["modes_listed"] == sorted(torch._inductor.list_mode_options())
+    table = bench_render.render_text(report).splitlines()
+    head = next(i for i, line in enumerate(table) if line.startswith("mode ") and "cold start" in line)
+    rows = table[head:head + 4]
+    assert len({line.index(line.split()[1]) for line in rows}) == 1, rows  # the table's second column lines up
     reasons = {r["mode"]: r.get("reason") for r in report["runs"] if r["status"] != "ok"}
     assert "backend 'eager'" in reasons["lite"]
     assert "does not list this mode" in reasons["no-such-mode"] and "max-autotune" in reasons["no-such-mode"]
@@ -203,9 +207,10 @@ def test_a_module_target_times_the_calls_the_program_itself_times(project, tmp_p
     read by the program agree with the report."""
     own_file = tmp_path / "own.jsonl"
     out = tmp_path / "serve.json"
-    proc = tclint("--backend", "eager", "--no-cache-run", "--output-format", "json", "-o", str(out),
+    proc = tclint("--backend", "eager", "--no-cache-run", "--seconds", "5", "--output-format", "json", "-o", str(out),
                   "-m", "pkg.serve", str(own_file), "40", cwd=str(project), timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert "--seconds applies to FILE.py::TARGET benchmarks" in proc.stderr  # not silently dropped
     report = _json(out)
     _validate(report)
     assert report["target"] == f"-m pkg.serve {own_file} 40" and report["kind"] == "program"
