@@ -35,7 +35,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/tclint examples/ --exit-zero --quiet > /dev/null
 
 docs: $(VENV)/.installed
-	$(BIN)/python -m tclint.rules.docs
+	$(BIN)/python -m tclint.rules.ruledoc
 
 # Offline once editors/vscode/node_modules exists (editors/scripts/ensure-vscode-node-modules.sh
 # runs `npm ci` when package-lock.json changed).  The wheel goes into the .vsix too (wheel/), so

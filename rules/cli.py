@@ -469,7 +469,7 @@ class _Writes:
 
 def run_rule(argv: list[str]) -> int:
     from tclint.rules import registry
-    from tclint.rules.docs import render_rule
+    from tclint.rules.ruledoc import render_rule
 
     p = _Parser(prog="tclint rule", description="Explain a rule.")
     p.add_argument("code", nargs="?", help="rule code, e.g. TC101")

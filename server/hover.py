@@ -1,6 +1,6 @@
 """Hover: rule documentation and what torch.compile compiles.
 
-* On a diagnostic's range: the rule's documentation (``tclint.rules.docs.render_rule``, the same
+* On a diagnostic's range: the rule's documentation (``tclint.rules.ruledoc.render_rule``, the same
   text as ``tclint rule CODE``), with the compiled-region chain that makes it matter.
 * On a code inside a suppression comment (``# noqa: TC101``, ``# tclint: disable[TC104]``): that
   rule's documentation.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from tclint.rules import registry
-from tclint.rules.docs import render_rule
+from tclint.rules.ruledoc import render_rule
 from tclint.server.convert import workspace_relative
 
 if TYPE_CHECKING:

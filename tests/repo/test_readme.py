@@ -11,7 +11,7 @@ import re
 from tclint.rules import registry
 from tclint.rules.cli import _check_parser
 from tclint.rules.config import DYNAMO_KEYS, KEYS, PROBE_KEYS
-from tclint.rules.docs import readme_rule_table, with_rule_table
+from tclint.rules.ruledoc import readme_rule_table, with_rule_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README_PATH = os.path.join(ROOT, "README.md")
@@ -52,7 +52,7 @@ def test_the_rule_table_is_generated_from_the_registry():
     rules = list(registry.all_rules())
     assert readme_rule_table(rules) in README
     hint = (
-        "README.md's rule table is out of date: run `make docs` (python -m tclint.rules.docs) and commit it"
+        "README.md's rule table is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit it"
     )
     assert with_rule_table(README, rules) == README, hint
 

@@ -1,5 +1,5 @@
 """The rule reference in rules/docs/ is generated from the rules' own docstrings and examples
-(`python -m tclint.rules.docs`, or `make docs`).  This test regenerates it into a temporary folder
+(`python -m tclint.rules.ruledoc`, or `make docs`).  This test regenerates it into a temporary folder
 and compares, so a rule change without a docs refresh fails here."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.helpers.editorutil import PYTHON, ROOT
 
 DOCS = os.path.join(ROOT, "rules", "docs")
 
-REGENERATE = "import sys, tclint.rules.docs as d; raise SystemExit(d.main(['--docs-dir', sys.argv[1], '--no-readme']))"
+REGENERATE = "import sys, tclint.rules.ruledoc as d; raise SystemExit(d.main(['--docs-dir', sys.argv[1], '--no-readme']))"
 
 
 def read_tree(folder: str) -> dict[str, str]:
@@ -31,7 +31,7 @@ def test_rule_reference_is_in_sync(tmp_path):
     assert proc.returncode == 0, proc.stderr
     generated = read_tree(str(fresh))
     committed = read_tree(DOCS)
-    hint = "rules/docs/ is out of date: run `make docs` (python -m tclint.rules.docs) and commit the result"
+    hint = "rules/docs/ is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit the result"
     assert sorted(committed) == sorted(generated), hint
     stale = [name for name in generated if committed[name] != generated[name]]
     assert stale == [], f"{hint}; differing pages: {stale}"
@@ -39,7 +39,7 @@ def test_rule_reference_is_in_sync(tmp_path):
 
 def test_every_rule_has_a_complete_page(tmp_path):
     from tclint.rules import registry
-    from tclint.rules.docs import generate
+    from tclint.rules.ruledoc import generate
     from tclint.rules.model import gb_url
 
     pages = generate()

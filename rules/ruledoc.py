@@ -1,6 +1,6 @@
 """Rule documentation, from the rules' own docstrings and examples: ``tclint rule``, hover, SARIF,
 the generated reference pages in ``rules/docs/`` and the rule table in the repository's README.md
-(both kept in sync by tests; ``python -m tclint.rules.docs`` or ``make docs`` rewrites them)."""
+(both kept in sync by tests; ``python -m tclint.rules.ruledoc`` or ``make docs`` rewrites them)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def render_rule(rule: type) -> str:
 
 
 def reference_index(rules: list[type]) -> str:
-    lines = ["# tclint rules", "", "Generated from the rules' docstrings by `python -m tclint.rules.docs`; a test keeps it in sync.", ""]
+    lines = ["# tclint rules", "", "Generated from the rules' docstrings by `python -m tclint.rules.ruledoc`; a test keeps it in sync.", ""]
     lines.append("| Code | Name | Family | Lifecycle | GB ids | Summary |")
     lines.append("|---|---|---|---|---|---|")
     for r in rules:
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     the rule table of README.md (``--no-readme`` leaves it alone)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m tclint.rules.docs", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tclint.rules.ruledoc", description=main.__doc__)
     parser.add_argument("--docs-dir", default=DOCS_DIR)
     parser.add_argument("--no-readme", action="store_true")
     args = parser.parse_args(argv)
