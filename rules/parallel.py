@@ -1,11 +1,16 @@
 """Per-file analysis: from the cache, in this process, or in worker processes for large trees.
 
 Workers receive (path, bytes-free description) and read the file themselves, so only the
-resulting facts cross the process boundary.  Cached files never reach a worker.
+resulting facts cross the process boundary, as the cache's plain form in ``marshal`` bytes with
+every string interned (``plaindata.interned``): loading them interns the strings again, so the
+names that recur across files are one object each in the main process, which holds every file's
+facts for the project pass (pickled facts would hold one copy per occurrence).  Cached files
+never reach a worker.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -17,14 +22,35 @@ from tclint.rules.facts import FileFacts
 PARALLEL_MIN_BYTES = 1_000_000
 
 
-def _work(item: tuple[str, int, tuple[str, ...]]) -> FileFacts:
+def _work(item: tuple[str, int, tuple[str, ...]]) -> bytes | FileFacts:
     from tclint.rules.discovery import module_for
     from tclint.rules.engine import analyze_source, read_source
 
     path, max_size, predicates = item
     src = read_source(path, None, max_size)
     module, is_package, root = module_for(path)
-    return analyze_source(src, module, is_package, root, predicates)
+    return to_transport(analyze_source(src, module, is_package, root, predicates))
+
+
+def to_transport(facts: FileFacts) -> bytes | FileFacts:
+    """How a worker sends one file's facts: ``marshal`` bytes of their plain form with interned
+    strings, or the facts themselves (pickled) when they hold a value the plain form cannot."""
+    from tclint.rules.plaindata import encode_facts
+    from tclint.rules.sealed import MARSHAL_VERSION
+
+    try:
+        return marshal.dumps(encode_facts(facts), MARSHAL_VERSION)  # encode_facts interns the strings
+    except (TypeError, ValueError):
+        return facts
+
+
+def from_transport(sent: bytes | FileFacts) -> FileFacts:
+    """The facts ``to_transport`` sent (the bytes come from this run's own worker processes)."""
+    if isinstance(sent, FileFacts):
+        return sent
+    from tclint.rules.plaindata import decode_facts
+
+    return decode_facts(marshal.loads(sent))
 
 
 def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[FileFacts]:
@@ -57,7 +83,8 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
         # big files first, so the pool does not wait on one straggler at the end
         pending.sort(key=lambda p: -todo[p[0]][0].size)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for (i, _item), facts in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True):
+            for (i, _item), sent in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True):
+                facts = from_transport(sent)
                 facts.path = todo[i][0].path
                 results[i] = facts
                 if i in keys:

@@ -1,0 +1,94 @@
+"""Facts held for the project pass share their strings (issue 20): the main process holds every
+file's facts, and the same names (qualified names, modules, source texts) recur across files.  Facts
+loaded from the cache and facts sent by worker processes come through ``marshal`` with interned
+strings, so a string that recurs is one object, and the facts are equal to the ones analysed."""
+
+from __future__ import annotations
+
+import os
+
+from tclint.rules.cache import Cache
+from tclint.rules.config import ConfigResolver
+from tclint.rules.engine import Linter, analyze_source
+from tclint.rules.parallel import from_transport, to_transport
+from tclint.rules.reading import read_source
+
+MODEL = '''import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        print("step done")
+        return x.sum().item()
+
+
+compiled = torch.compile(Net())
+'''
+
+
+def _facts(path):
+    return analyze_source(read_source(str(path), None, 10_000_000), path.stem, False, str(path.parent))
+
+
+def _shared(a, b) -> dict[str, bool]:
+    fa, fb = a.functions["Net.forward"], b.functions["Net.forward"]
+    return {"qualname": fa.qualname is fb.qualname,
+            "site": a.compile_sites[0].text is b.compile_sites[0].text}
+
+
+def test_worker_facts_round_trip_equal_and_share_strings(tmp_path):
+    (tmp_path / "a.py").write_text(MODEL)
+    (tmp_path / "b.py").write_text(MODEL)
+    a, b = _facts(tmp_path / "a.py"), _facts(tmp_path / "b.py")
+    assert a.compile_sites[0].text == b.compile_sites[0].text == "torch.compile(Net())"
+    assert not any(_shared(a, b).values())  # analysed separately: separate objects
+    sent_a, sent_b = to_transport(a), to_transport(b)
+    assert isinstance(sent_a, bytes)
+    got_a, got_b = from_transport(sent_a), from_transport(sent_b)
+    assert got_a == a and got_b == b
+    assert _shared(got_a, got_b) == {"qualname": True, "site": True}
+
+
+def test_facts_loaded_from_the_cache_share_strings(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.py").write_text(MODEL)
+    (tree / "b.py").write_text(MODEL)
+    cwd = os.getcwd()
+    os.chdir(tree)
+    try:
+        cold = Cache(str(tmp_path / "cache"))
+        Linter(ConfigResolver(), cold, jobs=1).lint_paths(["."])
+        cold.flush()
+        warm = Cache(str(tmp_path / "cache"))
+        project = Linter(ConfigResolver(), warm, jobs=1).lint_paths(["."], need_project=True).project
+    finally:
+        os.chdir(cwd)
+    assert warm.hits == 2 and warm.misses == 0
+    files = {os.path.basename(p): ff for p, ff in project.files.items()}
+    assert _shared(files["a.py"], files["b.py"]) == {"qualname": True, "site": True}
+
+
+def test_facts_from_worker_processes_equal_facts_analysed_here(tmp_path, monkeypatch):
+    """The pool (large trees, ``jobs`` > 1) gives the same facts and findings as one process."""
+    from tclint.rules import parallel
+    from tclint.rules.report.json_ import to_dict
+
+    padding = "".join(f"# {i:06d} {'-' * 90}\n" for i in range(6_000))  # ~600 kB each: over PARALLEL_MIN_BYTES together
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text(MODEL + padding)
+    received = []
+
+    def counted(sent):
+        received.append(type(sent))
+        return from_transport(sent)
+
+    monkeypatch.setattr(parallel, "from_transport", counted)
+    monkeypatch.chdir(tmp_path)
+    pooled = Linter(ConfigResolver(), None, jobs=2).lint_paths(["."], need_project=True)
+    here = Linter(ConfigResolver(), None, jobs=1).lint_paths(["."], need_project=True)
+    assert received == [bytes, bytes, bytes]  # all three came from workers, as marshal bytes
+    assert [to_dict(d) for d in pooled.diagnostics] == [to_dict(d) for d in here.diagnostics]
+    assert pooled.diagnostics
+    for path, ff in here.project.files.items():
+        assert pooled.project.files[path] == ff
