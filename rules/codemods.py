@@ -454,6 +454,79 @@ def float_arg_as_tensor(text: str, at: Span, torch_name: str) -> Result | None:
     return new, "; the function now gets a 0-d tensor: code that needs the Python number (formatting, `int(...)`) must call `.item()` outside the compiled code", None
 
 
+# -- TC207: `dynamic=False` -> `dynamic=True`, or the option removed ------------------------------
+def compile_keyword(text: str, at: Span, keyword: str, value: str) -> Result | None:
+    """In the ``torch.compile(...)`` call starting at ``at`` (a call of a function named
+    ``compile``), the argument ``KEYWORD=...`` gets the value ``value``, or is removed when
+    ``value`` is empty (with its comma; comments elsewhere in the call stay).  None when the call
+    or the keyword is not there."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    wrapper = _parsed(text)
+    positions = wrapper.resolve(PositionProvider)
+    calls = [n for n, p in positions.items() if isinstance(n, cst.Call)
+             and (p.start.line, p.start.column) == (at.start.line, at.start.column)
+             and (isinstance(n.func, cst.Attribute) and n.func.attr.value == "compile"
+                  or isinstance(n.func, cst.Name) and n.func.value == "compile")]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    found = [a for a in call.args if a.keyword is not None and a.keyword.value == keyword]
+    if len(found) != 1:
+        return None
+    arg = found[0]
+    if value:
+        args = [a.with_changes(value=cst.parse_expression(value)) if a is arg else a for a in call.args]
+
+        class Swap(cst.CSTTransformer):
+            def leave_Call(self, original, updated):  # type: ignore[override]
+                return updated.with_changes(args=args) if original is call else updated
+
+        return wrapper.module.visit(Swap()).code, "", None
+    return _without_argument(text, positions, call, arg), "", None
+
+
+def _without_argument(text: str, positions: Any, call: Any, arg: Any) -> str:
+    """``text`` without the argument ``arg`` of ``call``, cut as text so that every comment in the
+    call stays: the argument and its own comma; for a last argument without one, the comma before
+    it; a line left blank goes, and so do the spaces after a comma the cut leaves on its line."""
+    import libcst as cst
+
+    from tclint.rules.source import LineIndex
+
+    index = LineIndex(text)
+
+    def off(p: Any) -> int:
+        return index.offset(p.line, p.column)
+
+    cuts: list[tuple[int, int]] = []
+    start = off(positions[arg].start)
+    if isinstance(arg.comma, cst.Comma):
+        end = off(positions[arg.comma].end)
+        while end < len(text) and text[end] in " \t":
+            end += 1
+    else:
+        end = off(positions[arg].end)
+        at = list(call.args).index(arg)
+        if at > 0 and isinstance(call.args[at - 1].comma, cst.Comma):
+            comma = off(positions[call.args[at - 1].comma].start)
+            between = text[comma + 1:start]
+            if between.strip(" \t"):
+                cuts.append((comma, comma + 1))  # a comment or line break: only the comma goes
+            else:
+                start = comma
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end + 1
+    if not text[line_start:start].strip() and not text[end:line_end].strip():
+        start, end = line_start, line_end
+    cuts.append((start, end))
+    for s, e in sorted(cuts, reverse=True):
+        text = text[:s] + text[e:]
+    return text
+
+
 # -- TC104/TC105: a logging function registered in torch._dynamo.config ---------------------------
 def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
     """The statement ``line`` written after the module's top-level ``import torch`` and ``import
@@ -524,4 +597,5 @@ _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "mark-before-call": mark_before_call,
     "add-after-imports": add_after_imports,
     "float-arg-as-tensor": float_arg_as_tensor,
+    "compile-keyword": compile_keyword,
 }

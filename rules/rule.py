@@ -132,7 +132,7 @@ class Rule:
         url: str | None = None,
         related: Iterable[RelatedLocation] = (),
         help: str | None = None,
-        fix: Fix | None = None,
+        fix: Fix | tuple[Fix, ...] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> Diagnostic:
         """A finding of this rule at ``loc`` in ``path`` (a cross-file rule's ``project_check``).
@@ -142,7 +142,7 @@ class Rule:
         "(hot: runs in ...)" note when the region runs many times.  ``severity`` defaults to the
         rule's ``default_severity`` (the user's per-code settings apply later, in the engine);
         ``url`` to the first GB id's page, else the rule's own page.  The ``noqa`` line is the
-        first line of ``loc``."""
+        first line of ``loc``.  ``fix``: one fix, or alternatives with the preferred one first."""
         chain: tuple[RelatedLocation, ...] = ()
         fields: dict[str, Any] = {}
         if region is not None:
@@ -155,6 +155,7 @@ class Rule:
                 message = f"{message} ({note})"
         if extra:
             fields.update(extra)
+        fixes = fix if isinstance(fix, tuple) else () if fix is None else (fix,)
         return Diagnostic(
             code=self.code,
             name=self.name,
@@ -163,7 +164,8 @@ class Rule:
             span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
             severity=self.default_severity if severity is None else severity,
             gb_ids=gb_ids,
-            fix=fix,
+            fix=fixes[0] if fixes else None,
+            alternatives=fixes[1:],
             related=(*chain, *related),
             noqa_line=loc.line,
             url=url if url is not None else gb_url(gb_ids[0]) if gb_ids else self.doc_url(),

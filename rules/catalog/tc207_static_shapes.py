@@ -1,5 +1,5 @@
 
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Rule
 
 
@@ -31,7 +31,14 @@ class StaticShapes(Rule):
     the call.
 
     ## Fix safety
-    No automatic fix.
+    Alternatives for `dynamic=False` (the first is the one `--fix --unsafe-fixes` applies):
+    1. `dynamic=True` (unsafe): one dynamic-shape compile serves every size, but a kernel
+       specialised for one shape can be faster, and a fixed-shape deployment (CUDA graphs) may
+       have meant it;
+    2. the option removed (unsafe): Dynamo's default, a second compile makes a changing
+       dimension dynamic;
+    3. keep it and mark the varying dimension with `torch._dynamo.mark_dynamic(x, dim)` before
+       the call (display-only: tclint does not know which dimension varies).
 
     ## References
     - https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html
@@ -78,6 +85,7 @@ class StaticShapes(Rule):
                 severity=Severity.ERROR if looped else None,
                 extra={"target": keys[0] if keys else None},
                 help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
+                fix=_dynamic_fixes(site.loc),
             )
 
     invalid = (
@@ -91,11 +99,27 @@ def encode(x):
 encoder = torch.compile(encode, dynamic=False)  # expect: TC207
 
 def run_all():
+    outs = []
     for n in (8, 16, 32, 64, 128):
-        encoder(torch.randn(n))
+        outs.append(encoder(torch.ones(n)))
+    return outs
 """,
-            run="run_all()",
+            run="outs = run_all()",
             compiles=5,
+            fixed="""
+import torch
+
+def encode(x):
+    return x.cumsum(0) * 2
+
+encoder = torch.compile(encode, dynamic=True)  # expect: TC207
+
+def run_all():
+    outs = []
+    for n in (8, 16, 32, 64, 128):
+        outs.append(encoder(torch.ones(n)))
+    return outs
+""",
         ),
     )
     valid = (
@@ -115,4 +139,17 @@ def run_all():
             run="run_all()",
             compiles=2,
         ),
+    )
+
+
+def _dynamic_fixes(loc) -> tuple[Fix, ...]:
+    """The alternatives for `dynamic=False` at the compile call ``loc`` (see Fix safety)."""
+    at = Span.of(loc.line, loc.col, loc.end_line, loc.end_col)
+    return (
+        Fix("Compile with dynamic shapes (`dynamic=True`)", (), Applicability.UNSAFE,
+            codemod=("compile-keyword", at, "dynamic", "True")),
+        Fix("Remove `dynamic=False` (a second compile makes a changing dimension dynamic)", (), Applicability.UNSAFE,
+            codemod=("compile-keyword", at, "dynamic", "")),
+        Fix("Keep `dynamic=False` and call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension before the call",
+            (), Applicability.DISPLAY_ONLY),
     )

@@ -181,3 +181,63 @@ def test_notebook_fix_removing_a_cells_last_statement_stays_in_the_cell(tmp_path
     cells_after = json.loads(new)["cells"]
     assert n == 1 and cells_after[2]["source"] == ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n"]
     assert cells_after[3]["source"] == cells[2]
+
+
+DYNAMIC_FALSE = """
+import torch
+
+def encode(x):
+    return x.cumsum(0) * 2
+
+encoder = torch.compile(
+    encode,
+    mode="default",  # keep
+    dynamic=False{tail}
+)
+"""
+
+
+@pytest.mark.parametrize("tail", [",", ""])
+def test_dynamic_false_alternatives(tmp_path, tail):
+    """TC207: `dynamic=True` (preferred), the option removed (its comma too, the comment on the
+    other argument kept), and a display-only mark_dynamic suggestion."""
+    src = DYNAMIC_FALSE.format(tail=tail)
+    d = _diag(tmp_path, "TC207", src)
+    to_true, removed, mark = offered(d)
+    assert apply_fixes(src, [to_true])[0] == src.replace("dynamic=False", "dynamic=True")
+    without = '"default",  # keep\n)' if tail else '"default"  # keep\n)'  # no trailing comma: the one before goes
+    assert apply_fixes(src, [removed])[0] == src.replace(f'"default",  # keep\n    dynamic=False{tail}\n)', without)
+    assert mark.applicability is Applicability.DISPLAY_ONLY and not mark.edits
+    assert preferred(d, unsafe=True) is to_true and preferred(d, unsafe=False) is None
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ("torch.compile(encode, dynamic=False)", "torch.compile(encode)"),
+    ("torch.compile(encode, dynamic=False, mode='default')", "torch.compile(encode, mode='default')"),
+    ("torch.compile(dynamic=False)(encode)", "torch.compile()(encode)"),
+])
+def test_dynamic_false_removed_on_one_line(tmp_path, call, expected):
+    src = f"import torch\n\ndef encode(x):\n    return x * 2\n\nencoder = {call}\n"
+    removed = offered(_diag(tmp_path, "TC207", src))[1]
+    assert apply_fixes(src, [removed])[0] == src.replace(call, expected)
+
+
+@pytest.mark.dynamo
+def test_dynamic_false_removed_compiles_twice_instead_of_per_size(tmp_path):
+    """TC207's second alternative under torch 2.13: 5 sizes compile 5 variants with
+    `dynamic=False`, 2 without it (the second compile is dynamic), same values."""
+    from tests.helpers.dynamo_harness import eager_values, run_example, same_values
+
+    ex = registry.get("TC207").invalid[0]
+    removed = offered(_diag(tmp_path, "TC207", ex.code))[1]
+    fixed = apply_fixes(ex.code, [removed])[0]
+    assert "dynamic" not in fixed.split("# expect")[0]
+    paths = [os.path.join(str(tmp_path), n) for n in ("example.py", "fixed.py")]
+    for p, text in zip(paths, (ex.code, fixed), strict=True):
+        with open(p, "w") as fh:
+            fh.write(text)
+    before, after = run_example(paths[0], ex.code, ex.run), run_example(paths[1], fixed, ex.run)
+    assert after.error is None, after.error_text
+    assert max(before.compiles.values()) == 5 and max(after.compiles.values()) == 2, (before.compiles, after.compiles)
+    want, got = eager_values(paths[0], ex.code, ex.run), eager_values(paths[1], fixed, ex.run)
+    assert same_values(want["outs"], got["outs"])
