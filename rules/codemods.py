@@ -492,7 +492,6 @@ def _without_argument(text: str, positions: Any, call: Any, arg: Any) -> str:
     call stays: the argument and its own comma; for a last argument without one, the comma before
     it; a line left blank goes, and so do the spaces after a comma the cut leaves on its line."""
     import libcst as cst
-
     from tclint.rules.source import LineIndex
 
     index = LineIndex(text)
