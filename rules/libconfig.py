@@ -42,6 +42,7 @@ class UserSide:
     training: bool | None = True  # None: called in both modes
     kwargs: dict[str, str] = field(default_factory=dict)  # forward parameter -> "given" | "absent" | "both"
     calls_seen: bool = False  # a call of the compiled model was found (else the forward's arguments are unseen)
+    extra_kwargs: bool = False  # some call passes a keyword the forward does not name (its **kwargs are not empty)
     config: dict[str, Any] = field(default_factory=dict)  # config keyword -> literal (or GIVEN)
     config_class: str | None = None  # project class key of that config
     config_seen: bool = False
@@ -184,6 +185,7 @@ def _call_kwargs(side: UserSide, scope: ast.AST, names: set[str], root_params: l
             if any(k.arg is None for k in n.keywords) or any(isinstance(a, ast.Starred) for a in n.args):
                 return  # **kwargs / *args: the arguments are not visible
             given = {k.arg for k in n.keywords if k.arg}
+            side.extra_kwargs |= bool(given - set(root_params))
             given |= set(root_params[: len(n.args)])
             seen.append(given)
     if not seen:
@@ -228,23 +230,20 @@ def _config_of(project: Any, path: str, side: UserSide, ctor: ast.Call, scope: a
         call = returned[-1] if returned and isinstance(returned[-1], ast.Call) else call
     if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
         return
-    ff = next((f for f in project.files.values() if os.path.abspath(f.path) == os.path.abspath(path)), None)
-    name = _dotted(call.func)
-    if ff is None or name is None:
-        return
-    head, _, rest = name.partition(".")
-    ref = ff.aliases.get(head, f"{ff.module}.{head}" if ff.module else head) + (f".{rest}" if rest else "")
-    found = project.resolve(ref, ff)
-    if found is None or found[0] != "class":
-        return
-    side.config_class = found[1]
-    side.config_seen = not any(k.arg is None for k in call.keywords) and not call.args
     for k in call.keywords:
         if k.arg:
             try:
                 side.config[k.arg] = ast.literal_eval(k.value)
             except ValueError:
                 side.config[k.arg] = GIVEN
+    ff = next((f for f in project.files.values() if os.path.abspath(f.path) == os.path.abspath(path)), None)
+    name = _dotted(call.func)
+    if ff is None or name is None:
+        return
+    head, _, rest = name.partition(".")
+    ref = ff.aliases.get(head, f"{ff.module}.{head}" if ff.module else head) + (f".{rest}" if rest else "")
+    side.config_class = ref  # read from the installed source when asked (no region needs its facts)
+    side.config_seen = not any(k.arg is None for k in call.keywords) and not call.args
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -257,34 +256,97 @@ def _dotted(node: ast.expr) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
-def config_default(project: Any, cls_key: str, attr: str) -> Any:
+def config_default(project: Any, cls_ref: str, attr: str) -> Any:
     """A config class's declared default for ``attr`` (class body, dataclass field or ``__init__``
-    parameter, along its bases); raises :class:`Unseen` when none is written as a literal."""
-    for key in project.mro(cls_key):
-        ff, cls = project.classes[key]
-        tree = parse(ff.path)
-        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.name
-                     and n.lineno == cls.loc.line), None) if tree is not None else None
-        if node is None:
+    parameter, along its bases), the class found by its qualified name in the installed sources;
+    raises :class:`Unseen` when none is written as a literal."""
+    todo = [cls_ref]
+    seen: set[str] = set()
+    while todo:
+        ref = todo.pop(0)
+        if ref in seen or len(seen) > 12:
             continue
-        for stmt in node.body:
-            target = stmt.target if isinstance(stmt, ast.AnnAssign) else (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
-            if isinstance(target, ast.Name) and target.id == attr and stmt.value is not None:
-                try:
-                    return ast.literal_eval(stmt.value)
-                except ValueError as exc:
-                    raise Unseen(f"config.{attr}") from exc
-            if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
-                args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults):]
-                pairs = [*zip(args, stmt.args.defaults, strict=True),
-                         *((a, d) for a, d in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True) if d is not None)]
-                for a, d in pairs:
-                    if a.arg == attr:
-                        try:
-                            return ast.literal_eval(d)
-                        except ValueError as exc:
-                            raise Unseen(f"config.{attr}") from exc
+        seen.add(ref)
+        found = _find_class(project, ref)
+        if found is None:
+            continue
+        node, module, is_package = found
+        value = _declared(node, attr)
+        if value is not _NOTHING:
+            return value
+        todo += [_qualify(b, module, is_package, found_tree=_MODULE_TREES.get(module)) for b in node.bases]
     raise Unseen(f"config.{attr}")
+
+
+_NOTHING = object()
+_MODULE_TREES: dict[str, ast.Module] = {}
+
+
+def _declared(node: ast.ClassDef, attr: str) -> Any:
+    for stmt in node.body:
+        target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
+            stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id == attr and stmt.value is not None:
+            return _literal(stmt.value, attr)
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+            args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults):]
+            pairs = [*zip(args, stmt.args.defaults, strict=True),
+                     *((a, d) for a, d in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True) if d is not None)]
+            for a, d in pairs:
+                if a.arg == attr:
+                    return _literal(d, attr)
+    return _NOTHING
+
+
+def _literal(node: ast.expr, attr: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError as exc:
+        raise Unseen(f"config.{attr}") from exc
+
+
+def _find_class(project: Any, ref: str, depth: int = 0) -> tuple[ast.ClassDef, str, bool] | None:
+    """(the class statement, its module, is that a package) for a qualified class name, following
+    imports and star re-exports of the installed sources (nothing is imported)."""
+    from tclint.rules.libfollow import Environment, StarExports
+
+    env = project.memo.get("libconfig-env")
+    if env is None:
+        env = project.memo["libconfig-env"] = Environment.for_python((project.settings.probe or {}).get("python"))
+    module, _, name = ref.rpartition(".")
+    located = env.locate(module) if module and depth < 8 else None
+    tree = parse(located[0]) if located is not None else None
+    if tree is None:
+        return None
+    _MODULE_TREES[module] = tree
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+            return stmt, module, located[1]
+    target = _qualify(ast.Name(id=name), module, located[1], tree)
+    if target != f"{module}.{name}":
+        return _find_class(project, target, depth + 1)
+    stars = project.memo.setdefault("libconfig-stars", StarExports(env))
+    source = stars.source_of(module, name)
+    return _find_class(project, f"{source}.{name}", depth + 1) if source else None
+
+
+def _qualify(node: ast.expr, module: str, is_package: bool, found_tree: ast.Module | None = None) -> str:
+    """A base class or name as a qualified reference, through the module's imports."""
+    from tclint.rules.names import resolve_relative
+
+    text = _dotted(node) or ""
+    head, _, rest = text.partition(".")
+    for stmt in ast.walk(found_tree) if found_tree is not None else ():
+        if isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                if (a.asname or a.name) == head and a.name != "*":
+                    base = resolve_relative(module, is_package, stmt.level or 0, stmt.module)
+                    return f"{base}.{a.name}" + (f".{rest}" if rest else "")
+        elif isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if (a.asname or a.name.split(".", 1)[0]) == head:
+                    return (a.name if a.asname else head) + (f".{rest}" if rest else "")
+    return f"{module}.{text}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,6 +363,10 @@ class Context:
     fn: ast.FunctionDef | ast.AsyncFunctionDef
     is_root: bool  # the compiled function itself: its parameters are the user's call arguments
     self_config: dict[str, str] = field(default_factory=dict)  # self.attr -> config attr (from __init__)
+    # a callee's parameters: the argument expressions of the call on the chain, judged in the caller's
+    # context (a parameter the call does not pass has its default); None: the call is not visible
+    bindings: dict[str, tuple[ast.expr, Context]] | None = None
+    kwargs_empty: bool = False  # its ``**kwargs`` parameter is known to hold nothing
 
 
 def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> tuple[bool, set[str], list[str]]:
@@ -308,11 +374,21 @@ def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> t
     reached through ``steps``: (path, line, is the compiled root function) per function on its
     chain, from the site's own statement up to the compiled function."""
     unseen: set[str] = set()
-    for path, line, is_root in steps:
+    contexts: list[tuple[str, Context, list[tuple[ast.expr, bool]], int]] = []
+    caller: tuple[Context, int] | None = None  # the context of the function calling the next one, the call's line
+    for path, line, is_root in reversed(steps):  # from the compiled function down to the site
         fn, conds = guards(path, line)
         if fn is None:
+            caller = None
             continue
         ctx = Context(project, side, fn, is_root, _self_config(path, fn))
+        if is_root:
+            ctx.kwargs_empty = side.calls_seen and not side.extra_kwargs
+        elif caller is not None:
+            ctx.bindings, ctx.kwargs_empty = _bind(caller[0], caller[1], fn)
+        contexts.append((path, ctx, conds, line))
+        caller = (ctx, line)
+    for path, ctx, conds, _line in reversed(contexts):
         for test, wanted in conds:
             try:
                 value = _truth(_eval(test, ctx))
@@ -433,10 +509,46 @@ def _config_value(attr: str, ctx: Context) -> Any:
     return config_default(ctx.project, side.config_class, attr)
 
 
+def _bind(caller: Context, line: int, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+          ) -> tuple[dict[str, tuple[ast.expr, Context]] | None, bool]:
+    """(the arguments the call at ``line`` of the caller passes to ``fn``'s parameters, whether
+    ``fn``'s ``**kwargs`` is then empty).  None when that call is not one plain call (several
+    candidates, ``*args``, ``**something`` other than the caller's own empty ``**kwargs``)."""
+    calls = [n for n in ast.walk(caller.fn) if isinstance(n, ast.Call) and n.lineno == line]
+    named = [c for c in calls if (isinstance(c.func, ast.Attribute) and c.func.attr == fn.name)
+             or (isinstance(c.func, ast.Name) and c.func.id == fn.name)]
+    call = named[0] if len(named) == 1 else calls[0] if len(calls) == 1 else None
+    own_kwargs = caller.fn.args.kwarg.arg if caller.fn.args.kwarg is not None else None
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None, False
+    for k in call.keywords:  # `**kwargs` passing on the caller's own, known-empty **kwargs adds nothing
+        if k.arg is None and not (caller.kwargs_empty and isinstance(k.value, ast.Name) and k.value.id == own_kwargs):
+            return None, False
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    out = {p: (a, caller) for p, a in zip(params, call.args, strict=False)}
+    out.update((k.arg, (k.value, caller)) for k in call.keywords if k.arg)
+    named_params = set(params) | {a.arg for a in fn.args.kwonlyargs}
+    return out, not any(k.arg and k.arg not in named_params for k in call.keywords)
+
+
 def _name_value(name: str, ctx: Context) -> Any:
     params = [a.arg for a in (*ctx.fn.args.posonlyargs, *ctx.fn.args.args, *ctx.fn.args.kwonlyargs)]
-    if name not in params or not ctx.is_root:
+    if name not in params:
         raise Unseen(name)
+    if not ctx.is_root:
+        if ctx.bindings is None:
+            raise Unseen(name)
+        rebound = _rebinding(ctx.fn, name)
+        if name in ctx.bindings:
+            expr, outer = ctx.bindings[name]
+            value = _eval(expr, outer)
+        else:
+            value = _default(ctx.fn, name)
+        if rebound is not None and value is None:
+            return _eval(rebound, ctx)
+        return value
     rebound = _rebinding(ctx.fn, name)
     how = ctx.side.kwargs.get(name) if ctx.side.calls_seen else None
     if how is None:

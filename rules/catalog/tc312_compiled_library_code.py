@@ -85,7 +85,8 @@ class CompiledLibraryCode(Rule):
             if skipped:
                 message += f"; {len(skipped)} more behind branches your configuration does not take"
             if unseen:
-                message += f"; {sum(1 for d, _ in found if d.extra.get('depends_on'))} depend on values tclint could not see"
+                n = sum(1 for d, _ in found if d.extra.get("depends_on"))
+                message += f"; {n} depend{'s' if n == 1 else ''} on values tclint could not see"
             related = tuple(
                 RelatedLocation(d.path, d.span, _related_message(d, h)) for d, h in
                 sorted(found, key=lambda dh: (not dh[1], dh[0].path, dh[0].span.start.line))

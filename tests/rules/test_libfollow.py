@@ -367,3 +367,158 @@ def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
         r.path == layer for r in after.related]
     # the confirmed break is said once (by the summary); the one on another line stays the probe's own
     assert [(d.code, d.span.start.line) for d in merged if d.code == "TC901"] == [("TC901", 9)]
+
+
+CONFIGLIB = {
+    "cfglib/__init__.py": BOOBY_TRAP,
+    "cfglib/config.py": textwrap.dedent("""
+        class ModelConfig:
+            debug: bool = False
+
+            def __init__(self, check_finite=False, **kwargs):
+                self.check_finite = check_finite
+        """),
+    "cfglib/model.py": textwrap.dedent("""
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                self.checks = config.check_finite
+
+            def forward(self, x, labels=None):
+                if self.training:
+                    if x.sum() > 0:
+                        x = x * 2
+                if labels is not None:
+                    x = self.loss(x, labels)
+                if self.config.debug:
+                    print("debug")
+                if self.checks:
+                    x = x * x.sum().item()
+                if self.config.mystery:
+                    x = x * x.max().item()
+                return x
+
+            def loss(self, x, labels):
+                return x * (x - labels).abs().sum().item()
+        """),
+}
+
+CONFIG_USER = textwrap.dedent("""
+    import torch
+    from cfglib.config import ModelConfig
+    from cfglib.model import Model
+
+
+    def train():
+        model = Model(ModelConfig(check_finite=True))
+        model.train()
+        step = torch.compile(model)
+        step(torch.ones(3), labels=torch.ones(3))
+
+
+    def evaluate():
+        model = torch.compile(Model(ModelConfig()).eval())
+        model(torch.ones(3))
+    """)
+
+
+def test_the_users_configuration_prunes_library_branches(tmp_path):
+    """labels given or not, .train()/.eval(), a config keyword and a config class default decide which
+    library sites the compiled model meets; a value tclint cannot see is said, and never hot."""
+    python, site = _site(tmp_path)
+    write_tree(site, CONFIGLIB)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": CONFIG_USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert sorted(by_line) == [10, 15]
+
+    def lines(d):
+        return sorted(s["line"] for s in d.extra["library_sites"])
+
+    train, evaluate = by_line[10], by_line[15]
+    # train: the training-only branch, the loss (labels given), check_finite=True and the unseen value;
+    # not the debug print (the class's declared default debug = False)
+    assert lines(train) == [13, 20, 22, 26]
+    assert [s["line"] for s in train.extra["pruned_sites"]] == [18]
+    # eval: only the site behind a value tclint could not see
+    assert lines(evaluate) == [22]
+    assert sorted(s["line"] for s in evaluate.extra["pruned_sites"]) == [13, 18, 20, 26]
+    [unseen] = [s for s in evaluate.extra["library_sites"]]
+    assert unseen["depends_on"] == ["config.mystery"] and not unseen["hot"]
+    assert "1 depends on values tclint could not see" in evaluate.message
+    assert "4 more behind branches your configuration does not take" in evaluate.message
+    why = {s["line"]: s["why"][0] for s in evaluate.extra["pruned_sites"]}
+    assert why[13].startswith("`self.training` is False") and why[26].startswith("`labels is not None` is False")
+    assert why[20].startswith("`self.checks` is False") and why[18].startswith("`self.config.debug` is False")
+    assert "depends on `config.mystery`, which tclint could not see" in next(
+        r.message for r in evaluate.related if r.span.start.line == 22)
+
+
+def test_the_loss_a_model_class_dispatches_to_is_followed(tmp_path):
+    """transformers' ``self.loss_function(...)`` returns ``LOSS_MAPPING[key]``, the key found in the class
+    name: the table is read as data and the dispatched loss is part of the region."""
+    python, site = _site(tmp_path)
+    write_tree(site, {
+        "transformers/__init__.py": BOOBY_TRAP,
+        "transformers/loss/__init__.py": "",
+        "transformers/loss/loss_utils.py": textwrap.dedent("""
+            from .loss_detect import ForObjectDetectionLoss
+
+
+            def ForCausalLMLoss(logits, labels):
+                return logits.sum()
+
+
+            LOSS_MAPPING = {"ForCausalLM": ForCausalLMLoss, "ForObjectDetection": ForObjectDetectionLoss}
+            """),
+        "transformers/loss/loss_detect.py": textwrap.dedent("""
+            def ForObjectDetectionLoss(logits, labels):
+                return logits * logits.sum().item()
+            """),
+        "transformers/modeling.py": textwrap.dedent("""
+            from torch import nn
+            from transformers.loss.loss_utils import LOSS_MAPPING
+
+
+            class PreTrainedModel(nn.Module):
+                @property
+                def loss_function(self):
+                    return LOSS_MAPPING[self.loss_type]
+
+
+            class TinyForObjectDetection(PreTrainedModel):
+                def forward(self, x, labels=None):
+                    if labels is not None:
+                        return self.loss_function(x, labels)
+                    return x
+            """),
+    })
+    proj = os.path.join(str(tmp_path), "proj")
+    user = textwrap.dedent("""
+        import torch
+        from transformers.modeling import TinyForObjectDetection
+
+        step = torch.compile(TinyForObjectDetection())
+        step(torch.ones(2), labels=torch.ones(2))
+        """)
+    write_tree(proj, {"train.py": user})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [
+        ("transformers/loss/loss_detect.py", 3)]
+    loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
+    assert "transformers/loss/loss_detect.py" in loaded
+
+
+def test_dispatch_key_is_the_first_key_in_the_class_name():
+    from tclint.rules.libfollow import _dispatch_key
+
+    keys = ["ForCausalLM", "ForObjectDetection", "DetrForObjectDetection", "ForSequenceClassification"]
+    assert _dispatch_key("DetrForObjectDetection", keys, "ForCausalLM") == "DetrForObjectDetection"
+    assert _dispatch_key("YolosForObjectDetection", keys, "ForCausalLM") == "ForObjectDetection"
+    assert _dispatch_key("GPT2LMHeadModel", keys, "ForCausalLM") == "ForCausalLM"
