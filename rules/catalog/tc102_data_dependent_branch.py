@@ -146,9 +146,11 @@ class DataDependentBranch(Rule):
     what the branch functions may do.  Or move the decision out of the compiled region.
 
     ## Fix safety
-    For `if c: return a` / `else: return b` (and `a if c else b` assignments) where every part is
-    a tensor expression, tclint offers `torch.where(c, a, b)`.  The fix is unsafe: both branches
-    then run on every call.
+    For `if c: return a` / `else: return b`, `if c: y = a` / `else: y = b` and `a if c else b`
+    where every part is a tensor expression, tclint offers `torch.where(c, a, b)`.  The fix is
+    unsafe: both branches then run on every call (wrong for side effects and inputs only one side
+    accepts, slower for expensive branches).  Every tensor `if`/`else` also gets a display-only
+    suggestion to rewrite it with `torch.cond`, which runs one side.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html
@@ -185,7 +187,7 @@ class DataDependentBranch(Rule):
         )
 
     def visit_If(self, node, ctx):
-        fix = _where_fix_if(node, ctx)
+        fix = _branch_fixes(node, ctx)
         if fix is None:
             return
         # attach the fix to the candidate the Condition visit just reported
@@ -283,7 +285,37 @@ def relu_or_neg(x: torch.Tensor) -> torch.Tensor:
     else:
         return -x
 """,
-            run="relu_or_neg(torch.randn(8))",
+            run="out = relu_or_neg(torch.randn(8))",
+            fixed="""
+import torch
+
+@torch.compile
+def relu_or_neg(x: torch.Tensor) -> torch.Tensor:
+    return torch.where(x.sum() > 0, x.relu(), -x)  # expect: TC102
+""",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def clip_or_scale(x: torch.Tensor) -> torch.Tensor:
+    if x.max() > 1:  # expect: TC102
+        y = x.clamp(max=1)
+    else:
+        y = x * 2
+    return y + 1
+""",
+            run="out = [clip_or_scale(torch.randn(8) * s) for s in (0.1, 10.0)]",
+            title="a two-branch assignment",
+            fixed="""
+import torch
+
+@torch.compile
+def clip_or_scale(x: torch.Tensor) -> torch.Tensor:
+    y = torch.where(x.max() > 1, x.clamp(max=1), x * 2)  # expect: TC102
+    return y + 1
+""",
         ),
         Example(
             """
@@ -466,26 +498,58 @@ def _pure_tensor(ctx, node: ast.expr) -> bool:
 
 
 def _where_fix_if(node: ast.If, ctx) -> Fix | None:
-    """`if c: return a` + `else: return b` -> `return torch.where(c, a, b)` (unsafe)."""
+    """`if c: return a` + `else: return b` -> `return torch.where(c, a, b)`, and `if c: y = a` +
+    `else: y = b` -> `y = torch.where(c, a, b)` (unsafe: both sides run).  A comment on the `if`
+    line is kept after the new statement; None when any other line has one, or for an `elif`."""
     tname = torch_name(ctx)
     if tname is None or len(node.body) != 1 or len(node.orelse) != 1:
         return None
     a, b = node.body[0], node.orelse[0]
-    if not (isinstance(a, ast.Return) and isinstance(b, ast.Return) and a.value is not None and b.value is not None):
+    if isinstance(a, ast.Return) and isinstance(b, ast.Return) and a.value is not None and b.value is not None:
+        head, left, right = "return ", a.value, b.value
+    elif (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
+          and isinstance(a.targets[0], ast.Name) and isinstance(b.targets[0], ast.Name)
+          and a.targets[0].id == b.targets[0].id):
+        head, left, right = f"{a.targets[0].id} = ", a.value, b.value
+    else:
         return None
-    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, a.value) and _pure_tensor(ctx, b.value)):
+    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, left) and _pure_tensor(ctx, right)):
         return None
-    source_lines = [ctx.index.line(n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)]
-    if any("#" in line for line in source_lines):
-        return None  # would drop comments
-    indent = ctx.index.line(node.lineno)[: ctx.loc(node).col]
-    text = f"return {tname}.where({ctx.segment(node.test)}, {ctx.segment(a.value)}, {ctx.segment(b.value)})"
     loc = ctx.loc(node)
+    first = ctx.index.line(node.lineno)
+    if first[: loc.col].strip() or not first[loc.col:].startswith("if"):
+        return None  # not a statement of its own, or an `elif`
+    test = ctx.loc(node.test)
+    if test.end_line != node.lineno:
+        return None
+    tail = first[test.end_col:].lstrip()
+    comment = tail[1:].strip() if tail.startswith(":") else "?"
+    if comment and not comment.startswith("#"):
+        return None  # `if c: return a` on one line, or a parenthesised test
+    rest = [ctx.index.line(n) for n in range(node.lineno + 1, (node.end_lineno or node.lineno) + 1)]
+    if any("#" in line for line in rest):
+        return None  # would drop comments
+    text = f"{head}{tname}.where({ctx.segment(node.test)}, {ctx.segment(left)}, {ctx.segment(right)})"
+    if comment:
+        text += "  " + comment
     return Fix(
         "Replace the branch with torch.where (both sides are then computed)",
         (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), text),),
         Applicability.UNSAFE,
-    ) if indent.strip() == "" else None
+    )
+
+
+COND_HINT = ("Rewrite the branch with torch.cond(pred, true_fn, false_fn, operands): one side runs; "
+             "both functions must return tensors of the same shape and dtype")
+
+
+def _branch_fixes(node: ast.If, ctx) -> tuple[Fix, ...] | None:
+    """The fixes for a tensor `if`/`else`: torch.where when it fits, and the torch.cond rewrite
+    as a display-only suggestion (tclint does not write the branch functions)."""
+    where = _where_fix_if(node, ctx)
+    cond = Fix(COND_HINT, (), Applicability.DISPLAY_ONLY) if node.orelse and not isinstance(node.orelse[0], ast.If) else None
+    found = tuple(f for f in (where, cond) if f is not None)
+    return found or None
 
 
 def _where_fix_ifexp(node: ast.IfExp, ctx) -> Fix | None:

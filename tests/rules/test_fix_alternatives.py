@@ -241,3 +241,36 @@ def test_dynamic_false_removed_compiles_twice_instead_of_per_size(tmp_path):
     assert max(before.compiles.values()) == 5 and max(after.compiles.values()) == 2, (before.compiles, after.compiles)
     want, got = eager_values(paths[0], ex.code, ex.run), eager_values(paths[1], fixed, ex.run)
     assert same_values(want["outs"], got["outs"])
+
+
+BRANCH = """
+import torch
+
+@torch.compile
+def f(x: torch.Tensor) -> torch.Tensor:
+{body}
+"""
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    ("    if x.sum() > 0:\n        y = x + 1\n    else:\n        y = x - 1\n    return y", "    y = torch.where(x.sum() > 0, x + 1, x - 1)\n    return y"),
+    ("    if x.sum() > 0:\n        y = x + 1\n        y = y * 2\n    else:\n        y = x - 1\n    return y", None),  # longer branch
+    ("    if x.sum() > 0:\n        y = x + 1\n    else:\n        z = x - 1\n        y = z\n    return y", None),
+    ("    if x.sum() > 0:\n        y = x + 1  # why\n    else:\n        y = x - 1\n    return y", None),  # a comment would go
+])
+def test_branch_where_and_cond_suggestion(tmp_path, body, where):
+    """A tensor if/else: torch.where when each side is one assignment (or return) of a pure tensor
+    expression to the same name, and always the display-only torch.cond suggestion after it."""
+    src = BRANCH.format(body=body)
+    fixes = offered(_diag(tmp_path, "TC102", src))
+    assert fixes[-1].applicability is Applicability.DISPLAY_ONLY and "torch.cond" in fixes[-1].message
+    if where is None:
+        assert len(fixes) == 1
+    else:
+        assert len(fixes) == 2 and apply_fixes(src, [fixes[0]])[0] == BRANCH.format(body=where)
+
+
+def test_branch_elif_gets_no_where(tmp_path):
+    src = BRANCH.format(body="    if x.mean() > 2:\n        return x\n    elif x.sum() > 0:\n        return x + 1\n    else:\n        return x - 1")
+    result = lint_code(tmp_path, src)
+    assert all(f.applicability is Applicability.DISPLAY_ONLY for d in result.diagnostics if d.code == "TC102" for f in offered(d))
