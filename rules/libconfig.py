@@ -286,8 +286,9 @@ def _declared(node: ast.ClassDef, attr: str) -> Any:
     for stmt in node.body:
         target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
             stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
-        if isinstance(target, ast.Name) and target.id == attr and stmt.value is not None:
-            return _literal(stmt.value, attr)
+        value = getattr(stmt, "value", None)  # an Assign or AnnAssign
+        if isinstance(target, ast.Name) and target.id == attr and value is not None:
+            return _literal(value, attr)
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
             args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults):]
             pairs = [*zip(args, stmt.args.defaults, strict=True),
@@ -316,7 +317,7 @@ def _find_class(project: Any, ref: str, depth: int = 0) -> tuple[ast.ClassDef, s
     module, _, name = ref.rpartition(".")
     located = env.locate(module) if module and depth < 8 else None
     tree = parse(located[0]) if located is not None else None
-    if tree is None:
+    if tree is None or located is None:
         return None
     _MODULE_TREES[module] = tree
     for stmt in tree.body:
@@ -370,10 +371,12 @@ class Context:
 
 
 def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> tuple[bool, set[str], list[str]]:
-    """(taken, the values it depends on that tclint could not see, why it is not taken) for a site
+    """(taken, the values it depends on that tclint could not see, why it is not taken -- or, when it
+    is, the config flags that would skip it: ``["check_finite=False"]``) for a site
     reached through ``steps``: (path, line, is the compiled root function) per function on its
     chain, from the site's own statement up to the compiled function."""
     unseen: set[str] = set()
+    flags: list[str] = []  # taken because of a config flag: the value that would skip the site
     contexts: list[tuple[str, Context, list[tuple[ast.expr, bool]], int]] = []
     caller: tuple[Context, int] | None = None  # the context of the function calling the next one, the call's line
     for path, line, is_root in reversed(steps):  # from the compiled function down to the site
@@ -398,7 +401,24 @@ def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> t
             if value is not None and value != wanted:
                 text = ast.unparse(test)
                 return False, set(), [f"`{text}` is {value} here ({os.path.basename(path)}:{test.lineno})"]
-    return True, unseen, []
+            flag = _config_flag(test, ctx)
+            if value is not None and flag is not None:
+                flags.append(f"{flag}={not (value if not isinstance(test, ast.UnaryOp) else not value)!r}")
+    return True, unseen, flags
+
+
+def _config_flag(test: ast.expr, ctx: Context) -> str | None:
+    """The config attribute a condition is (``self.config.X``, ``not self.X`` with ``self.X =
+    config.X``): a flag of the library's configuration that selects the branch."""
+    node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    text = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if text is None:
+        return None
+    if text.startswith(("self.config.", "config.")):
+        return text.split("config.", 1)[1]
+    if text.startswith("self.") and text[5:] in ctx.self_config:
+        return ctx.self_config[text[5:]]
+    return None
 
 
 def _truth(value: Any) -> bool | None:

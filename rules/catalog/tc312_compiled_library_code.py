@@ -98,9 +98,7 @@ class CompiledLibraryCode(Rule):
                 severity=severity, confidence=Confidence(_name(best)), noqa_line=loc.line,
                 gb_ids=tuple(sorted({g for d, _ in found for g in d.gb_ids})),
                 related=related, url=rule_doc_url(self.code),
-                help=("library code: confirm with `tclint probe`, then wrap the offending library call in "
-                      "`torch.compiler.disable`, compile only the clean blocks (regional compilation), or choose "
-                      "the library option that avoids the branch"),
+                help=_advice(path, found),
                 extra={"library_sites": [
                     {"path": d.path, "line": d.line, "end_line": d.span.end.line, "code": d.code,
                      "gb_ids": list(d.gb_ids), "hot": h,
@@ -187,7 +185,8 @@ def _collect(project, libraries):
                 if not taken:
                     pruned.setdefault(key, []).append((diag, why))
                     continue
-                shown = diag.with_(extra={**diag.extra, "depends_on": sorted(unseen)}) if unseen else diag
+                shown = diag.with_(extra={**diag.extra, "depends_on": sorted(unseen), "flags": why,
+                                          "region_multiplier": _multiplied(region)})
                 groups.setdefault(key, []).append((shown, hot and not unseen))
     return groups, pruned, sites
 
@@ -219,7 +218,7 @@ def _sites_reaching(project, libraries) -> dict[str, list]:
     from tclint.rules.project import Link
 
     # every compile site with what it compiles (a function's region keeps only the first site)
-    roots = []
+    roots: list = []
     for site_id, keys in project.site_targets.items():
         ff, site = project.sites[site_id]
         if ff.path not in libraries:
@@ -268,6 +267,31 @@ def _user_side(project, link, root, sides):
             params = params[1:] if params and params[0] == "self" else params
         sides[key] = user_side(project, link.path, link.loc.line, link.loc.col, params)
     return sides[key]
+
+
+def _advice(user_path: str, found: list[tuple[Diagnostic, bool]]) -> str:
+    """What to do about library code, from the sites found: probe the script; disable compilation of
+    the library function holding the worst site; compile the repeated blocks on their own when a site
+    is hot because it runs per block; set the config flag the library branches on."""
+    import os
+
+    worst = sorted(found, key=lambda dh: (not dh[1], dh[0].severity != Severity.ERROR, dh[0].path, dh[0].line))
+    d, _hot = worst[0]
+    func = d.extra.get("func") or "the library function"
+    parts = [f"confirm with `tclint probe {os.path.basename(user_path)}`",
+             f"wrap `{func}` ({os.path.basename(d.path)}:{d.line}) in `torch.compiler.disable` "
+             "(or the library call that reaches it)"]
+    blocks = sorted({str(x.extra.get("region_multiplier")) for x, _ in found if x.extra.get("region_multiplier")})
+    if blocks:
+        parts.append(f"compile only the repeated blocks ({blocks[0]}: `block.compile()` each, regional compilation)")
+    flags: dict[str, int] = {}
+    for x, _ in found:
+        for f in x.extra.get("flags") or ():
+            flags[f] = flags.get(f, 0) + 1
+    if flags:
+        flag, n = max(flags.items(), key=lambda kv: kv[1])
+        parts.append(f"set `{flag}` in the model's config (the library then skips {n} of these sites)")
+    return "library code: " + "; ".join(parts)
 
 
 def _multiplied(region) -> str | None:

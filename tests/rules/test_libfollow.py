@@ -455,6 +455,9 @@ def test_the_users_configuration_prunes_library_branches(tmp_path):
     why = {s["line"]: s["why"][0] for s in evaluate.extra["pruned_sites"]}
     assert why[13].startswith("`self.training` is False") and why[26].startswith("`labels is not None` is False")
     assert why[20].startswith("`self.checks` is False") and why[18].startswith("`self.config.debug` is False")
+    # the advice names the config flag the library branches on, and the probe run for this script
+    assert "set `check_finite=False` in the model's config (the library then skips 1 of these sites)" in train.help
+    assert "`tclint probe train.py`" in train.help and "torch.compiler.disable" in train.help
     assert "depends on `config.mystery`, which tclint could not see" in next(
         r.message for r in evaluate.related if r.span.start.line == 22)
 
