@@ -65,6 +65,7 @@ class LoggingInCompiledCode(Rule):
     family = "graph-break"
     gb_ids = ("GB0291", "GB4841")
     default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
     METHODS = LOGGER_METHODS
     CALLS = MODULE_FUNCTIONS
 

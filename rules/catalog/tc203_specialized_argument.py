@@ -50,6 +50,7 @@ class SpecializedArgument(Rule):
     summary = "A compiled function's argument is specialised by value: one compile per distinct value"
     family = "recompile"
     default_severity = Severity.WARNING
+    fix_applicability = Applicability.UNSAFE
     region_only = False
 
     def project_check(self, project):

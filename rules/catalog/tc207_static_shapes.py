@@ -49,6 +49,7 @@ class StaticShapes(Rule):
     summary = "Static shapes requested: every new input size compiles a new variant"
     family = "recompile"
     default_severity = Severity.INFO
+    fix_applicability = Applicability.UNSAFE
     region_only = False
 
     def visit_Assign(self, node, ctx):
