@@ -555,12 +555,20 @@ class CallGraph(AnalyzerBase):
         if isinstance(value, ast.Name) and value.id in scope.pred_names:
             # `_is_tracing = is_torchdynamo_compiling() or ...; return _is_tracing`
             direct, refs = scope.pred_names[value.id]
-            func.compiling_predicate = func.compiling_predicate or direct
-            func.predicate_refs = (*func.predicate_refs, *refs)
         else:
             direct, refs = self._predicate_parts(value)
-            func.compiling_predicate = func.compiling_predicate or direct
-            func.predicate_refs = (*func.predicate_refs, *refs)
+        plain = self.__dict__.setdefault("_plain_returns", set())
+        if direct or refs:
+            if func.qualname not in plain:
+                func.compiling_predicate = func.compiling_predicate or direct
+                func.predicate_refs = (*func.predicate_refs, *refs)
+        elif not (isinstance(value, ast.Constant) and value.value in (False, None)):
+            # `return bool(_torch_is_exporting())` on one path, `return is_compiling()` on a
+            # fallback one (kornia's is_exporting): not true exactly under compile.  A constant
+            # False (`if not available: return False`) is the eager answer and keeps it one.
+            plain.add(func.qualname)
+            func.compiling_predicate = False
+            func.predicate_refs = ()
         if isinstance(value, ast.Name):
             self._check_compiled_param_return(value, func)
         if not isinstance(value, ast.Call):
@@ -574,7 +582,7 @@ class CallGraph(AnalyzerBase):
                 self.facts.compile_sites = [
                     s for s in self.facts.compile_sites if not (s.func == func.qualname and s.target_kind == "unknown")
                 ]
-        elif q in COMPILING_PREDICATES:
+        elif q in COMPILING_PREDICATES and func.qualname not in self.__dict__.get("_plain_returns", ()):
             func.compiling_predicate = True
 
     def _check_compiled_param_return(self, value: ast.Name, func: FunctionFacts) -> None:

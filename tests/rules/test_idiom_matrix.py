@@ -205,6 +205,26 @@ def check(t, name):
 def f(t):
     return check(t, "t") * 2
 """, {(4, "TC102")}),
+    # kornia: a helper returning is_compiling() only on its fallback path is no compile predicate
+    ("predicate-on-a-fallback-path", """\
+import torch
+
+_flag = getattr(torch.compiler, "is_exporting", None)
+
+def is_exporting():
+    if _flag is not None:
+        return bool(_flag())
+    return torch.compiler.is_compiling()
+
+@torch.compile
+def settle(x):
+    if is_exporting():
+        return x / 2
+    else:
+        while (x > 1).any():
+            x = x / 2
+        return x
+""", {(15, "TC102")}),
     # x-transformers: a random draw behind a rate compared with 0 (0.0 by default) is a low guess
     ("short-circuit-rate-guard", """\
 from random import random
