@@ -30,8 +30,12 @@ test: $(VENV)/.installed-test
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m "not slow and not editor"
 
+# mypy reads the package as ``tclint.*``: the repository root is that package (package-dir in
+# pyproject.toml), so a link named tclint to it, in the venv, is mypy's search path.
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check rules runtime_probe server tests bench
+	mkdir -p $(VENV)/mypy-path && ln -sfn $(CURDIR) $(VENV)/mypy-path/tclint
+	MYPYPATH=$(VENV)/mypy-path $(BIN)/mypy -p tclint.rules -p tclint.server -p tclint.runtime_probe
 	$(BIN)/tclint examples/ --exit-zero --quiet > /dev/null
 
 docs: $(VENV)/.installed

@@ -125,8 +125,8 @@ def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, e
         if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
             return out
         for key, _m in project.edge_targets(ff, caller, edge):
-            region = project.regions.get(key)
-            if key in root_keys and region is not None and region.site is not None and region.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method"):
+            target = project.regions.get(key)
+            if key in root_keys and target is not None and target.site is not None and target.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method"):
                 out.append((key, True))
     return out
 

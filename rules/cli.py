@@ -572,11 +572,11 @@ def run_regions(argv: list[str]) -> int:
     for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows, strict=True):
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
         extra += " (library)" if r["library"] else ""
-        print(f"{printable(r['path'])}:{r['line']}: {r['function']}{extra}\n    {printable(r['via'])}")
+        print(f"{printable(str(r['path']))}:{r['line']}: {r['function']}{extra}\n    {printable(str(r['via']))}")
         if key in predicted:
             print(f"    variants: {predicted[key].summary()}")
     for u in unresolved:
-        print(f"{printable(u['path'])}:{u['line']}: unresolved: {printable(u['reason'])} "
+        print(f"{printable(str(u['path']))}:{u['line']}: unresolved: {printable(str(u['reason']))} "
               "(declare it with assume-compiled or `# tclint: compiled`)")
     print(f"{len(rows)} compiled function{'s' if len(rows) != 1 else ''}, {len(unresolved)} unresolved compile site{'s' if len(unresolved) != 1 else ''}.")
     return 0

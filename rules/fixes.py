@@ -140,8 +140,8 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
         return text, 0
     comments = scan(text)
     by_line: dict[int, set[str]] = {}
-    for lineno, codes in wanted.items():
-        by_line.setdefault(comments.last_line(lineno), set()).update(codes)
+    for lineno, wanted_codes in wanted.items():
+        by_line.setdefault(comments.last_line(lineno), set()).update(wanted_codes)
     index = LineIndex(text)
     lines = []
     changed = 0

@@ -159,9 +159,10 @@ def _editable_mapping(path: str) -> dict[str, str]:
         return {}
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
-        if isinstance(target, ast.Name) and target.id == "MAPPING" and getattr(node, "value", None) is not None:
+        mapping = getattr(node, "value", None)  # an Assign or AnnAssign
+        if isinstance(target, ast.Name) and target.id == "MAPPING" and mapping is not None:
             try:
-                value = ast.literal_eval(node.value)
+                value = ast.literal_eval(mapping)
             except ValueError:
                 return {}
             if isinstance(value, dict):

@@ -208,7 +208,8 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
         was_list = isinstance(source, list)
         text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
         text = _LINE_END.sub("\n", text)
-        local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None) for d in cell_diags]
+        local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None)
+                 for d in cell_diags if d.noqa_line is not None]
         new, n = add_noqa(text, local)
         if n:
             total += n

@@ -286,7 +286,7 @@ def _decode_expr(tp: Any, x: str, ns: dict[str, Any], depth: int) -> str | None:
         if issubclass(tp, tuple):
             ns["_tuple_new"] = tuple.__new__
             return f"_tuple_new({tp.__name__}, {x})"
-        if all(codec(_hint(f.type)) == (None, None) for f in dataclasses.fields(tp)):
+        if dataclasses.is_dataclass(tp) and all(codec(_hint(f.type)) == (None, None) for f in dataclasses.fields(tp)):
             return f"{tp.__name__}(*{x})"
     # anything else (a record with converted fields, a tagged union, Any): its decoder
     name = f"_dec{len(ns)}"

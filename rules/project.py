@@ -112,7 +112,7 @@ class Project:
         self._resolve_cache: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._mro_cache: dict[str, list[str]] = {}
         self._wrappers: dict[str, list[str]] = {}
-        self.memo: dict[str, Any] = {}  # per-project results shared by rules (calls into roots, ...)
+        self.memo: dict[Any, Any] = {}  # per-project results shared by rules (calls into roots, ...)
 
     # ------------------------------------------------------------------ resolution
     def module_file(self, module: str, near: FileFacts | None) -> FileFacts | None:
@@ -421,8 +421,9 @@ class Project:
         guard.add(cls_key)
         try:
             out: list[str] = []
-            for eff, edge, owner in self._constructions(cls_key):
-                if self.find_method(self.resolve(edge.target, eff)[1], "__init__") != init:
+            for eff, edge, owner in self._constructions(cls_key) if cls_key is not None else ():
+                made = self.resolve(edge.target, eff)
+                if made is None or self.find_method(made[1], "__init__") != init:
                     continue  # a subclass with its own constructor: its arguments mean something else
                 given = {"#0": edge.arg0} if edge.arg0 is not None else {}
                 given.update((k, (kind, ref, meth)) for k, kind, ref, meth in edge.more_args)
@@ -698,9 +699,9 @@ class Project:
             info = self.spec_at(cls_ref, path, ff)
             if info is None:
                 # self.forward / model.some_method
-                cls_key = self.class_key_for(cls_ref, ff)
-                if cls_key is not None:
-                    found = self.find_method(cls_key, path.split(".")[-1])
+                attr_cls = self.class_key_for(cls_ref, ff)
+                if attr_cls is not None:
+                    found = self.find_method(attr_cls, path.split(".")[-1])
                     if found:
                         return [found], None
                 return [], None

@@ -119,7 +119,7 @@ def read_source(
                 return SourceText(path, None, not_regular_message(path, st.st_mode))
             if max_size is not None and st.st_size > max_size:
                 return SourceText(path, None, _too_large(f"{st.st_size:,}", max_size))
-            if stats is not None and not path.endswith(".ipynb"):
+            if stats is not None and absolute is not None and not path.endswith(".ipynb"):
                 known = stats.digest(absolute, st)
                 if known is not None:
                     src = SourceText.deferred(path, None, known, st.st_size)
@@ -142,7 +142,7 @@ def read_source(
 
         text, cells, error = load_notebook(data)
         return SourceText(path, text, error, cells, digest)
-    if stats is not None and st is not None:
+    if stats is not None and st is not None and absolute is not None:
         stats.record(absolute, st, digest, hashed_at)
     return SourceText.deferred(path, data, digest, len(data))
 

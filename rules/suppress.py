@@ -195,9 +195,9 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
     index = index or LineIndex(text)
     starts = index.starts
     lines: list[int] = []
-    for m in _MARKER.finditer(text):
-        lineno = bisect.bisect_right(starts, m.start())
-        if (not lines or lines[-1] != lineno) and "#" in text[starts[lineno - 1] : m.start()]:
+    for marker in _MARKER.finditer(text):
+        lineno = bisect.bisect_right(starts, marker.start())
+        if (not lines or lines[-1] != lineno) and "#" in text[starts[lineno - 1] : marker.start()]:
             lines.append(lineno)
     if not lines:
         return []
@@ -226,9 +226,9 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
                     open_ranges[key] = d
             else:
                 for key in codes or list(open_ranges):
-                    d = open_ranges.pop(key, None)
-                    if d is not None:
-                        d.end_line = lineno
+                    closed = open_ranges.pop(key, None)
+                    if closed is not None:
+                        closed.end_line = lineno
             # a `# noqa` may follow on the same line (`--add-noqa` appends one)
             rest = comment[m.end():]
             n = NOQA.search(rest)

@@ -277,7 +277,7 @@ def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
             seen.setdefault(m, []).append(Source(path, _loc_of(pos), note))
     if len(seen) < 2:
         return None
-    order = [m for m in ("grad", "no_grad", "inference_mode") if m in seen]
+    order: list[str] = [m for m in ("grad", "no_grad", "inference_mode") if m in seen]
     sources = [s for m in order[1:] for s in seen[m]] + seen[order[0]]
     return Dimension("grad_mode", "GLOBAL_STATE grad_mode", order, True, _dedupe(sources),
                      "warm up each grad mode before timing or serving, or call it under one mode only "
@@ -478,7 +478,7 @@ def _before_any_call(project: Project, root_key: str, ff: FileFacts, caller: Fun
     if caller is None or caller.cls is not None:
         return False
     calls = _callers(project).get(f"{ff.path}::{caller.qualname}")
-    return bool(calls) and all(cedge is not None and _before_any_call(project, root_key, cff, cfn, cedge, depth + 1)
+    return calls is not None and bool(calls) and all(cedge is not None and _before_any_call(project, root_key, cff, cfn, cedge, depth + 1)
                                for cff, cfn, cedge in calls)
 
 

@@ -237,7 +237,7 @@ def _compile_entry(rec: dict[str, Any]) -> dict[str, Any]:
 
 def _split(records: list[dict[str, Any]]) -> dict[str, Any]:
     def total(key: str, scale: float = 1.0) -> float | None:
-        vals = [r.get(key) for r in records if isinstance(r.get(key), (int, float))]
+        vals: list[float] = [r[key] for r in records if isinstance(r.get(key), (int, float))]
         return round(sum(vals) * scale, 6) if vals else None
 
     return {
@@ -375,9 +375,9 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                 if first.get("status") == "inputs-error":
                     raise BenchInputsError(first.get("error") or "the target's inputs could not be built")
                 if first.get("status") != "ok":
-                    runs.append({"mode": mode, "status": "error", "reason": first.get("error"),
-                                 "traceback": first.get("traceback"), "torch": first.get("torch"),
-                                 "cuda_available": first.get("cuda_available")})
+                    runs.append({"mode": mode, "status": "error", "reason": first.get("error"),  # type: ignore[dict-item]  # JSON values
+                                 "traceback": first.get("traceback"), "torch": first.get("torch"),  # type: ignore[dict-item]
+                                 "cuda_available": first.get("cuda_available")})  # type: ignore[dict-item]
                     continue
                 cached = None
                 if options.cache_run:

@@ -205,7 +205,7 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
         calls = inp.declared_calls(inputs_fn, instance, source)
         inputs_info = {"source": "declared", "file": source, "function": inputs_fn.__name__}
     else:
-        sig = callee.forward if cls is not None and method is None and hasattr(callee, "forward") else callee
+        sig = callee.forward if callee is not None and cls is not None and method is None and hasattr(callee, "forward") else callee
         calls = inp.synthesize(sig, inp.default_device(spec.get("device")), qual)
         inputs_info = {"source": "synthesised", "file": None, "function": None}
     inputs_info["buckets"] = [c.label for c in calls]
@@ -348,11 +348,11 @@ def _agree(torch: Any, cmp: Any, exe: Any, rec: Recorder, comp: Side, eager: Sid
         for side in (eager, comp):
             args, kwargs = _fresh_args(cmp, call)
             cmp.seed_all(1000 + i * 31 + k)
-            side.opt.zero_grad(set_to_none=True)
+            side.opt.zero_grad(set_to_none=True)  # type: ignore[union-attr]  # comp.trains(call): both sides have one
             out = side.fn(*args, **kwargs)
             side.loss_fn(out, *args, **kwargs).backward()
             grads[side is comp] = {n: p.grad for n, p in side.module.named_parameters() if p.grad is not None}
-            side.opt.step()
+            side.opt.step()  # type: ignore[union-attr]
         checks.append(cmp.compare_values(grads[False], grads[True], path=f"gradients after step {k + 1}"))
     params_e = dict(eager.module.named_parameters())
     params_c = dict(comp.module.named_parameters())
@@ -451,7 +451,7 @@ class ProgramTimer:
             name = names.get(id(mod)) or type(getattr(mod, "_orig_mod", mod)).__name__
             return timer.wrap_callable(functools.partial(real_call, mod), name)(*args, **kwargs)
 
-        OptimizedModule.__call__ = module_call  # type: ignore[method-assign]
+        OptimizedModule.__call__ = module_call  # type: ignore[method-assign,assignment]
 
         def wrap_result(obj: Any, model: Any) -> Any:
             if isinstance(obj, OptimizedModule):

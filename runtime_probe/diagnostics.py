@@ -143,7 +143,7 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         if secondary:
             msg += (f"; {_plural(len(secondary), 'continuation')} after graph breaks recompiled with it "
                     f"(same call: {_plural(len(secondary), 'recompile')} folded in)")
-        related = []
+        related: list[RelatedLocation] = []
         for c in items:
             at = (c.get("cause") or {}).get("switched_at")
             if at and os.path.isfile(at["file"]) and not any(r.span.start.line == at["line"] for r in related):

@@ -148,17 +148,17 @@ def locate(recompile: dict[str, Any] | None, frame_file: str | None, frame_line:
     root = chain[0]
     if len(chain) > 1:
         want = chain[1:]
-        for node in ast.walk(fn):
-            got = _attr_chain(node) if isinstance(node, ast.Attribute) else None
+        for sub in ast.walk(fn):
+            got = _attr_chain(sub) if isinstance(sub, ast.Attribute) else None
             if got and got[0] in (root, "self") and got[1:1 + len(want)] == want[: len(got) - 1]:
-                return {"file": frame_file, "line": node.lineno, "how": f"`{'.'.join(got)}` is read here"}
+                return {"file": frame_file, "line": getattr(sub, "lineno", def_line), "how": f"`{'.'.join(got)}` is read here"}
     for arg in params:
         if arg.arg == root:
             return {"file": frame_file, "line": arg.lineno, "col": arg.col_offset, "end_col": arg.end_col_offset,
                     "how": f"parameter `{root}`"}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and node.id == root:
-            return {"file": frame_file, "line": node.lineno, "how": f"`{root}` is used here"}
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Name) and sub.id == root:
+            return {"file": frame_file, "line": sub.lineno, "how": f"`{root}` is used here"}
     return {"file": frame_file, "line": def_line, "how": "the recompiled function"}
 
 
@@ -361,7 +361,7 @@ def find_calls(paths: list[str], attrs: tuple[str, ...]) -> dict[str, Any] | Non
         for node in ast.walk(tree):
             func = node.func if isinstance(node, ast.Call) else None
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name in attrs:
+            if name in attrs and isinstance(node, ast.Call):
                 hits.append((node.lineno, name))
             if isinstance(node, ast.Dict):  # a declared inputs item: {"mode": "eval", ...}
                 for key in node.keys:
@@ -401,7 +401,8 @@ DIMENSIONS = {
 def dimensions(guard: str) -> tuple[str, ...]:
     """The static variant dimensions a failed guard (Dynamo's text) is an instance of: ``('grad_mode',)``
     for ``GLOBAL_STATE changed: grad_mode``; ``()`` when none predicts it."""
-    found = DIMENSIONS.get(explain({"guard": guard, "source": _guard_source(guard)})["kind"], ())
+    explained = explain({"guard": guard, "source": _guard_source(guard)})
+    found = DIMENSIONS.get(explained["kind"], ()) if explained is not None else ()
     if not found and guard.startswith("tensor '"):  # a name with quotes in it: tensor 'self._buffers['keys']' ...
         what = re.search(r"' (\w+) mismatch", guard)
         found = DIMENSIONS.get({"requires_grad": "requires-grad", "dtype": "dtype", "device": "device", "size": "size"}.get(

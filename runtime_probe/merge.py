@@ -138,7 +138,7 @@ def _confirm_library_sites(static: list[Diagnostic], probe: list[Diagnostic], co
                 continue
             path, line = _real(pd.path), pd.span.start.line
             for site in marked:
-                if (_real(site["path"]) == path and site["line"] <= line <= site.get("end_line", site["line"])
+                if (_real(site["path"]) == path and site["line"] <= line <= (site.get("end_line") or site["line"])
                         and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids)):
                     confirmed_probe.add(i)
                     if not site.get("confirmed"):

@@ -211,7 +211,8 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
             kind = "resume"
         else:
             kind = "first"
-        resume_at = int(RESUME.match(co_name).group(2)) if resume and co_name else None
+        resumed = RESUME.match(co_name) if resume and co_name else None
+        resume_at = int(resumed.group(2)) if resumed else None
         guard_at = guards.locate(recompile, file, line, name, resume_at) if recompile else None
         # a resume function's arguments are the frame's live locals, under the same names
         guard_param = guards.parameter(file, line, name, recompile.get("source")) if recompile else None
@@ -221,7 +222,7 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
             # what Dynamo says when a module's mode changed under a value that exists in one mode only
             cause = {**cause, "kind": "train-eval",
                      "text": f"train/eval mode changed between the calls: {cause['text']}"}
-        if cause is not None and cause["kind"] in guards.CAUSE_CALLS:
+        if cause is not None and recompile is not None and cause["kind"] in guards.CAUSE_CALLS:
             switch = guards.find_calls([*(search or []), *([file] if file else [])], _switch_calls(cause, recompile))
             if switch is not None:
                 cause["switched_at"] = switch
@@ -447,7 +448,7 @@ def fault_location(text: str | None) -> dict[str, Any] | None:
     """The innermost user-looking frame of a faulthandler dump (first thread listed)."""
     if not text:
         return None
-    frames = []
+    frames: list[dict[str, Any]] = []
     for line in text.splitlines():
         if line.startswith(("Thread ", "Current thread ")) and frames:
             break
@@ -631,7 +632,7 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
     timeout = spec.get("timeout")
     end_status = end.get("status")
     if outcome.parent_status == "worker-died" or (not end and outcome.parent_status is None):
-        died = [e.get("message") for e in outcome.events if e.get("t") == "worker-died"]
+        died = [str(e.get("message")) for e in outcome.events if e.get("t") == "worker-died"]
         return "worker-died", (died[0] if died else "the probe worker died before the probe ended")
     if outcome.parent_status == "timeout" or end_status == "timeout":
         return "timeout", f"timed out after {timeout:g} s; the probe's processes were killed"
@@ -658,7 +659,7 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
         if kind == "memory":
             return "memory", f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: " \
                              f"{clip(human_sizes(_first_line(exc.get('message'))), 160)}); memory cap {_mib(limit)}"
-        phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase"), "")
+        phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase") or "", "")
         return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {clip(_first_line(exc.get('message')), 200)}"
     if status == "inputs-rejected":
         return status, rejected_message(result)

@@ -250,7 +250,7 @@ class WorkerProcess:
         if proc is None or proc.stderr is None:
             return
         total = 0
-        for chunk in iter(lambda: proc.stderr.read1(65536) if proc.stderr else b"", b""):  # type: ignore[union-attr]
+        for chunk in iter(lambda: proc.stderr.read1(65536) if proc.stderr else b"", b""):  # type: ignore[attr-defined]  # a BufferedReader
             total += len(chunk)
             self._stderr.append(chunk)
             while sum(len(c) for c in self._stderr) > 64 * 1024 and len(self._stderr) > 1:

@@ -37,8 +37,8 @@ def is_target(text: str) -> bool:
     return "::" in text
 
 
-def _defs(body: list[ast.stmt]) -> dict[str, ast.AST]:
-    out: dict[str, ast.AST] = {}
+def _defs(body: list[ast.stmt]) -> dict[str, ast.stmt]:
+    out: dict[str, ast.stmt] = {}
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out[node.name] = node

@@ -309,7 +309,7 @@ class Server:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         shm = mmap.mmap(-1, COUNTER_SLOTS * 8)  # MAP_SHARED|MAP_ANONYMOUS: the child's counts survive it
-        self.slots: dict[int, str] = {}
+        self.slots = {}
         started = time.monotonic()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -555,7 +555,7 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
     os.close(server.ctl_fd)
     os.close(server.evt_fd)
     lock = threading.Lock()
-    finished = []
+    finished: list[Any] = []
     real_exit = os._exit
 
     def emit(obj: dict[str, Any]) -> None:
@@ -578,7 +578,7 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
     os.close(out_w)
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+            stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a TextIOWrapper
         except Exception:
             pass
     try:

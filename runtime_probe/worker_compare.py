@@ -125,8 +125,7 @@ def compare_tensors(a: torch.Tensor, b: torch.Tensor, where: str) -> dict[str, A
             torch.testing.assert_close(b_d, a_d, rtol=rtol, atol=atol, equal_nan=True)
             ok, msg = True, ""
         except AssertionError as exc:
-            ok, msg = False, str(exc).strip().splitlines()
-            msg = " ".join(line.strip() for line in msg[:4])
+            ok, msg = False, " ".join(line.strip() for line in str(exc).strip().splitlines()[:4])
         diff = None
         if a_d.numel():
             finite = torch.isfinite(a_d) & torch.isfinite(b_d)

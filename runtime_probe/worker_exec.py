@@ -274,10 +274,10 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
         else:
             callee = target
         if inputs_fn is not None:
-            calls = inp.declared_calls(inputs_fn, instance, source)
+            calls = inp.declared_calls(inputs_fn, instance, source or what)
             result["inputs"] = {"source": "declared", "file": source, "function": inputs_fn.__name__}
         else:
-            sig_target = callee.forward if cls is not None and method is None and hasattr(callee, "forward") else callee
+            sig_target = callee.forward if callee is not None and cls is not None and method is None and hasattr(callee, "forward") else callee
             calls = inp.synthesize(sig_target, inp.default_device(spec.get("device")), what)
             result["inputs"] = {"source": "synthesised", "file": None, "function": None,
                                 "parameters": dict(calls[0].synthesised) if calls else {}}
@@ -309,7 +309,7 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
                     instance.train(call.mode == "train")
                     if twin is not instance:
                         twin.train(call.mode == "train")
-            entry = cmp.compare_call(eager_callee, compiled, call.args, call.kwargs, seed=i, describe=describe,
+            entry = cmp.compare_call(eager_callee, compiled, call.args, call.kwargs, seed=i, describe=describe,  # type: ignore[arg-type]  # resolved above: a callable
                                      eager_guard=lambda: _eager_only(capture),
                                      reject_on_eager_error=result["inputs"]["source"] == "synthesised")
             entry.update(index=i, label=call.label, mode=call.mode)

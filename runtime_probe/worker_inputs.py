@@ -330,7 +330,8 @@ def _param_values(
         return list(spec.values)
     if has_default:
         return [param.default]
-    return {"int": [3], "float": [0.5], "str": None}.get(spec.kind)
+    defaults: dict[str, list[Any] | None] = {"int": [3], "float": [0.5], "str": None}
+    return defaults.get(spec.kind)
 
 
 def resolve_annotations(fn: Any) -> dict[str, Any]:

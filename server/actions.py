@@ -15,6 +15,7 @@ supports it, so an action computed for an older version is refused instead of mi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -40,7 +41,7 @@ def register(ls: TclintServer) -> None:
         return code_actions(ls, pub, params)
 
 
-def _wanted(only: list[str] | None, kind: str) -> bool:
+def _wanted(only: Sequence[str] | None, kind: str) -> bool:
     if not only:
         return True
     return any(kind == o or kind.startswith(o + ".") for o in only)

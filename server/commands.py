@@ -91,6 +91,7 @@ def register(ls: TclintServer) -> None:
     @ls.command("tclint.createProbeInputs")
     async def create_inputs(ls: TclintServer, *args: Any) -> Any:
         uri, pos = _one_arg(args, "tclint.createProbeInputs", need_position=True)
+        assert pos is not None  # need_position=True: _one_arg raises without one
         return await create_probe_inputs(ls, uri, pos)
 
     @ls.command("tclint.restart")
@@ -292,7 +293,7 @@ async def _record(ls: TclintServer, path: str, target: str | None, report: Any, 
             return None
 
     def job() -> list[Any]:
-        static = []
+        static: list[Any] = []
         for f in sorted(files):
             if not os.path.isfile(f):
                 continue

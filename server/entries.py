@@ -40,9 +40,9 @@ def _display(key: str, project: Project, here: str) -> str:
 def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:  # noqa: C901 - long, not split yet (issue 16)
     out: list[Entry] = []
     by_site: dict[int, list[str]] = {}
-    for key, region in project.regions.items():
-        if region.site is not None:
-            by_site.setdefault(id(region.site), []).append(key)
+    for key, reached_region in project.regions.items():
+        if reached_region.site is not None:
+            by_site.setdefault(id(reached_region.site), []).append(key)
 
     def compiles(site: Any) -> str:
         targets = project.site_targets.get(site.id, [])

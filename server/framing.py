@@ -126,7 +126,7 @@ class Deframer:
             body = self._body()
             if body is None:
                 return None
-            if body is not False:
+            if isinstance(body, (bytes, bytearray)):
                 return body
 
     # ------------------------------------------------------------------ steps
@@ -144,8 +144,8 @@ class Deframer:
             nl = buf.find(b"\n", pos, start + HEADER_LIMIT)
             if nl < 0:
                 partial = bytes(buf[pos : start + HEADER_LIMIT]).rstrip(b"\r")
-                colon = partial.find(b":")
-                name = partial if colon < 0 else partial[:colon]
+                cut = partial.find(b":")
+                name = partial if cut < 0 else partial[:cut]
                 if name and _TOKEN.fullmatch(name) is None:
                     # not a header line (say the rest of a body announced too short): no need
                     # to wait for its end; the next header may be inside it
@@ -399,7 +399,8 @@ def serve_tcp(server: Any, host: str, port: int) -> None:
         server.protocol.set_writer(writer)
         try:
             await run_async(
-                stop_event=stop, reader=FramedStream(reader), protocol=server.protocol,
+                stop_event=stop, reader=FramedStream(reader),  # type: ignore[arg-type]  # its readexactly may give a bytearray: pygls only decodes it
+                protocol=server.protocol,
                 logger=logging.getLogger("pygls.server"), error_handler=server.report_server_error,
             )  # fmt: skip
         finally:

@@ -430,12 +430,13 @@ def _string_fn(module: str, ids: dict[str, str], after: int | None, delta: int) 
     """Renumber compile-site ids and lambda qualnames (``<lambda@LINE>``) inside strings."""
     site = re.compile(r"(?<![\w.])" + re.escape(module) + r"#\d+") if ids else None
     shift_lambdas = bool(delta) and after is not None
+    last = after if after is not None else 0
 
     def fn(s: str) -> str:
         if site is not None and "#" in s:
             s = site.sub(lambda m: ids.get(m.group(0), m.group(0)), s)
         if shift_lambdas and "<lambda@" in s:
-            s = _LAMBDA.sub(lambda m: f"<lambda@{int(m.group(1)) + delta if int(m.group(1)) > after else m.group(1)}>", s)
+            s = _LAMBDA.sub(lambda m: f"<lambda@{int(m.group(1)) + delta if int(m.group(1)) > last else m.group(1)}>", s)
         return s
 
     return fn if (site is not None or shift_lambdas) else None

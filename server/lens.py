@@ -66,7 +66,7 @@ def register(ls: TclintServer) -> None:
                 continue
             seen.add(entry.line)
             lenses.append(types.CodeLens(range=rng, command=command))
-            if entry.kind == "function" and BENCH_COMMAND in ls.client_commands:
+            if entry.kind == "function" and entry.qualname and BENCH_COMMAND in ls.client_commands:
                 target = entry.qualname.split(".<locals>.")[0]
                 if "<" not in target and declares_inputs(pub.path, target):
                     lenses.append(types.CodeLens(range=rng, command=types.Command(

@@ -180,7 +180,7 @@ class TclintProtocol(LanguageServerProtocol):
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
         current_command.set(params)
-        current_request.set(self._request_futures.get(self.msg_id))
+        current_request.set(self._request_futures.get(self.msg_id) if self.msg_id is not None else None)
         return (yield from super().lsp_workspace__execute_command(params))
 
 

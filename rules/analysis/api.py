@@ -156,7 +156,7 @@ class RuleContext:
         for local, q in self._a.facts.aliases.items():
             if q == qualified:
                 return local
-        table = self._a.scope.aliases  # the imports seen so far (facts.aliases is filled at the end)
+        table: AliasTable | None = self._a.scope.aliases  # the imports seen so far (facts.aliases is filled at the end)
         while table is not None:
             for local, q in table.names.items():
                 if q == qualified:
@@ -223,7 +223,7 @@ class RuleContext:
                               frame, severity)
 
 
-Visitor = Callable[[ast.AST, RuleContext], None]
+Visitor = Callable[[Any, RuleContext], None]  # an ast node, or a pseudo-node (Condition)
 
 
 class RuleSet:

@@ -182,7 +182,7 @@ def _carries_grad(expr: ast.expr) -> bool:
 
 def _module_dicts(tree: ast.Module) -> list[str]:
     """Module-level names bound to a dict literal (flag dicts: ``FLAGS = {"fast": False}``)."""
-    out = []
+    out: list[str] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
             out.extend(t.id for t in stmt.targets if isinstance(t, ast.Name))
@@ -307,7 +307,7 @@ class _Pass:
                     for item in value:
                         if isinstance(item, ast.stmt):
                             self.stmt(item)
-                        elif isinstance(item, ast.excepthandler):
+                        elif isinstance(item, ast.ExceptHandler):
                             if item.type is not None:
                                 self.scan(item.type)
                             self.body(item.body)

@@ -55,7 +55,7 @@ class ArgSeeds(AnalyzerBase):
         super()._bind_target(target, ty)  # type: ignore[misc]
 
     def _call_type(self, node: ast.Call) -> Ty:
-        ty = super()._call_type(node)  # type: ignore[safe-super]
+        ty = super()._call_type(node)  # type: ignore[misc]  # a mixin: the Analyzer's TypeInference provides it
         if ty.kind == T.DEFERRED and ty.ref and self.returns_of is not None:
             known = self.returns_of(ty.ref)
             if known is not None and known.ref == T.FROM_ARGS:

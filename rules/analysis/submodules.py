@@ -31,8 +31,8 @@ def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec
         q = a.qualify(value.func)
         container = T.MODULE_CONTAINERS.get(q or "")
         if container is not None and container != "params":
-            refs, count = container_elements(value, a)
-            return SubmoduleSpec(container, tuple(refs), count, loc)
+            elements, count = container_elements(value, a)
+            return SubmoduleSpec(container, tuple(elements), count, loc)
         if q in COMPILE_FUNCS and value.args:
             kind, ref, _ = a._describe_target(value.args[0])
             if kind == "instance" and ref:

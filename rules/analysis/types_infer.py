@@ -9,7 +9,7 @@ Nothing here records facts or reports: the walker and the call graph do, from th
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tclint.rules import types as T
 from tclint.rules.analysis.common import AnalyzerBase, dtype_of, literal
@@ -20,6 +20,7 @@ from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.types import Ty
 
 if TYPE_CHECKING:
+    from tclint.rules.analysis.analyzer import Analyzer
     from tclint.rules.analysis.api import Scope
 
 
@@ -37,7 +38,7 @@ class TypeInference(AnalyzerBase):
                 return None
             return canonical(scope.aliases.lookup(node.id))
         if isinstance(node, ast.Attribute):
-            base = node
+            base: ast.expr = node
             while isinstance(base, ast.Attribute):
                 base = base.value
             if isinstance(base, ast.Name):
@@ -267,7 +268,7 @@ class TypeInference(AnalyzerBase):
             container = T.MODULE_CONTAINERS.get(q)
             if container in ("list", "seq", "dict"):
                 # a local nn.Sequential(A(), B()) / nn.ModuleList([...]): its element classes
-                refs = T.union_ref(container_elements(node, self)[0])
+                refs = T.union_ref(container_elements(node, cast("Analyzer", self))[0])
                 if refs is not None:
                     return Ty(T.MODLIST, T.HIGH, container, T.CLASSES + refs)
             if q.startswith("torch."):
@@ -456,12 +457,12 @@ class TypeInference(AnalyzerBase):
                     if len(refs) == 1:
                         return Ty(T.ELEM, T.MEDIUM, None, f"{refs[0]}|{which}")
         if isinstance(iter_node, ast.Attribute) and it.kind == T.UNKNOWN:
-            owner = self.type_of(iter_node.value)
-            if owner.kind in (T.INSTANCE, T.MODULE) and owner.ref:
-                return Ty(T.ELEM, T.MEDIUM, None, f"{owner.ref}|{iter_node.attr}")
-            if owner.kind == T.DEFERRED and owner.ref:
+            held = self.type_of(iter_node.value)
+            if held.kind in (T.INSTANCE, T.MODULE) and held.ref:
+                return Ty(T.ELEM, T.MEDIUM, None, f"{held.ref}|{iter_node.attr}")
+            if held.kind == T.DEFERRED and held.ref:
                 # `model = build_model(cfg)` ... `for blk in model.blocks`: resolved across files
-                return Ty(T.ELEM, T.MEDIUM, None, f"deferred:{owner.ref}|{iter_node.attr}")
+                return Ty(T.ELEM, T.MEDIUM, None, f"deferred:{held.ref}|{iter_node.attr}")
         return element_type(it, iter_node)
 
     def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901

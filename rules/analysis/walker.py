@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tclint.rules import types as T
 from tclint.rules.analysis.api import Condition, Scope
@@ -35,6 +35,9 @@ from tclint.rules.analysis.types_infer import binop_type, element_type
 from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleSpec
 from tclint.rules.names import AliasTable, dotted, self_path
 from tclint.rules.types import Ty
+
+if TYPE_CHECKING:
+    from tclint.rules.analysis.analyzer import Analyzer
 
 # annotations that say only "a module" (`quantizer: nn.Module`): what runs comes from the callers
 _GENERIC_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -210,26 +213,27 @@ class Walker(AnalyzerBase):
                     self.scope.user_ctx.pop()
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             self._dispatch(node)
-            exits = self.block(node.body)
+            tried = cast(ast.Try, node)  # ast.TryStar (3.11+) has the same fields
+            exits = self.block(tried.body)
             handlers_exit = True
-            for handler in node.handlers:
+            for handler in tried.handlers:
                 if handler.type is not None:
                     self.expr(handler.type)
                 if handler.name:
                     self.scope.env[handler.name] = T.T_UNKNOWN
                 handlers_exit = self.block(handler.body) and handlers_exit
-            if node.orelse:
-                exits = self.block(node.orelse)
-            if node.finalbody:
-                if self.block(node.finalbody):
+            if tried.orelse:
+                exits = self.block(tried.orelse)
+            if tried.finalbody:
+                if self.block(tried.finalbody):
                     return True
-            return exits and handlers_exit and bool(node.handlers)
+            return exits and handlers_exit and bool(tried.handlers)
         if isinstance(node, ast.Return):
             ty = self.expr(node.value) if node.value is not None else T.T_NONE
             scope = self.scope
             if scope.func is not None and not scope.eager_only:
                 first = scope.returns is None
-                scope.returns = ty if first else T.join(scope.returns, ty)
+                scope.returns = ty if scope.returns is None else T.join(scope.returns, ty)
                 self._note_returned_items(node.value, first)
                 self._check_wrapper_return(node)
             self._dispatch(node)
@@ -537,7 +541,7 @@ class Walker(AnalyzerBase):
                 ty = ann_ty
         if self.scope.kind == "class":
             if isinstance(node.target, ast.Name) and self.scope.cls is not None:
-                spec = spec_from_type(ty, node.value, self)
+                spec = spec_from_type(ty, node.value, cast("Analyzer", self))
                 if spec is not None:
                     self.scope.cls.attrs.setdefault(node.target.id, spec)
             self._dispatch(node)
@@ -583,7 +587,7 @@ class Walker(AnalyzerBase):
             if scope.kind == "class":
                 cls = scope.cls
                 if cls is not None:
-                    spec = spec_from_type(ty, value, self)
+                    spec = spec_from_type(ty, value, cast("Analyzer", self))
                     if spec is not None:
                         cls.attrs.setdefault(name, spec)
                 return
@@ -633,7 +637,7 @@ class Walker(AnalyzerBase):
                 if scope.func is not None:
                     scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
                 if cls is not None and "." not in sp:
-                    spec = spec_from_type(ty, value, self)
+                    spec = spec_from_type(ty, value, cast("Analyzer", self))
                     if (spec is not None and (spec.kind == "other" or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES))
                             and isinstance(value, ast.Name)
                             and value.id in scope.params and scope.func is not None and scope.func.name == "__init__"):

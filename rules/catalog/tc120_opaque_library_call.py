@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 from tclint.rules import types as T
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Rule
@@ -89,7 +91,7 @@ class OpaqueLibraryCall(Rule):
                 help="read the context variable in the eager caller and pass the value in",
             )
 
-    invalid = (
+    invalid: ClassVar[tuple[Example, ...]] = (
         Example(
             """
 import scipy.special
@@ -104,7 +106,7 @@ def squash(x: torch.Tensor):
             run="squash(torch.randn(4))",
         ),
     )
-    invalid = invalid + (
+    invalid = (*invalid,
         Example(
             """
 import contextvars

@@ -39,8 +39,8 @@ def test_rule_reference_is_in_sync(tmp_path):
 
 def test_every_rule_has_a_complete_page(tmp_path):
     from tclint.rules import registry
-    from tclint.rules.ruledoc import generate
     from tclint.rules.model import gb_url
+    from tclint.rules.ruledoc import generate
 
     pages = generate()
     index = pages["README.md"]
