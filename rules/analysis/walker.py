@@ -478,20 +478,7 @@ class Walker(AnalyzerBase):
         scope = self.scope
         it = self.expr(node.iter)
         iter_node = node.iter
-        target = node.target
-        if (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and iter_node.func.id == "enumerate"
-                and iter_node.args and isinstance(target, ast.Tuple) and len(target.elts) == 2):
-            inner = iter_node.args[0]
-            self._bind_target(target.elts[0], T.T_INT)
-            self._bind_target(target.elts[1], self._iter_element(inner, self.type_of(inner)))
-        elif (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Attribute)
-                and iter_node.func.attr in ("named_children", "named_modules")
-                and isinstance(target, ast.Tuple) and len(target.elts) == 2):
-            # `for name, child in model.named_children():`
-            self._bind_target(target.elts[0], T.T_STR)
-            self._bind_target(target.elts[1], self._iter_element(iter_node, it))
-        else:
-            self._bind_target(target, self._iter_element(iter_node, it))
+        self._bind_loop_target(node.target, iter_node, it)
         # loop counters: `for i in range(...)`, `for step, batch in enumerate(...)`
         if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name):
             fname = node.iter.func.id
@@ -508,6 +495,30 @@ class Walker(AnalyzerBase):
         finally:
             scope.loops.pop()
         self.block(node.orelse)
+
+    def _bind_loop_target(self, target: ast.expr, iter_node: ast.expr, it: Ty) -> None:
+        """Bind a loop target to what the iterable yields: ``for j, blk in enumerate(...)``,
+        ``for name, child in m.named_children()``, and ``for a, b in zip(xs, ys)`` item by item
+        (``zip(t[:-1], t[1:])`` of a tensor yields tensors), nested (``enumerate(zip(...))``)."""
+        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and isinstance(target, ast.Tuple):
+            fname, args = iter_node.func.id, iter_node.args
+            if fname == "enumerate" and args and len(target.elts) == 2:
+                self._bind_target(target.elts[0], T.T_INT)
+                self._bind_loop_target(target.elts[1], args[0], self.type_of(args[0]))
+                return
+            if (fname == "zip" and len(args) == len(target.elts) and not iter_node.keywords
+                    and not any(isinstance(a, ast.Starred) for a in (*args, *target.elts))):
+                for elt, arg in zip(target.elts, args, strict=True):
+                    self._bind_loop_target(elt, arg, self.type_of(arg))
+                return
+        if (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Attribute)
+                and iter_node.func.attr in ("named_children", "named_modules")
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            # `for name, child in model.named_children():`
+            self._bind_target(target.elts[0], T.T_STR)
+            self._bind_target(target.elts[1], self._iter_element(iter_node, it))
+            return
+        self._bind_target(target, self._iter_element(iter_node, it))
 
     def _while(self, node: ast.While) -> None:
         scope = self.scope

@@ -60,6 +60,12 @@ def f(m: Model):
             {probe}
 """
 
+ZIP = """\
+def f(t: torch.Tensor, names: List[str]):
+    for i, (a, b) in enumerate(zip(t[:-1], t[1:])):
+        for name, u in zip(names, t):
+            {probe}
+"""
 CLASSMETHOD = """\
 class Built(Model):
     @classmethod
@@ -181,6 +187,12 @@ ROWS: list[tuple[str, str, Ty]] = [
     (FUNCTION, "other.float()", Ty(T.TENSOR, MEDIUM, "float")),
     (FUNCTION, "t @ other", Ty(T.TENSOR, HIGH)),
     # loop variables
+    # zip / enumerate yield their iterables' elements item by item (a tensor yields tensors)
+    (ZIP, "a", Ty(T.TENSOR, HIGH)),
+    (ZIP, "b", Ty(T.TENSOR, HIGH)),
+    (ZIP, "i", T.T_INT),
+    (ZIP, "u", Ty(T.TENSOR, HIGH)),
+    (ZIP, "name", T.T_UNKNOWN),
     (LOOP, "i", T.T_INT),
     (LOOP, "j", T.T_INT),
     (LOOP, "blk", Ty(T.ELEM, HIGH, None, "pkg.mod.Model|layers")),
