@@ -92,3 +92,18 @@ def test_facts_from_worker_processes_equal_facts_analysed_here(tmp_path, monkeyp
     assert pooled.diagnostics
     for path, ff in here.project.files.items():
         assert pooled.project.files[path] == ff
+
+
+def test_equal_positions_share_their_numbers(tmp_path):
+    """Line numbers past the interpreter's small-integer cache are one object per value in an
+    entry (each position would otherwise hold its own)."""
+    from tclint.rules.facts import Loc
+
+    (tmp_path / "a.py").write_text(MODEL)
+    a = _facts(tmp_path / "a.py")
+    a.error_loc = Loc(int("305"), 0, int("305"), 1)  # two equal numbers, two objects
+    a.custom_ops = {"op": Loc(int("305"), 0, int("306"), 0)}
+    assert a.error_loc.line is not a.error_loc.end_line
+    got = from_transport(to_transport(a))
+    assert got.error_loc == a.error_loc and got.custom_ops == a.custom_ops
+    assert got.error_loc.line is got.error_loc.end_line is got.custom_ops["op"].line
