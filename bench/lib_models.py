@@ -9,6 +9,13 @@ The venv (outside the repository, torch the CPU 2.13.0 wheel; versions as measur
     python3.11 -m venv /work/venv_libmodels
     /work/venv_libmodels/bin/pip install torch==2.13.0 transformers timm torchvision==0.28.0 scipy
 
+The PyPI torchvision wheel is a CUDA build: its C ops do not load next to the CPU torch, and its
+``_meta_registrations`` then fails on ``torchvision::nms``/``qnms``, so ``import torchvision`` (and timm)
+raises.  The venv's ``site-packages/sitecustomize.py`` declares those two schemas (no kernels) just before
+torchvision is first imported, from a ``sys.meta_path`` finder that imports nothing until then; the
+models measured use no torchvision C op (no detection model: those need ``nms``).  ``--baseline FILE``
+writes the truth and the figures tests/bench/test_lib_models.py pins.
+
 Each library has a user script in ``bench/lib_scripts/`` (``hf_user.py``: BERT, GPT-2, ViT, DETR;
 ``timm_user.py``: ResNet-10t, ViT-Tiny, ConvNeXt-Atto; ``torchvision_user.py``: ResNet-18,
 MobileNetV3-Small, Faster R-CNN).  One *phase* is one model compiled one way: ``<model>_train`` (a
@@ -26,8 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -72,13 +81,49 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = lib_eval
     t1 = time.time()
     _base, dirs, _version = lib_eval.lib_location(python, spec)
     follow = lib_eval.run_tclint(python, os.path.abspath(tclint_root), spec, dirs, "follow")
-    stats = {"follow": follow, "follow-hot": {**follow, "diagnostics": [d for d in follow["diagnostics"] if d["hot"]]}}
     log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, tclint {follow['seconds']:.1f}s")
+    out = score(spec, dyn, follow)
+    out["dynamic"] = dyn
+    return out
+
+
+def score(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any]) -> dict[str, Any]:
+    """lib_eval's scores of a follow run against Dynamo's truth, per phase."""
+    stats = {"follow": follow, "follow-hot": {**follow, "diagnostics": [d for d in follow["diagnostics"] if d["hot"]]}}
     out = lib_eval.score_lib(spec, dyn, stats)
     out["phases"] = sorted(dyn["phases"])
     out["tclint_seconds"] = follow["seconds"]
     out["summaries"] = follow["summaries"]
     return out
+
+
+def follow_only(spec: LibSpec, python: str = sys.executable, tclint_root: str = lib_eval.REPO) -> dict[str, Any]:
+    """tclint's follow run on the script alone (no regions run): what tests/bench/test_lib_models.py
+    scores against the pinned truth."""
+    alone = tempfile.mkdtemp(prefix="lib_models_")
+    script = os.path.join(alone, spec.script)
+    shutil.copyfile(os.path.join(lib_eval.SCRIPTS, spec.script), script)
+    out_json = os.path.join(alone, "out.json")
+    env = {**os.environ, "PYTHONPATH": lib_eval.tclint_shim(os.path.abspath(tclint_root))}
+    cmd = [python, "-m", "tclint.rules", "check", script, "--isolated", "--no-cache", "--output-format", "json",
+           "-o", out_json, "--exit-zero", "-q", "--min-confidence", "low", "--follow-libraries"]
+    t0 = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=alone)
+    secs = time.time() - t0
+    if proc.returncode not in (0, 1) or not os.path.exists(out_json):
+        raise RuntimeError(f"tclint failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    with open(out_json) as fh:
+        diags = json.load(fh)
+    shutil.rmtree(alone, ignore_errors=True)
+    return {"diagnostics": lib_eval.library_sites(diags), "summaries": [d for d in diags if d["code"] == "TC312"],
+            "seconds": round(secs, 1), "regions": None, "stderr": proc.stderr[-3000:]}
+
+
+def pinned_truth(dyn: dict[str, Any]) -> dict[str, Any]:
+    """The part of a dynamic result the scoring reads (breaks, traced and eager lines), for the fixture."""
+    keep = ("lib", "torch", "version", "base", "packages", "traced", "eager")
+    phases = {ph: {"error": pr.get("error"), "breaks": pr["breaks"]} for ph, pr in dyn["phases"].items()}
+    return {**{k: dyn[k] for k in keep}, "phases": phases}
 
 
 def per_model(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -122,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tclint-root", default=lib_eval.REPO, help="tclint source tree to measure (default: this repo)")
     ap.add_argument("--python", default=sys.executable, help="the venv's python (torch + the libraries)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per library's dynamic run")
+    ap.add_argument("--baseline", help="also write Dynamo's truth and tclint's figures for tests/bench/test_lib_models.py")
     ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-phases", help=argparse.SUPPRESS)
@@ -140,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             print(f"{name}: dynamic run failed: {exc} (see {CACHE_DIR})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    if args.baseline:
+        rows = per_model(results)
+        with open(args.baseline, "w") as fh:
+            json.dump({name: {"version": r["version"], "truth": pinned_truth(r["dynamic"]),
+                              "figures": {**totals([x for x in rows if x["lib"] == name]),
+                                          "phases": {x["phase"]: {k: x[k] for k in ("sites", "visible", "found", "hot",
+                                                                                     "visible_recall", "hot_precision")}
+                                                     for x in rows if x["lib"] == name}}}
+                       for name, r in results.items()}, fh, sort_keys=True, separators=(",", ":"))
+            fh.write("\n")
     with open(args.json, "w") as fh:
         json.dump({"libs": results, "tclint_commit": lib_eval._git_head(args.tclint_root)}, fh, indent=1, default=list)
     print_rows(per_model(results))
