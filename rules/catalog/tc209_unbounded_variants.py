@@ -1,6 +1,10 @@
 from tclint.rules import variants
-from tclint.rules.model import Severity
+from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Rule
+
+HOIST = Fix("Hoist `torch.compile` out of the loop and reuse one compiled module (the module is built from loop values, "
+            "so its parameter shapes differ per iteration: use one module of the largest shape, sliced)",
+            (), Applicability.DISPLAY_ONLY)
 
 
 class UnboundedVariants(Rule):
@@ -40,13 +44,17 @@ class UnboundedVariants(Rule):
     sliced, instead of a new head per episode).
 
     ## Fix safety
-    No automatic fix.
+    For `torch.compile` of a new instance per iteration, a display-only suggestion: hoist the
+    compile out of the loop and reuse one compiled module.  It is not applied because the module
+    is built from loop values, so its parameter shapes truly differ between iterations: the
+    rewrite needs one module of the largest shape (sliced), which tclint does not write.
 
     ## References
     - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
     """
 
     code = "TC209"
+    fix_applicability = Applicability.DISPLAY_ONLY
     name = "unbounded-variants"
     summary = "Eager code rebinds a guarded global or compiles a new instance per iteration: unbounded variants"
     family = "recompile"
@@ -71,6 +79,7 @@ class UnboundedVariants(Rule):
                     project=project,
                     extra={"target": key, "dimension": dim.kind, "variants": None, "why": what},
                     help=dim.advice,
+                    fix=HOIST if dim.kind == "instance" else None,
                 )
         for path, loc, text in variants.unrooted_fresh_sites(project):
             yield self.report(
@@ -81,6 +90,7 @@ class UnboundedVariants(Rule):
                  "and from then on it runs eagerly"),
                 extra={"dimension": "instance", "variants": None},
                 help="compile one module and reuse it (one head with the largest shape, sliced; sizes kept in tensors)",
+                fix=HOIST,
             )
 
     invalid = (

@@ -274,3 +274,13 @@ def test_branch_elif_gets_no_where(tmp_path):
     src = BRANCH.format(body="    if x.mean() > 2:\n        return x\n    elif x.sum() > 0:\n        return x + 1\n    else:\n        return x - 1")
     result = lint_code(tmp_path, src)
     assert all(f.applicability is Applicability.DISPLAY_ONLY for d in result.diagnostics if d.code == "TC102" for f in offered(d))
+
+
+def test_compile_in_a_loop_gets_a_display_only_hoist(tmp_path):
+    """TC209 on `torch.compile(Head(n))` per episode: the hoist is a suggestion only (the shapes
+    truly differ), with no edits, so --fix never applies it."""
+    ex = registry.get("TC209").invalid[1]
+    d = _diag(tmp_path, "TC209", ex.code)
+    (hoist,) = offered(d)
+    assert hoist.applicability is Applicability.DISPLAY_ONLY and not hoist.edits and "Hoist" in hoist.message
+    assert preferred(d, unsafe=True) is None
