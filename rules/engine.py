@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
-from tclint.rules.reading import SourceText, read_source
+from tclint.rules.reading import read_source
+from tclint.rules.source import SourceText
 
 if TYPE_CHECKING:
     from tclint.rules.analysis import RuleSet

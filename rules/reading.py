@@ -3,8 +3,8 @@
 A warm run on an unchanged tree answers from the whole-run cache, so the only work it cannot skip
 is knowing that every file is unchanged.  Two things keep that cheap:
 
-* ``SourceText`` decodes lazily: hashing needs the bytes, not the text, and a cached result needs
-  neither until a reporter shows a source line.
+* ``SourceText`` (``source.py``) decodes lazily: hashing needs the bytes, not the text, and a
+  cached result needs neither until a reporter shows a source line.
 * ``StatTable`` remembers, per file, the ``os.stat`` identity (size, mtime, ctime, inode, device)
   under which its bytes had a given digest, as git's index does.  A file whose stat is unchanged
   keeps its digest without being read.  Entries are trusted only when the file was last modified
@@ -22,84 +22,12 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tclint.rules.source import decode_source
+from tclint.rules.source import SourceText
 
 # A file modified less than this long before it was hashed may be modified again within the same
 # timestamp tick without changing its stat (coarse file systems: FAT 2 s, some network mounts 1 s).
 RACY_MARGIN_NS = 3_000_000_000
 _MAX_ENTRIES = 500_000
-
-
-class SourceText:
-    """The text of a file as linted, and for notebooks the mapping back to cells.
-
-    ``text`` and ``error`` are decoded on first access from the bytes read (or, for a file whose
-    digest came from the stat table, from the file itself)."""
-
-    __slots__ = ("path", "cells", "digest", "size", "read_error", "from_stat", "_text", "_error", "_data", "_pending")
-
-    def __init__(
-        self, path: str, text: str | None = None, error: str | None = None, cells: Any = None, digest: str = "",
-    ) -> None:
-        self.path = path
-        self.cells = cells
-        self.digest = digest
-        self.size = len(text) if text is not None else 0
-        self.read_error: str | None = error if text is None else None  # known without decoding
-        self.from_stat = False  # the digest came from the stat table: the file was not read
-        self._text = text
-        self._error = error
-        self._data: bytes | None = None
-        self._pending = False
-
-    @classmethod
-    def deferred(cls, path: str, data: bytes | None, digest: str, size: int) -> SourceText:
-        """A readable file whose decoding waits for the first ``text``; ``data`` None: read it then."""
-        src = cls(path, None, None, None, digest)
-        src.read_error = None
-        src.size = size
-        src._data = data
-        src._pending = True
-        return src
-
-    def _resolve(self) -> None:
-        self._pending = False
-        data, self._data = self._data, None
-        if data is None:
-            try:
-                data = read_regular(self.path)
-            except NotRegularFile as exc:
-                self._error = self.read_error = str(exc)
-                return
-            except OSError as exc:
-                self._error = self.read_error = f"cannot read file: {exc.strerror or exc}"
-                return
-        decoded = decode_source(data)
-        self._text, self._error = decoded.text, decoded.error
-
-    @property
-    def text(self) -> str | None:
-        if self._pending:
-            self._resolve()
-        return self._text
-
-    @property
-    def error(self) -> str | None:
-        if self._pending:
-            self._resolve()
-        return self._error
-
-    def __getstate__(self) -> dict[str, Any]:
-        if self._pending:
-            self._resolve()
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def __repr__(self) -> str:
-        return f"SourceText({self.path!r}, digest={self.digest!r})"
 
 
 def read_source(

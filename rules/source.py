@@ -1,4 +1,5 @@
-"""Turning bytes on disk into text the analysis can trust, and positions into columns.
+"""Turning bytes on disk into text the analysis can trust (``SourceText``, ``decode_source``), and
+positions into columns (``LineIndex``).
 
 Python source may carry a BOM, a PEP 263 coding cookie, CRLF or lone-CR line endings, NUL bytes or
 invalid UTF-8.  Everything here is total: it never raises on bad input, it reports what was wrong
@@ -12,6 +13,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
+from typing import Any
 
 # Python's tokenizer ends lines on \n, \r\n and \r only (not on \f, \v or the Unicode separators
 # that str.splitlines() also honours), so positions must be computed on the same terms.
@@ -112,3 +114,77 @@ class LineIndex:
         if lineno > len(self.starts):
             return len(self.text)
         return min(self.starts[lineno - 1] + max(col, 0), len(self.text))
+
+
+class SourceText:
+    """The text of a file as linted, and for notebooks the mapping back to cells.
+
+    ``text`` and ``error`` are decoded on first access from the bytes read (or, for a file whose
+    digest came from the stat table, from the file itself)."""
+
+    __slots__ = ("path", "cells", "digest", "size", "read_error", "from_stat", "_text", "_error", "_data", "_pending")
+
+    def __init__(
+        self, path: str, text: str | None = None, error: str | None = None, cells: Any = None, digest: str = "",
+    ) -> None:
+        self.path = path
+        self.cells = cells
+        self.digest = digest
+        self.size = len(text) if text is not None else 0
+        self.read_error: str | None = error if text is None else None  # known without decoding
+        self.from_stat = False  # the digest came from the stat table: the file was not read
+        self._text = text
+        self._error = error
+        self._data: bytes | None = None
+        self._pending = False
+
+    @classmethod
+    def deferred(cls, path: str, data: bytes | None, digest: str, size: int) -> SourceText:
+        """A readable file whose decoding waits for the first ``text``; ``data`` None: read it then."""
+        src = cls(path, None, None, None, digest)
+        src.read_error = None
+        src.size = size
+        src._data = data
+        src._pending = True
+        return src
+
+    def _resolve(self) -> None:
+        self._pending = False
+        data, self._data = self._data, None
+        if data is None:
+            from tclint.rules.reading import NotRegularFile, read_regular  # reading imports this module
+
+            try:
+                data = read_regular(self.path)
+            except NotRegularFile as exc:
+                self._error = self.read_error = str(exc)
+                return
+            except OSError as exc:
+                self._error = self.read_error = f"cannot read file: {exc.strerror or exc}"
+                return
+        decoded = decode_source(data)
+        self._text, self._error = decoded.text, decoded.error
+
+    @property
+    def text(self) -> str | None:
+        if self._pending:
+            self._resolve()
+        return self._text
+
+    @property
+    def error(self) -> str | None:
+        if self._pending:
+            self._resolve()
+        return self._error
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._pending:
+            self._resolve()
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"SourceText({self.path!r}, digest={self.digest!r})"

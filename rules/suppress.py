@@ -32,7 +32,7 @@ from tclint.rules.source import LineIndex
 
 if TYPE_CHECKING:
     from tclint.rules.config import Settings
-    from tclint.rules.reading import SourceText
+    from tclint.rules.source import SourceText
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*tclint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
