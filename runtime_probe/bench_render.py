@@ -95,6 +95,9 @@ def _run_lines(run: dict[str, Any], kind: str = "function") -> list[str]:
         lines.append("  agree   " + ("eager and compiled agree on every bucket" if not bad else
                                      "; ".join(f"{a['bucket']}: {a['status']} ({a.get('detail')})" for a in bad)))
     lines.append(f"  harness overhead {_ms(run.get('harness_overhead_s'))} per call (an empty call through the same timer)")
+    if run.get("call_overhead_s") is not None:
+        lines.append(f"          the bench adds {_ms(run['call_overhead_s'])} around each of the program's calls (median; "
+                     "not in the latencies above, seen by the program's own clock)")
     plain = run.get("plain_loop_cross_check")
     if plain and plain.get("ratio"):
         lines.append(f"  cross-check steady harness / plain perf_counter loop: {plain['ratio']:.3g}x "

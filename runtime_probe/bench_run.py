@@ -319,7 +319,7 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
         "mode": mode, "status": "ok", "cold": _cold(result), "warmup": warmup, "steady": steady,
         "eager": {**eager, "speedup": speedup}, "agreement": result.get("agreement"),
         "training": training, "timer_cross_check": result.get("timer"), "plain_loop_cross_check": result.get("plain_loop"),
-        "harness_overhead_s": result.get("harness_overhead_s"),
+        "harness_overhead_s": result.get("harness_overhead_s"), "call_overhead_s": result.get("call_overhead_s"),
         "peak_rss_bytes": result.get("peak_rss_bytes"),
         "compiles": compiles,
         "compile_count": len(compiles), "torch_compilation_metrics": result.get("torch_compilation_metrics"), "variants": sum(1 for c in compiles if c["produced_code"]),
