@@ -23,6 +23,7 @@ The re-walked facts are not cached (they depend on other files); the first walk'
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tclint.rules import types as T
 from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts
@@ -31,6 +32,7 @@ from tclint.rules.types import Ty
 
 MAX_ROUNDS = 3
 REWALKED = "argflow_rewalked"  # Project.memo key: the paths whose facts were walked again
+TRACE = "argflow_trace"  # Project.memo key: each path's walks (see ``refine``)
 # argument kinds (rules.analysis.callgraph._arg_kind) that are known not to be tensors
 _NOT_TENSOR_KINDS = ("bool", "counter", "len", "clock", "fstring")
 _EDGE_KINDS = ("name", "local", "self", "super", "instance", "deferred", "elem")
@@ -168,8 +170,8 @@ def _from_args(project: Project, ref: str, ff: FileFacts, original: dict[str, Fi
 
 
 def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[str]:
-    """Files of region functions calling a project function that returns a tensor (``keys``: only
-    those functions)."""
+    """Files of region functions calling a project function that returns a tensor or a tuple with
+    one (``keys``: only those functions)."""
     out: set[str] = set()
     for key in project.regions:
         ff, fn = project.functions[key]
@@ -181,8 +183,10 @@ def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[s
             for callee, _m in project.edge_targets(ff, fn, edge):
                 if keys is not None and callee not in keys:
                     continue
-                ret = project.functions[callee][1].returns
-                if ret is not None and ret.kind == T.TENSOR:
+                cfn = project.functions[callee][1]
+                ret = cfn.returns
+                if (ret is not None and ret.kind == T.TENSOR) or any(t.kind == T.TENSOR for t in cfn.returns_items):
+                    # a tensor, or a tuple holding one (`edge_index, value = to_edge_index(adj)`)
                     out.add(ff.path)
                     break
             if ff.path in out:
@@ -196,6 +200,9 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
     applied: dict[str, dict[str, dict[str, Ty]]] = {}
     original = dict(project.files)
     changed_returns: set[str] | None = None  # round 1: any tensor-returning callee
+    # per path, each walk in order: (facts walked from, seeds, returns_of, result) -- what an edit
+    # that keeps the file's interface replays (``tclint.rules.project_delta``)
+    trace: dict[str, list[tuple[FileFacts, Any, Callable[[str], Ty | None], FileFacts]]] = {}
     for _round in range(MAX_ROUNDS):
         seeds = compute_seeds(project, original)
         todo = {path for path, s in seeds.items() if s != applied.get(path)}
@@ -208,11 +215,13 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         walked = False
         for path in sorted(todo):
             old = files[path]
-            new = reanalyze(old, seeds.get(path), _returns_of(project, old, original, {**applied, **seeds}))
+            returns_of = _returns_of(project, old, original, {**applied, **seeds})
+            new = reanalyze(old, seeds.get(path), returns_of)
             if new is None:
                 continue
             walked = True
             files[path] = new
+            trace.setdefault(path, []).append((old, seeds.get(path), returns_of, new))
             for qual, fn in new.functions.items():
                 before = old.functions.get(qual)
                 if before is None or _ret_key(before.returns) != _ret_key(fn.returns):
@@ -223,6 +232,7 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         rewalked = project.memo.get(REWALKED, set()) | {p for p in todo if files[p] is not original[p]}
         project = _rebuilt(project, list(files.values()))
         project.memo[REWALKED] = rewalked
+    project.memo[TRACE] = trace
     return project
 
 

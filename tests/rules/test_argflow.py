@@ -123,6 +123,40 @@ def test_a_helper_returning_its_argument_returns_a_tensor_only_where_given_one(t
     assert sorted(got) == [19]
 
 
+TUPLE_RETURN = """\
+from typing import Optional, Tuple
+import torch
+from torch import Tensor
+
+
+def to_edge_index(adj: Tensor) -> Tuple[Tensor, Tensor]:
+    return adj.indices(), adj.values()
+
+
+def remove_self_loops(edge_index: Tensor, edge_attr: Optional[Tensor] = None):
+    value: Optional[Tensor] = None
+    if edge_index.is_sparse:
+        edge_index, value = to_edge_index(edge_index)
+    mask = edge_index[0] != edge_index[1]
+    edge_index = edge_index[:, mask]
+    if edge_attr is None:
+        return edge_index, None
+    return edge_index, edge_attr[mask]
+
+
+@torch.compile
+def f(ei):
+    return remove_self_loops(ei)
+"""
+
+
+def test_a_tuple_of_tensors_returned_by_a_helper_keeps_its_items_tensors(tmp_path):
+    # Dynamo (f(torch.tensor([[0, 1, 2], [0, 2, 1]]))): GB at line 15, the boolean-mask selection
+    # (torch_geometric's remove_self_loops); the rebinding from to_edge_index's items must not hide it
+    got = _by_line(_lint(tmp_path, {"m.py": TUPLE_RETURN}), code="TC109")
+    assert 15 in got
+
+
 def test_join_of_argument_kinds():
     assert _join(["T", "T", "0"]) == T.Ty(T.TENSOR, T.MEDIUM)
     assert _join(["T", "U"]) == T.Ty(T.TENSOR, T.LOW)
