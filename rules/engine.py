@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tclint.rules.config import ConfigResolver, Settings, project_root
 from tclint.rules.discovery import discover, module_for
 from tclint.rules.reading import read_source
+from tclint.rules.ruletypes import Family
 from tclint.rules.source import SourceText
 
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ def severity_and_heat(final: Candidate, rule: Any, region: Region | None) -> tup
 
     severity = rule.default_severity
     heat: list[str] = []
-    breaks = rule.family == "graph-break"
+    breaks = rule.family is Family.GRAPH_BREAK
     if breaks and region is not None:
         fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
         if final.user_ctx is not None:
@@ -378,7 +379,7 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
     return shadow_after_frame_drops(out, own)
 
 
-SHADOWED_FAMILIES = ("graph-break", "recompile")  # a frame that runs eagerly neither breaks nor guards
+SHADOWED_FAMILIES = (Family.GRAPH_BREAK, Family.RECOMPILE)  # a frame that runs eagerly neither breaks nor guards
 
 
 def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
@@ -424,7 +425,7 @@ def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: 
         if cand.func != qualname or cand.confidence > T.MEDIUM:
             continue
         rule_cls = rules.get(cand.code)
-        if rule_cls is None or rule_cls.family != "graph-break":
+        if rule_cls is None or rule_cls.family is not Family.GRAPH_BREAK:
             continue
         ok, conf = _requirements_met(cand, ff, project)
         if not ok or conf > T.MEDIUM:
@@ -457,7 +458,7 @@ def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, in
         if func is None or not d.extra.get("frame_drop"):
             continue
         rule = registry.get(d.code)
-        if rule is None or rule.family != "graph-break":
+        if rule is None or rule.family is not Family.GRAPH_BREAK:
             continue
         if func not in first_drop or d.line < first_drop[func]:
             first_drop[func] = d.line
@@ -472,7 +473,7 @@ def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, in
             d = d.with_(
                 confidence=Confidence.LOW,
                 severity=Severity.INFO,
-                message=f"{d.message} [shadowed: Dynamo already gives up on this function at line {drop_line}; this {'break' if rule.family == 'graph-break' else 'hazard'} shows once that one is fixed]",
+                message=f"{d.message} [shadowed: Dynamo already gives up on this function at line {drop_line}; this {'break' if rule.family is Family.GRAPH_BREAK else 'hazard'} shows once that one is fixed]",
             )
         out.append(d)
     return out

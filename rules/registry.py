@@ -15,6 +15,7 @@ import re
 from functools import cache
 
 from tclint.rules.rule import Rule
+from tclint.rules.ruletypes import Lifecycle
 
 _SELECTOR = re.compile(r"^(ALL|TC\d{0,3})$")
 
@@ -88,7 +89,7 @@ def _enabled_codes(
         best_off = max((_specificity(s) for s in ignore if matches(s, code)), default=-1)
         if best_on < 0 or best_off >= best_on:
             continue
-        if rule.lifecycle == "preview" and not preview and code not in [*select, *extend_select]:
+        if rule.lifecycle is Lifecycle.PREVIEW and not preview and code not in [*select, *extend_select]:
             continue
         out.add(code)
     return frozenset(out)

@@ -32,6 +32,8 @@ from tclint.rules.model import (
     gb_url,
     rule_doc_url,
 )
+from tclint.rules.ruletypes import Family as Family  # re-exported: rules import it from here
+from tclint.rules.ruletypes import Lifecycle as Lifecycle
 
 if TYPE_CHECKING:
     from tclint.rules.engine import FinalizeEnv
@@ -91,9 +93,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
-    family: ClassVar[str]  # "graph-break" | "recompile" | "compile-api" | "tclint" | "probe"
+    family: ClassVar[Family]
     gb_ids: ClassVar[tuple[str, ...]] = ()
-    lifecycle: ClassVar[str] = "stable"  # "stable" | "preview"
+    lifecycle: ClassVar[Lifecycle] = Lifecycle.STABLE
     default_severity: ClassVar[Severity] = Severity.WARNING
     region_only: ClassVar[bool] = True  # only reported inside compiled regions
     # the torch releases whose behaviour the rule describes (measured on 2.13; Dynamo's handling of
@@ -210,7 +212,7 @@ class Rule:
 
     @classmethod
     def preview(cls) -> bool:
-        return cls.lifecycle == "preview"
+        return cls.lifecycle is Lifecycle.PREVIEW
 
 
 def _vtuple(text: str) -> tuple[int, ...]:

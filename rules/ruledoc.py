@@ -22,7 +22,7 @@ TABLE_END = "<!-- rules-table:end -->"
 def render_rule(rule: type[Rule]) -> str:
     sections = rule.doc_sections()
     lines = [f"# {rule.code} {rule.name}", ""]
-    meta = [f"Family: {rule.family}", f"Lifecycle: {rule.lifecycle}", f"Default severity: {rule.default_severity.value}"]
+    meta = [f"Family: {rule.family.value}", f"Lifecycle: {rule.lifecycle.value}", f"Default severity: {rule.default_severity.value}"]
     if rule.gb_ids:
         meta.append("PyTorch graph-break ids: " + ", ".join(f"[{g}]({gb_url(g)})" for g in rule.gb_ids))
     meta.append(f"Applies to torch {rule.torch_versions}")
@@ -63,7 +63,7 @@ def reference_index(rules: list[type[Rule]]) -> str:
     lines.append("| Code | Name | Family | Lifecycle | GB ids | Summary |")
     lines.append("|---|---|---|---|---|---|")
     for r in rules:
-        lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.family} | {r.lifecycle} | {', '.join(r.gb_ids) or '—'} | {r.summary} |")
+        lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.family.value} | {r.lifecycle.value} | {', '.join(r.gb_ids) or '—'} | {r.summary} |")
     return "\n".join(lines) + "\n"
 
 
@@ -73,7 +73,7 @@ def readme_rule_table(rules: list[type[Rule]]) -> str:
     for r in rules:
         fix = r.fix_applicability.value if r.fix_applicability else "—"
         gb = ", ".join(r.gb_ids) or "—"
-        lines.append(f"| [{r.code}](rules/docs/{r.code}.md) | {r.name} | {r.lifecycle} | {gb} | {fix} | {r.summary} |")
+        lines.append(f"| [{r.code}](rules/docs/{r.code}.md) | {r.name} | {r.lifecycle.value} | {gb} | {fix} | {r.summary} |")
     return "\n".join(lines) + "\n"
 
 

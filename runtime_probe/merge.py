@@ -23,6 +23,7 @@ from typing import Any
 
 from tclint.rules import registry
 from tclint.rules.model import Diagnostic
+from tclint.rules.ruletypes import Family
 from tclint.runtime_probe import guards
 
 
@@ -46,7 +47,7 @@ def _overlaps(d: Diagnostic, path: str, line: int, col: int, end_col: int) -> bo
 def _recompile_match(sd: Diagnostic, pd: Diagnostic) -> bool:
     """A static recompile finding predicts this recompile: it sits on the guard's line (on the
     guarded parameter itself when the guard is about a parameter)."""
-    if _family(sd.code) != "recompile":
+    if _family(sd.code) is not Family.RECOMPILE:
         return False
     path = _real(pd.path)
     targets = [(pd.span.start.line, pd.span.start.column, pd.span.end.column)]
@@ -61,7 +62,7 @@ def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
     function, and the failed guard is an instance of that dimension (``guards.dimensions``)."""
     target, dim = sd.extra.get("target"), sd.extra.get("dimension")
     fn = pd.extra.get("function")
-    if not target or not dim or not fn or _family(sd.code) != "recompile":
+    if not target or not dim or not fn or _family(sd.code) is not Family.RECOMPILE:
         return False
     path, _, qual = str(target).partition("::")
     frame_file = pd.extra.get("frame_file")
@@ -74,7 +75,7 @@ def _predicts(sd: Diagnostic, pd: Diagnostic) -> bool:
     return _recompile_match(sd, pd) or _dimension_match(sd, pd)
 
 
-def _family(code: str) -> str | None:
+def _family(code: str) -> Family | None:
     rule = registry.get(code)
     return getattr(rule, "family", None)
 

@@ -1,6 +1,6 @@
 from tclint.rules import model
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class SyntaxErrorRule(Rule):
@@ -33,6 +33,6 @@ class SyntaxErrorRule(Rule):
     code = model.PARSE_ERROR
     name = "syntax-error"
     summary = "The file cannot be parsed"
-    family = "tclint"
+    family = Family.TCLINT
     region_only = False
     default_severity = Severity.ERROR

@@ -1,6 +1,6 @@
 from tclint.rules import model
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class UnreadableFileRule(Rule):
@@ -33,6 +33,6 @@ class UnreadableFileRule(Rule):
     code = model.UNREADABLE_FILE
     name = "unreadable-file"
     summary = "The file cannot be read as Python source"
-    family = "tclint"
+    family = Family.TCLINT
     region_only = False
     default_severity = Severity.ERROR

@@ -1,6 +1,6 @@
 from tclint.rules import model
 from tclint.rules.model import Applicability
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class UnusedSuppressionRule(Rule):
@@ -34,7 +34,7 @@ class UnusedSuppressionRule(Rule):
     code = model.UNUSED_SUPPRESSION
     name = "unused-suppression"
     summary = "A suppression comment suppresses nothing"
-    family = "tclint"
+    family = Family.TCLINT
     region_only = False
     fix_applicability = Applicability.SAFE
     valid = (

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
 
 
@@ -56,7 +56,7 @@ class TensorToScalar(Rule):
     code = "TC101"
     name = "tensor-to-python-scalar"
     summary = "A tensor's value is turned into a Python number inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0124", "GB0033")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE

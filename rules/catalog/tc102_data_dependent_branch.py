@@ -4,7 +4,7 @@ from typing import NamedTuple
 from tclint.rules import types as T
 from tclint.rules.facts import FrameEffect, Need, Requirement
 from tclint.rules.model import Applicability, Edit, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence, torch_name
 
 
@@ -160,7 +160,7 @@ class DataDependentBranch(Rule):
     code = "TC102"
     name = "data-dependent-control-flow"
     summary = "Python control flow depends on a tensor's value inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0170", "GB0033")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
 
@@ -47,7 +47,7 @@ class TensorToList(Rule):
     code = "TC103"
     name = "tensor-tolist"
     summary = "`.tolist()` copies a tensor into Python inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0109", "GB0033")
     default_severity = Severity.WARNING
     METHODS = frozenset({"tolist"})

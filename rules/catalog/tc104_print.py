@@ -1,5 +1,5 @@
 from tclint.rules.model import Applicability, Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import (
     builtin_call,
     guard_compiling_fix,
@@ -59,7 +59,7 @@ class PrintInCompiledCode(Rule):
     code = "TC104"
     name = "print-in-compiled-code"
     summary = "`print` inside compiled code breaks the graph"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0059",)
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE

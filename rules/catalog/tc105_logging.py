@@ -3,7 +3,7 @@ import re
 
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import guard_compiling_fix, register_logging_fix, remove_statement_fix, short
 
 LOGGER_METHODS = frozenset(
@@ -62,7 +62,7 @@ class LoggingInCompiledCode(Rule):
     code = "TC105"
     name = "logging-in-compiled-code"
     summary = "A logging call inside compiled code breaks the graph, even at a disabled level"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0291", "GB4841")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE

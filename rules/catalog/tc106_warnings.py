@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class WarningsInCompiledCode(Rule):
@@ -34,7 +34,7 @@ class WarningsInCompiledCode(Rule):
     code = "TC106"
     name = "warnings-in-compiled-code"
     summary = "`warnings.warn` inside compiled code breaks the graph"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0007",)
     default_severity = Severity.WARNING
     CALLS = frozenset({"warnings.warn", "warnings.warn_explicit"})

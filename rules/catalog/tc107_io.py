@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import builtin_call
 
 FILE_METHODS = frozenset({"write", "read", "readline", "readlines", "writelines", "flush", "close", "seek"})
@@ -62,7 +62,7 @@ class IOInCompiledCode(Rule):
     code = "TC107"
     name = "io-in-compiled-code"
     summary = "File/terminal I/O or a debugger call inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0059", "GB0156", "GB0007", "GB0142")
     default_severity = Severity.WARNING
     CALLS = frozenset({*CALLS, *(f"builtins.{b}" for b in BUILTINS)})

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 # measured on torch 2.13 (see the truth table and the measurement notes)
 SKIPPED = {
@@ -59,7 +59,7 @@ class UntraceableStdlibCall(Rule):
     code = "TC108"
     name = "untraceable-stdlib-call"
     summary = "A timing, seeding or NumPy-random call Dynamo cannot trace"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0007", "GB0156", "GB0033")
     default_severity = Severity.WARNING
     CALLS = frozenset(SKIPPED) | frozenset(k.replace("numpy.", "np.") for k in SKIPPED if k.startswith("numpy."))

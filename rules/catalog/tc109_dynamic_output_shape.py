@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
 FUNCS = frozenset({"torch.nonzero", "torch.argwhere", "torch.unique", "torch.unique_consecutive", "torch.bincount",
@@ -60,7 +60,7 @@ class DynamicOutputShape(Rule):
     code = "TC109"
     name = "data-dependent-output-shape"
     summary = "An operator whose output size depends on tensor values"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0036",)
     default_severity = Severity.WARNING
     CALLS = FUNCS

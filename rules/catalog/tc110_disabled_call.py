@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class CallToDisabledFunction(Rule):
@@ -42,7 +42,7 @@ class CallToDisabledFunction(Rule):
     code = "TC110"
     name = "call-to-disabled-function"
     summary = "Compiled code calls a function wrapped in torch.compiler.disable"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0098", "GB0099")
     default_severity = Severity.WARNING
 

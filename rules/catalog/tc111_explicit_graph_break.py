@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class ExplicitGraphBreak(Rule):
@@ -33,7 +33,7 @@ class ExplicitGraphBreak(Rule):
     code = "TC111"
     name = "explicit-graph-break"
     summary = "`torch._dynamo.graph_break()` splits the graph on purpose"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0025",)
     default_severity = Severity.INFO
     CALLS = frozenset({"torch._dynamo.graph_break"})

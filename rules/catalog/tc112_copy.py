@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 
@@ -40,7 +40,7 @@ class CopyInCompiledCode(Rule):
     code = "TC112"
     name = "copy-in-compiled-code"
     summary = "`copy.deepcopy` / `copy.copy` of tensors, modules or lists inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB4198", "GB0208", "GB0007")
     default_severity = Severity.WARNING
     CALLS = frozenset({"copy.deepcopy", "copy.copy"})

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
 
 
@@ -42,7 +42,7 @@ class TensorToString(Rule):
     code = "TC113"
     name = "tensor-to-string"
     summary = "A tensor's values are turned into text inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0059", "GB0569", "GB0088")
     default_severity = Severity.WARNING
     CALLS = frozenset({"builtins.str", "builtins.repr", "builtins.format", "builtins.len"})

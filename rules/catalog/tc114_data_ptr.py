@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 
@@ -49,7 +49,7 @@ class DataPtrUse(Rule):
     code = "TC114"
     name = "data-ptr-use"
     summary = "Arithmetic on or comparison of tensor data pointers inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0088", "GB5976")
     default_severity = Severity.ERROR
 

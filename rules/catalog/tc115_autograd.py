@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short, tensor_confidence
 
 
@@ -43,7 +43,7 @@ class AutogradInCompiledCode(Rule):
     code = "TC115"
     name = "autograd-in-compiled-code"
     summary = "`backward()` / `torch.autograd.grad` inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0123", "GB9186")
     default_severity = Severity.WARNING
     METHODS = frozenset({"backward"})

@@ -1,6 +1,6 @@
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 # torch.nn modules that create Parameters in __init__ (constructing one in compiled code breaks)
@@ -49,7 +49,7 @@ class ParameterCreatedInCompiledCode(Rule):
     code = "TC116"
     name = "parameter-created-in-compiled-code"
     summary = "`nn.Parameter` or a parameterised nn module is created inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0264",)
     default_severity = Severity.WARNING
     CALLS = frozenset({"torch.nn.Parameter", *PARAM_MODULES})

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class CompiledGeneratorFunction(Rule):
@@ -43,7 +43,7 @@ class CompiledGeneratorFunction(Rule):
     code = "TC117"
     name = "compiled-generator-function"
     summary = "torch.compile applied to a generator function runs it eagerly"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0003",)
     default_severity = Severity.ERROR
     region_only = False

@@ -3,7 +3,7 @@ import ast
 from tclint.rules import types as T
 from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
 
@@ -44,7 +44,7 @@ class RequiresGradMutation(Rule):
     code = "TC118"
     name = "requires-grad-mutation"
     summary = "Autograd state of a tensor is changed inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0206", "GB0125", "GB8985", "GB0108", "GB0056")
     default_severity = Severity.WARNING
     METHODS = frozenset({"requires_grad_", "retain_grad"})

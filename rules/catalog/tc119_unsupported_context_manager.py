@@ -3,7 +3,7 @@ import ast
 from tclint.rules import types as T
 from tclint.rules.facts import FrameEffect
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 # measured on torch 2.13: GB0208 then GB0142 on the `with` line; the body and the rest of the
@@ -51,7 +51,7 @@ class UnsupportedContextManager(Rule):
     code = "TC119"
     name = "unsupported-context-manager"
     summary = "A context manager Dynamo cannot trace inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0208", "GB0142")
     default_severity = Severity.WARNING
 

@@ -2,7 +2,7 @@ from typing import ClassVar
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 # Libraries whose functions Dynamo cannot see into (C extensions, I/O, serialisation).
 # Measured: scipy.special.expit, json.dumps, ctypes -> GB0156; scipy.ndimage -> many breaks
@@ -51,7 +51,7 @@ class OpaqueLibraryCall(Rule):
     code = "TC120"
     name = "opaque-library-call"
     summary = "A call into a library Dynamo cannot trace"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0156",)
     default_severity = Severity.WARNING
 

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 HOOKS = frozenset(
@@ -50,7 +50,7 @@ class HookRegistrationInCompiledCode(Rule):
     code = "TC121"
     name = "hook-registration-in-compiled-code"
     summary = "A module hook is registered inside compiled code"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0467", "GB0013")
     default_severity = Severity.WARNING
     METHODS = HOOKS

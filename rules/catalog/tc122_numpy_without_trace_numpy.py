@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
 
@@ -39,7 +39,7 @@ class NumpyWithoutTraceNumpy(Rule):
     code = "TC122"
     name = "numpy-without-trace-numpy"
     summary = "`.numpy()` in compiled code with NumPy tracing turned off"
-    family = "graph-break"
+    family = Family.GRAPH_BREAK
     gb_ids = ("GB0105",)
     default_severity = Severity.WARNING
     METHODS = frozenset({"numpy"})

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Fix, Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 
@@ -60,7 +60,7 @@ class IntStateMutatedInCompiledCode(Rule):
     code = "TC201"
     name = "int-state-mutated-in-compiled-code"
     summary = "Compiled code changes an int attribute or global: a recompile on every call"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
 

@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
 
 GROW = frozenset({"append", "extend", "insert", "add", "appendleft", "setdefault", "update"})
@@ -50,7 +50,7 @@ class GrowingContainer(Rule):
     code = "TC202"
     name = "growing-container-in-compiled-code"
     summary = "Compiled code grows a list/dict/buffer kept across calls: a recompile on every call"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.WARNING
     METHODS = GROW
 

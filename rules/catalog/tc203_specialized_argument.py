@@ -1,7 +1,7 @@
 from tclint.rules import callsites
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class SpecializedArgument(Rule):
@@ -48,7 +48,7 @@ class SpecializedArgument(Rule):
     code = "TC203"
     name = "value-specialized-argument"
     summary = "A compiled function's argument is specialised by value: one compile per distinct value"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
     region_only = False

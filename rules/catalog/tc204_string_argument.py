@@ -1,6 +1,6 @@
 from tclint.rules import callsites
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class StringArgument(Rule):
@@ -37,7 +37,7 @@ class StringArgument(Rule):
     code = "TC204"
     name = "string-argument-specialization"
     summary = "A compiled function's str argument: one compiled variant per distinct value"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.INFO
     region_only = False
 

@@ -1,6 +1,6 @@
 from tclint.rules import callsites
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class UnboundedCallArgument(Rule):
@@ -42,7 +42,7 @@ class UnboundedCallArgument(Rule):
     code = "TC205"
     name = "unbounded-argument-at-call-site"
     summary = "A call site passes an unbounded value to a specialised argument of a compiled function"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.ERROR
     region_only = False
 

@@ -1,6 +1,6 @@
 from tclint.rules import callsites
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class BoundedVariants(Rule):
@@ -38,7 +38,7 @@ class BoundedVariants(Rule):
     code = "TC206"
     name = "bounded-compiled-variants"
     summary = "A compiled function is called with a few distinct values of a specialised argument"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.HINT
     region_only = False
 

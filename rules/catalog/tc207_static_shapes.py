@@ -1,6 +1,6 @@
 
 from tclint.rules.model import Applicability, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class StaticShapes(Rule):
@@ -47,7 +47,7 @@ class StaticShapes(Rule):
     code = "TC207"
     name = "static-shape-recompiles"
     summary = "Static shapes requested: every new input size compiles a new variant"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.INFO
     fix_applicability = Applicability.UNSAFE
     region_only = False

@@ -1,6 +1,6 @@
 from tclint.rules import variants
 from tclint.rules.model import RelatedLocation, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class CallContextVariants(Rule):
@@ -43,7 +43,7 @@ class CallContextVariants(Rule):
     code = "TC208"
     name = "call-context-variants"
     summary = "The eager code around calls of a compiled callable makes a bounded set of variants"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.INFO
     region_only = False
 

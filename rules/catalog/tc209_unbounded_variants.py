@@ -1,6 +1,6 @@
 from tclint.rules import variants
 from tclint.rules.model import Applicability, Fix, Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 HOIST = Fix("Hoist `torch.compile` out of the loop and reuse one compiled module (the module is built from loop values, "
             "so its parameter shapes differ per iteration: use one module of the largest shape, sliced)",
@@ -57,7 +57,7 @@ class UnboundedVariants(Rule):
     fix_applicability = Applicability.DISPLAY_ONLY
     name = "unbounded-variants"
     summary = "Eager code rebinds a guarded global or compiles a new instance per iteration: unbounded variants"
-    family = "recompile"
+    family = Family.RECOMPILE
     default_severity = Severity.ERROR
     region_only = False
 

@@ -1,5 +1,5 @@
 from tclint.rules.model import Applicability, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 FORBIDDEN = {
     "torch._dynamo.mark_dynamic": "mark_dynamic",
@@ -54,7 +54,7 @@ class ForbiddenCallableInCompiledCode(Rule):
     code = "TC301"
     name = "forbidden-callable-in-compiled-code"
     summary = "A compile-control API is called inside compiled code: a hard error"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     CALLS = frozenset(FORBIDDEN)

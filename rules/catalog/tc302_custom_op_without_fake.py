@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class CustomOpWithoutFake(Rule):
@@ -39,7 +39,7 @@ class CustomOpWithoutFake(Rule):
     code = "TC302"
     name = "custom-op-without-fake"
     summary = "A custom op without a fake implementation cannot be compiled"
-    family = "compile-api"
+    family = Family.COMPILE_API
     gb_ids = ("GB4315",)
     default_severity = Severity.ERROR
     region_only = False

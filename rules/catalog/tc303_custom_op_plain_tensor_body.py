@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Lifecycle, Rule
 
 OPAQUE_HINTS = ("numpy", "cpu", "tolist", "item", "data_ptr", "ctypes", "triton", "cuda", "_C", "ops", "extension", "load")
 
@@ -37,9 +37,9 @@ class CustomOpPlainTensorBody(Rule):
     code = "TC303"
     name = "custom-op-plain-tensor-body"
     summary = "A custom op wraps plain tensor code: an opaque fusion boundary for nothing"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.HINT
-    lifecycle = "preview"
+    lifecycle = Lifecycle.PREVIEW
     region_only = False
 
     def visit_FunctionDef(self, node, ctx):

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Lifecycle, Rule
 
 
 class CustomOpWithoutOpcheck(Rule):
@@ -37,9 +37,9 @@ class CustomOpWithoutOpcheck(Rule):
     code = "TC304"
     name = "custom-op-without-opcheck"
     summary = "A custom op that no torch.library.opcheck call tests"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.HINT
-    lifecycle = "preview"
+    lifecycle = Lifecycle.PREVIEW
     region_only = False
 
     def project_check(self, project):

@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Lifecycle, Rule
 
 
 class AllowInGraphOnUserCode(Rule):
@@ -37,10 +37,10 @@ class AllowInGraphOnUserCode(Rule):
     code = "TC305"
     name = "allow-in-graph-on-user-code"
     summary = "`allow_in_graph` on project code skips Dynamo's safety checks"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.WARNING
     region_only = False
-    lifecycle = "preview"  # a correctness hazard with nothing to observe on a correct function
+    lifecycle = Lifecycle.PREVIEW  # a correctness hazard with nothing to observe on a correct function
     CALLS = frozenset({"torch.compiler.allow_in_graph"})
 
     def visit_FunctionDef(self, node, ctx):

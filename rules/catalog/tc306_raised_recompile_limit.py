@@ -1,7 +1,7 @@
 import ast
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 LIMITS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256, "accumulated_cache_size_limit": 256}
 
@@ -39,7 +39,7 @@ class RaisedRecompileLimit(Rule):
     code = "TC306"
     name = "raised-recompile-limit"
     summary = "Raising the recompile limit hides the guard failures behind it"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.WARNING
     region_only = False
 

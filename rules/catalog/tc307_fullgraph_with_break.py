@@ -2,7 +2,7 @@ from tclint.rules import registry
 from tclint.rules.catalog.tc103_tolist import captured_when_scalars_are
 from tclint.rules.model import RelatedLocation, Severity
 from tclint.rules.project import span_of
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Lifecycle, Rule
 
 # Breaks that fullgraph=True tolerates, because it turns on scalar and dynamic-output-shape
 # capture (measured: .item() not in control flow, float(t), nonzero, unique, boolean masks,
@@ -46,7 +46,7 @@ class FullgraphWithGraphBreak(Rule):
     code = "TC307"
     name = "fullgraph-with-graph-break"
     summary = "fullgraph=True on code that graph-breaks: the compiled call raises"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.ERROR
     region_only = False
 
@@ -60,7 +60,7 @@ class FullgraphWithGraphBreak(Rule):
                 if cand.func != fn.qualname or cand.code in TOLERATED:
                     continue
                 rule = registry.get(cand.code)
-                if rule is None or rule.family != "graph-break" or rule.lifecycle != "stable":
+                if rule is None or rule.family is not Family.GRAPH_BREAK or rule.lifecycle is not Lifecycle.STABLE:
                     continue
                 if cand.code == "TC103" and captured_when_scalars_are(cand):
                     continue

@@ -1,6 +1,6 @@
 
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class CudaSyncInCompiledCode(Rule):
@@ -41,7 +41,7 @@ class CudaSyncInCompiledCode(Rule):
     code = "TC308"
     name = "cuda-sync-in-compiled-code"
     summary = "An unguarded CUDA synchronize inside compiled code fails on machines without CUDA"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.WARNING
     CALLS = frozenset({"torch.cuda.synchronize"})
 

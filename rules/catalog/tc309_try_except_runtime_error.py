@@ -2,7 +2,7 @@ import ast
 
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 CATCH_ALL = frozenset({"RuntimeError", "Exception", "BaseException"})
 
@@ -44,7 +44,7 @@ class TryExceptAroundTensorOps(Rule):
     code = "TC309"
     name = "try-except-around-tensor-ops"
     summary = "try/except RuntimeError around tensor ops behaves differently under compile"
-    family = "compile-api"
+    family = Family.COMPILE_API
     gb_ids = ("GB4315",)
     default_severity = Severity.WARNING
 

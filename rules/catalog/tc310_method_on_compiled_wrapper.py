@@ -1,5 +1,5 @@
 from tclint.rules.model import Applicability, Fix, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class MethodOnCompiledWrapper(Rule):
@@ -42,7 +42,7 @@ class MethodOnCompiledWrapper(Rule):
     code = "TC310"
     name = "method-call-on-compiled-wrapper"
     summary = "A method other than forward called on a torch.compile wrapper runs eagerly"
-    family = "compile-api"
+    family = Family.COMPILE_API
     default_severity = Severity.WARNING
     region_only = False
     fix_applicability = Applicability.SAFE

@@ -1,6 +1,6 @@
 from tclint.rules import types as T
 from tclint.rules.model import Severity
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 
 class UnresolvedCompileTarget(Rule):
@@ -39,7 +39,7 @@ class UnresolvedCompileTarget(Rule):
     code = "TC311"
     name = "compile-target-not-resolved"
     summary = "tclint cannot tell what a compile site compiles, so that code is not checked"
-    family = "tclint"
+    family = Family.TCLINT
     default_severity = Severity.INFO
     region_only = False
 

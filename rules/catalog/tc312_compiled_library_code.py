@@ -1,5 +1,5 @@
 from tclint.rules.model import Confidence, Diagnostic, RelatedLocation, Severity, Span
-from tclint.rules.rule import Example, Rule
+from tclint.rules.rule import Example, Family, Rule
 
 # confidence names in rank order (Confidence is a str enum: its values are these names)
 _RANK = {"low": 0, "medium": 1, "high": 2}
@@ -52,7 +52,7 @@ class CompiledLibraryCode(Rule):
     code = "TC312"
     name = "compiled-library-code"
     summary = "a compiled region reaches installed library code that holds graph breaks or recompile hazards"
-    family = "tclint"
+    family = Family.TCLINT
     default_severity = Severity.WARNING
     region_only = False
 

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class ProbeGraphBreak(Rule):
@@ -42,7 +42,7 @@ class ProbeGraphBreak(Rule):
     code = "TC901"
     name = "probe-graph-break"
     summary = "The probe saw TorchDynamo break the graph here"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     default_severity = Severity.WARNING
     torch_versions = ">=2.6 (GB ids: >=2.8)"

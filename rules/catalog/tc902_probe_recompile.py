@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class ProbeRecompile(Rule):
@@ -44,6 +44,6 @@ class ProbeRecompile(Rule):
     code = "TC902"
     name = "probe-recompile"
     summary = "The probe saw a function recompile because a guard failed"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     default_severity = Severity.WARNING

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class RecompileLimitHit(Rule):
@@ -34,7 +34,7 @@ class RecompileLimitHit(Rule):
     code = "TC903"
     name = "recompile-limit-hit"
     summary = "The probe saw a function exceed the recompile limit and fall back to eager"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     gb_ids = ("GB0039",)
     default_severity = Severity.ERROR

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class ProbeHardError(Rule):
@@ -36,6 +36,6 @@ class ProbeHardError(Rule):
     code = "TC904"
     name = "probe-hard-error"
     summary = "The probe saw torch.compile raise an error (not a graph break)"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     default_severity = Severity.ERROR

@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class EagerCompiledMismatch(Rule):
@@ -35,6 +35,6 @@ class EagerCompiledMismatch(Rule):
     code = "TC905"
     name = "eager-compiled-mismatch"
     summary = "Eager and compiled results differ"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     default_severity = Severity.ERROR

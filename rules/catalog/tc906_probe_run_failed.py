@@ -1,5 +1,5 @@
 from tclint.rules.model import Severity
-from tclint.rules.rule import Rule
+from tclint.rules.rule import Family, Rule
 
 
 class ProbeRunFailed(Rule):
@@ -32,6 +32,6 @@ class ProbeRunFailed(Rule):
     code = "TC906"
     name = "probe-run-failed"
     summary = "The probed run did not complete normally"
-    family = "probe"
+    family = Family.PROBE
     region_only = False
     default_severity = Severity.WARNING

@@ -57,7 +57,7 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
         "help": {"text": rule.doc(), "markdown": rule.doc()},
         "defaultConfiguration": {"level": _LEVEL[rule.default_severity]},
         "properties": {
-            "tags": [rule.family, rule.lifecycle],
+            "tags": [rule.family.value, rule.lifecycle.value],
             "gb_ids": list(rule.gb_ids),
             "torch_versions": rule.torch_versions,
         },

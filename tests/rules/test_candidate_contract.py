@@ -15,6 +15,7 @@ from tclint.rules import types as T
 from tclint.rules.engine import severity_and_heat
 from tclint.rules.facts import Candidate, FileFacts, FrameEffect, Loc, Need, Requirement
 from tclint.rules.model import Severity
+from tclint.rules.ruletypes import Family
 
 from tests.helpers import ROOT
 from tests.helpers.lintutil import lint_code
@@ -31,7 +32,7 @@ class _Region:
 
 
 def _rule(family: str = "graph-break", default: Severity = Severity.WARNING) -> SimpleNamespace:
-    return SimpleNamespace(family=family, default_severity=default)
+    return SimpleNamespace(family=Family(family), default_severity=default)
 
 
 def _cand(**kw) -> Candidate:
