@@ -3,7 +3,7 @@ from tclint.rules.model import Severity
 from tclint.rules.rule import Family, Rule
 
 
-class SyntaxErrorRule(Rule):
+class UnparsableFile(Rule):
     """
     ## What it does
     Reports a file that Python cannot parse, at the position of the syntax error.

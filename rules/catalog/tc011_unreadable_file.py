@@ -3,7 +3,7 @@ from tclint.rules.model import Severity
 from tclint.rules.rule import Family, Rule
 
 
-class UnreadableFileRule(Rule):
+class UnreadableFile(Rule):
     """
     ## What it does
     Reports a file that could not be read as Python source: not valid UTF-8 (or its declared

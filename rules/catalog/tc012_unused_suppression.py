@@ -3,7 +3,7 @@ from tclint.rules.model import Applicability
 from tclint.rules.rule import Example, Family, Rule
 
 
-class UnusedSuppressionRule(Rule):
+class UnusedSuppression(Rule):
     """
     ## What it does
     Reports `# noqa: TCxxx` comments, file-level `# tclint: noqa: TCxxx` comments and

@@ -19,3 +19,8 @@ def test_they_read_as_their_values():
     assert str(Family.GRAPH_BREAK) == f"{Family.GRAPH_BREAK}" == "graph-break"
     assert json.dumps([Family.COMPILE_API, Lifecycle.PREVIEW]) == '["compile-api", "preview"]'
     assert Family("recompile") is Family.RECOMPILE
+
+
+def test_rule_classes_are_named_by_what_they_find():
+    """Like every other rule class (``DataDependentBranch``, ``TensorToList``), never ``...Rule``."""
+    assert [r.__name__ for r in registry.all_rules() if r.__name__.endswith("Rule")] == []
