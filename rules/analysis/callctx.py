@@ -13,6 +13,8 @@ else "b"``), and which classes read ``self.training`` (a module whose graph depe
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 
 from tclint.rules.facts import VariantFacts
 
@@ -189,12 +191,54 @@ def _module_dicts(tree: ast.Module) -> list[str]:
     return out
 
 
+# what makes a line worth scanning outside grad/autocast blocks: a `a if c else b` choice (an
+# `else` that does not open a block), a cast, a buffer, a compile, a read of `.training` (and, added
+# per file, the names of rebound globals); plain substring searches, no regex over the whole text
+_LINE_WORDS = ("else", ".half(", ".double(", ".bfloat16(", ".float(", ".to(", ".type(", ".cuda(", ".cpu(", "requires_grad",
+               "register_buffer", "compile(", ".training")
+_GLOBAL_DECL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)$", re.M)
+
+
+def _interesting_lines(text: str, names: set[str], words: tuple[str, ...] = _LINE_WORDS) -> list[int]:
+    """The sorted 1-based numbers of the lines the expression scan must look at (a superset: a
+    name found inside a longer word only costs a scan)."""
+    starts = None
+    hits: set[int] = set()
+    for word in (*words, *names):
+        at = text.find(word)
+        if at < 0:
+            continue
+        if starts is None:
+            starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        while at >= 0:
+            after = at + len(word)
+            if word != "else" or text[after:after + 8].lstrip(" \t")[:1] != ":":
+                hits.add(bisect.bisect_right(starts, at))
+            at = text.find(word, after)
+    return sorted(hits)
+
+
+def _rebound_names(tree: ast.Module, text: str, flags: list[str]) -> set[str]:
+    """Names a function declares ``global``, flag dicts, and names assigned in module-level loops:
+    the only globals whose reads the pass records."""
+    names = {n.strip() for m in _GLOBAL_DECL.finditer(text) for n in m.group(1).split(",") if n.strip()} if "global" in text else set()
+    names.update(flags)
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.For, ast.While)):
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+    return names
+
+
 class _Pass:
     """Statements are walked one by one (they carry the with-contexts, loops and scopes);
     the expressions inside a statement are scanned flat with ``ast.walk``."""
 
-    def __init__(self, char_col) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, char_col, lines: list[int] | None = None, globals_: set[str] | None = None) -> None:  # type: ignore[no-untyped-def]
         self.char_col = char_col
+        self.lines = lines  # None: scan every expression
+        self.globals = globals_ or set()
         self.facts = VariantFacts()
         self.ctx: list[str] = []
         self.loaders: list[dict[str, str]] = [{}]  # per function scope: loader name -> DataLoader position
@@ -414,13 +458,20 @@ class _Pass:
     def scan(self, root: ast.AST) -> None:
         """Record every call (and ``self.training`` read) in an expression; a lambda's body runs
         where the lambda is called, so its calls get no context from here."""
+        lines = self.lines
+        if lines is not None and not (self.ctx or self.batches[-1] or self.marks[-1]):
+            first = getattr(root, "lineno", None)
+            if first is not None:
+                i = bisect.bisect_left(lines, first)
+                if i == len(lines) or lines[i] > root.end_lineno:  # type: ignore[attr-defined]
+                    return  # nothing on these lines can matter here
         in_lambda: set[int] = set()
-        reads = self.reads.setdefault(self.funcs[-1], set()) if self.funcs and not self.declared[-1] else None
+        reads = self.reads.setdefault(self.funcs[-1], set()) if self.funcs and self.globals and not self.declared[-1] else None
         for node in ast.walk(root):
             if isinstance(node, ast.Call):
                 self.call(node, id(node) not in in_lambda)
             elif isinstance(node, ast.Name):
-                if reads is not None and isinstance(node.ctx, ast.Load):
+                if reads is not None and node.id in self.globals and isinstance(node.ctx, ast.Load):
                     reads.add(node.id)
             elif isinstance(node, ast.Attribute):
                 if node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls:
@@ -429,14 +480,16 @@ class _Pass:
                 in_lambda.update(id(n) for n in ast.walk(node.body))
 
     def call(self, node: ast.Call, here: bool) -> None:
-        key = f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
+        key = f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}" if self.ctx or self.batches[-1] else ""
         if self.ctx and here:
             self.facts.contexts[key] = tuple(self.ctx)
+        if not (node.args or node.keywords):
+            return
+        key = key or f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
         picks = _choices(node)
         if picks:
             self.facts.choices[key] = picks
-        if node.args or node.keywords:
-            self.call_args(node, key)
+        self.call_args(node, key)
         batches = self.batches[-1]
         if batches:
             fed = []
@@ -506,7 +559,8 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     flags = [n for n in _module_dicts(tree) if f"{n}[" in text] if "{" in text else []
     if not flags and not any(word in text for word in WALK_WORDS):
         return _cheap(tree, char_col, module, text)
-    p = _Pass(char_col)
+    names = _rebound_names(tree, text, flags)
+    p = _Pass(char_col, _interesting_lines(text, names), names)
     p.flag_dicts.update(flags)
     p.body(tree.body)
     return p.finish(module)
@@ -517,11 +571,17 @@ def _cheap(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts: 
     constant choices in call arguments, and the classes whose source mentions ``self.training``."""
     facts = VariantFacts()
     lines = text.splitlines() if "self.training" in text else None
+    choice_lines = _interesting_lines(text, set(), ("else",))  # a `a if c else b` is on (or spans) one of them
     readers = []
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
     while stack:
         node, cls = stack.pop()
         for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is not None and (lines is None or isinstance(child, ast.expr)):
+                i = bisect.bisect_left(choice_lines, first)
+                if i == len(choice_lines) or choice_lines[i] > child.end_lineno:  # type: ignore[attr-defined]
+                    continue  # no choice in it, and (an expression) no class either
             if isinstance(child, ast.Call) and (child.args or child.keywords):
                 picks = _choices(child)
                 if picks:
