@@ -68,20 +68,34 @@ def parse(path: str) -> ast.Module | None:
     return tree
 
 
+_PARENTS: dict[int, tuple[ast.AST, dict[int, ast.AST]]] = {}  # id(tree or function) -> (it, child -> parent)
+_FUNCTIONS: dict[int, tuple[ast.Module, list[ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+_GUARDS: dict[tuple[str, int], tuple[Any, ...]] = {}
+_SELF_CONFIG: dict[int, tuple[ast.AST, dict[str, str]]] = {}
+
+
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """Child id -> parent node, memoised per tree (a library file is asked about many sites)."""
+    hit = _PARENTS.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
     out: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             out[id(child)] = node
+    _PARENTS[id(tree)] = (tree, out)
     return out
 
 
 def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    hit = _FUNCTIONS.get(id(tree))
+    if hit is None or hit[0] is not tree:
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        hit = _FUNCTIONS[id(tree)] = (tree, funcs)
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno > best.lineno:
-                best = node
+    for node in hit[1]:
+        if node.lineno <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno > best.lineno):
+            best = node
     return best
 
 
@@ -100,6 +114,15 @@ def guards(path: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef
     tree = parse(path)
     if tree is None:
         return None, []
+    memo = _GUARDS.get((path, line))
+    if memo is not None and memo[0] is tree:
+        return memo[1], memo[2]
+    fn, out = _guards(tree, line)
+    _GUARDS[(path, line)] = (tree, fn, out)
+    return fn, out
+
+
+def _guards(tree: ast.Module, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
     fn = _function_at(tree, line)
     if fn is None:
         return None, []
@@ -434,11 +457,19 @@ BOTH = object()  # a condition true at some of the user's calls and false at oth
 
 def _self_config(path: str, fn: ast.AST) -> dict[str, str]:
     """``self.attr = config.X`` (or ``self.config.X``) in the ``__init__`` of the method's class."""
+    hit = _SELF_CONFIG.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
     tree = parse(path)
-    if tree is None:
-        return {}
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef) and fn in cls.body:
+    found = _self_config_of(tree, fn) if tree is not None else {}
+    _SELF_CONFIG[id(fn)] = (fn, found)
+    return found
+
+
+def _self_config_of(tree: ast.Module, fn: ast.AST) -> dict[str, str]:
+    parent = _parents(tree).get(id(fn))
+    for cls in (parent,) if isinstance(parent, ast.ClassDef) else ():
+        if fn in cls.body:
             init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
             out = {}
             for n in ast.walk(init) if init is not None else ():
