@@ -16,6 +16,7 @@ workspace therefore gets its own project(s), configuration and editor settings.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -39,6 +40,8 @@ from tclint.rules.engine import (
 from tclint.rules.facts import FileFacts
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 from tclint.rules.project import Project
+from tclint.rules.project_delta import interface_equal, replay_rewalks, swap_file
+from tclint.rules.rewalks import Rewalks
 from tclint.server import fixcheck
 from tclint.server.codes import file_error_codes
 from tclint.server.incremental import IncrementalAnalyzer, Snapshot, diff_lines, split_lines
@@ -111,6 +114,8 @@ class Root:
         self.generation = 0  # bumped whenever the project changes
         self._indexing: tuple[float, int] | None = None  # (started, files) of the index under way
         self.open_text: Callable[[str], str | None] = lambda path: None  # an open buffer's text (set by Workspace)
+        self.rewalks: Rewalks | None = None  # the type refinement's re-walks, kept across edits
+        self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -251,6 +256,38 @@ class Root:
     # -- the project
     def invalidate(self) -> None:
         self._project = None
+        self._swaps.clear()
+
+    def set_open(self, path: str, facts: FileFacts) -> None:
+        """New facts of an open buffer.  With the interface of those the project was built with
+        (``project_delta``: only candidates differ), the project is kept and the facts swapped in
+        when it is next asked for; otherwise it is built again."""
+        previous = self._swaps.get(path) or self.current_facts(path)
+        self.open[path] = facts
+        if self._project is not None and previous is not None and interface_equal(previous, facts):
+            self._swaps[path] = facts
+        else:
+            self.invalidate()
+
+    def _swapped(self) -> bool:
+        """The pending swaps applied to the last project (``project_delta``); False when that
+        cannot be done exactly (the project must be built again)."""
+        project = self._project
+        if project is None or project.settings.follow_libraries:
+            return False
+        for path, facts in self._swaps.items():
+            replayed = replay_rewalks(project, path, self._reanalyze)
+            if replayed is False:
+                return False
+            swap_file(project, facts if replayed is None else replayed)
+        self._swaps.clear()
+        try:
+            self._cross = project_diagnostics(project)
+        except Exception:  # a cross-file rule failed: keep the per-file findings
+            log.exception("cross-file rules failed")
+            self._cross = {}
+        self.generation += 1
+        return True
 
     def facts(self) -> list[FileFacts]:
         out = [facts for path, (_d, facts) in self.disk.items() if path not in self.open]
@@ -258,6 +295,8 @@ class Root:
         return out
 
     def project(self) -> tuple[Project, dict[str, list[Diagnostic]]]:
+        if self._swaps and not self._swapped():
+            self.invalidate()
         if self._project is None:
             project = Project(self.facts(), self.root_settings())
             project.build()
@@ -283,13 +322,32 @@ class Root:
 
     def _reanalyze(self, ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
         """A file walked again with what the project pass learnt (``tclint.rules.argflow``): the
-        open buffer's text, else the file on disk."""
+        open buffer's text, else the file on disk.  A walk with the inputs of an earlier one (the
+        same text, seeds and answers: every file but the edited one, after an edit) is reused
+        (``tclint.rules.rewalks``)."""
         settings = self.settings_for(ff.path)
+        predicates = settings.compiling_predicates
         text = self.open_text(ff.path) if ff.path in self.open else None
-        src = SourceText(ff.path, text) if text is not None else read_source(ff.path, None, settings.max_file_size)
-        if src.text is None:
-            return None
-        return analyze_source(src, ff.module, ff.is_package, ff.root, settings.compiling_predicates, seeds, returns_of)
+        if text is not None:
+            src = SourceText(ff.path, text)
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        else:
+            on_disk = self.disk.get(ff.path)
+            digest = on_disk[0] if on_disk is not None else ""
+            src = None
+        key = f"{digest}|{ff.module}|{ff.is_package}|{ff.root}|{sorted(predicates)}" if digest else None
+
+        def walk(asked: Any) -> FileFacts | None:
+            # a file on disk is read when it is walked (its facts in the root are of ``digest``:
+            # a change on disk is indexed again, under a new digest, when the watcher reports it)
+            current = src if src is not None else read_source(ff.path, None, settings.max_file_size)
+            if current.text is None:
+                return None
+            return analyze_source(current, ff.module, ff.is_package, ff.root, predicates, seeds, asked)
+
+        if self.rewalks is None:
+            self.rewalks = Rewalks()
+        return self.rewalks.walk(key, ff.path, seeds, returns_of, walk)
 
     def current_facts(self, path: str) -> FileFacts | None:
         if path in self.open:
@@ -417,6 +475,7 @@ class Workspace:
             root.resolver = EditorResolver(self.editor_for(root.path))
             root._cache_checked = False
             root._cache = None
+            root.rewalks = None
             root.disk.clear()
             root.discovered = False
             root.pending.clear()
@@ -542,8 +601,7 @@ class Workspace:
             state.diagnostics = diags
             return LintOutput(path, text, version, diags, settings, parse_error=True, mode=outcome.mode, elapsed=time.perf_counter() - started)
         if root.open.get(path) is not outcome.facts:
-            root.open[path] = outcome.facts
-            root.invalidate()
+            root.set_open(path, outcome.facts)
         state.last_good_text = text  # before the project is built: its re-walks read this text
         diags, settings = root.diagnostics(path, src, outcome.facts, outcome.snapshot)
         state.last_good = diags

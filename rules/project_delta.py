@@ -1,0 +1,83 @@
+"""An edit that leaves a file's interface unchanged: the project pass is not run again.
+
+What other files see of a file -- and what the project pass (``tclint.rules.project``), the type
+refinement (``tclint.rules.argflow``) and the cross-file rules read of it -- is every field of its
+``FileFacts`` but ``candidates``: its definitions, calls, parameters, returns, class bases and
+attributes, compile / disable sites, aliases, module variables, positions included.  Candidates
+are read across files too, but only by computations that are cheap and per project (frames
+dropped by a callee's break, ``fullgraph`` sites that break, the variant analysis): they are kept
+in ``Project.memo`` or computed by ``project_diagnostics``, and are recomputed here.
+
+So when an edit changes only a file's candidates (typing inside a function body without adding
+a call or changing a line count), the regions, resolutions and refinement rounds of the last
+project pass are those a full pass would compute; ``swap_file`` puts the new facts in place of the
+old ones in that project and drops the per-project results that read candidates.  A file the
+refinement walked again is walked again with the inputs of each of its walks in that pass (the
+``argflow`` trace); when every such walk gives facts with the same interface as before, the pass is
+still the same, else the caller runs it from scratch.  Positions are part of the interface: an
+edit that moves lines is a change (positions are in region chains, labels and related locations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any, Literal
+
+from tclint.rules.facts import FileFacts
+from tclint.rules.project import Project
+
+INTERFACE_FIELDS = tuple(f.name for f in fields(FileFacts) if f.name != "candidates")
+KEPT_MEMO = ("argflow_rewalked", "argflow_trace")  # refinement state, not derived from candidates
+
+
+def interface_equal(old: FileFacts, new: FileFacts) -> bool:
+    """Do two facts of one file agree on everything but their candidates?"""
+    if old is new:
+        return True
+    return all(getattr(old, name) == getattr(new, name) for name in INTERFACE_FIELDS)
+
+
+Rewalk = Callable[[FileFacts, Any, Any], "FileFacts | None"]
+
+
+def replay_rewalks(project: Project, path: str, rewalk: Rewalk) -> FileFacts | None | Literal[False]:
+    """The last re-walk of ``path`` done again on its new text with the inputs each of its walks
+    had in the pass that built ``project``: the new refined facts, None when ``path`` was not
+    walked again, False when a walk's interface differs (the pass must be run again)."""
+    trace = project.memo.get("argflow_trace") or {}
+    steps = trace.get(path)
+    if not steps:
+        return None
+    last: FileFacts | None = None
+    replayed = []
+    for before, seeds, returns_of, result in steps:
+        new = rewalk(before, seeds, returns_of)
+        if new is None or not interface_equal(result, new):
+            return False
+        replayed.append((before, seeds, returns_of, new))
+        last = new
+    trace[path] = replayed
+    return last
+
+
+def swap_file(project: Project, new: FileFacts) -> None:
+    """Put ``new`` (facts with the interface of the project's facts of its path) in the project in
+    place of those, and drop the per-project results derived from candidates."""
+    path = new.path
+    old = project.files.get(path)
+    project.files[path] = new
+    if old is not None and old.error is None:
+        same = project.by_module.get(old.module)
+        if same is not None:
+            project.by_module[old.module] = [new if ff is old else ff for ff in same]
+    if new.error is None:
+        for qual, fn in new.functions.items():
+            project.functions[f"{path}::{qual}"] = (new, fn)
+        for qual, cls in new.classes.items():
+            project.classes[f"{path}::{qual}"] = (new, cls)
+        for site in new.compile_sites:
+            if site.id in project.sites:
+                project.sites[site.id] = (new, site)
+    for key in [k for k in project.memo if k not in KEPT_MEMO]:
+        del project.memo[key]

@@ -1,0 +1,319 @@
+"""The language server's incremental project pass equals a from-scratch pass, edit after edit.
+
+A copy of part of a real tree (``torch/nn/modules`` of the installed torch, every ``forward``
+assumed compiled, plus a script compiling a Transformer) is the workspace.  Random edits of random
+files -- a statement inserted or deleted (lines move), a function renamed, a compile site added,
+a call broken, a finding added without moving a line (the interface kept: the project is reused)
+-- go to the server's ``Workspace`` as open buffers; after each one, every file's diagnostics and
+the project's regions are compared with a pass computed from scratch over the same texts (fresh
+``Project``, ``argflow.refine`` walking files without reuse, ``project_diagnostics``,
+``diagnose_file``).  Edits that do not parse are skipped (the server keeps the last text that
+parsed, which the from-scratch pass does not model).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import random
+import re
+import shutil
+
+import pytest
+from tclint.rules import argflow
+from tclint.rules.discovery import module_for
+from tclint.rules.engine import SourceText, analyze_source, diagnose_file, project_diagnostics
+from tclint.rules.project import Project
+from tclint.server.workspace import Workspace
+
+MODULES = ("container.py", "linear.py", "normalization.py", "dropout.py", "transformer.py", "flatten.py",
+           "distance.py", "pixelshuffle.py", "utils.py")
+TRAIN = """import torch
+from torch.nn.modules.transformer import Transformer, TransformerEncoderLayer
+from torch.nn.modules.linear import Linear
+
+model = torch.compile(Transformer(d_model=16, nhead=2))
+layer = TransformerEncoderLayer(16, 2)
+"""
+# A user's model on top of it, where the cross-file parts matter: helpers in another file whose
+# parameter types flow in from the compiled code (argflow seeds) and whose return types decide a
+# branch, blocks called from a loop (a break there drops the caller's frame), fullgraph=True.
+MODEL = """import torch
+from torch.nn.modules.linear import Linear
+from helpers import gate, scale_of
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.lin(x)
+        g = gate(h)
+        out = h * g
+        return out
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(8)
+
+    def forward(self, x):
+        for _ in range(4):
+            x = self.block(x)
+        n = x.sum().item()
+        return x * n
+
+
+class Head(torch.nn.Module):
+    def forward(self, x):
+        s = scale_of(torch.ones(4))
+        if s > 0:
+            x = x * 2
+        return x
+
+
+net = torch.compile(Net())
+head = torch.compile(Head(), fullgraph=True)
+"""
+HELPERS = """import torch
+
+
+def gate(h):
+    y = h.mean(-1)
+    return y
+
+
+def scale_of(h):
+    m = h * 2
+    return m
+"""
+# Each invalidation path taken once, in order, before the random edits (file, old, new):
+SCRIPTED = (
+    # only candidates change (the project is kept): a break in a block called from Net's loop drops
+    # Net.forward's frame, which shadows its TC101 (per-project results must be recomputed)
+    ("model.py", "        g = gate(h)\n", "        g = gate(h); v = h.sum().item()\n"),
+    # a return type changes: model.py, unchanged, is walked with another answer about scale_of
+    ("helpers.py", "    return m\n", "    return 0\n"),
+    ("helpers.py", "    return 0\n", "    return m\n"),
+    # an argument changes: helpers.py, unchanged, is walked with other parameter types
+    ("model.py", "        s = scale_of(torch.ones(4))\n", "        s = scale_of(0)\n"),
+    ("model.py", "        g = gate(h); v = h.sum().item()\n", "        g = gate(h)\n"),
+)
+STEPS = 40
+
+
+def _torch_nn_modules() -> str | None:
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = os.path.join(list(spec.submodule_search_locations)[0], "nn", "modules")
+    return folder if all(os.path.isfile(os.path.join(folder, m)) for m in MODULES) else None
+
+
+@pytest.fixture
+def tree(tmp_path):
+    source = _torch_nn_modules()
+    if source is None:
+        pytest.skip("torch's sources are not installed")
+    pkg = tmp_path / "torch" / "nn" / "modules"
+    pkg.mkdir(parents=True)
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    (tmp_path / "torch" / "nn" / "__init__.py").write_text("")
+    shutil.copy(os.path.join(source, "__init__.py"), pkg / "__init__.py")
+    for name in MODULES:
+        shutil.copy(os.path.join(source, name), pkg / name)
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "t"\n\n[tool.tclint]\nassume-compiled = ["torch.nn.modules.*:*.forward"]\n'
+    )
+    return tmp_path
+
+
+def _files(root) -> dict[str, str]:
+    out = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as fh:
+                    out[path] = fh.read()
+    return dict(sorted(out.items()))
+
+
+_FIRST: dict[tuple[str, str], object] = {}
+
+
+def _first_walk(path: str, text: str, predicates):
+    """A file's own facts (a pure function of its text: computed once per text)."""
+    key = (path, text)
+    if key not in _FIRST:
+        module, is_package, root = module_for(path)
+        _FIRST[key] = analyze_source(SourceText(path, text), module, is_package, root, predicates)
+    return _FIRST[key]
+
+
+def from_scratch(texts: dict[str, str], ws_root) -> tuple[dict[str, list], dict[str, tuple]]:
+    """Every file's diagnostics and the regions, by a project pass that reuses nothing."""
+    settings = ws_root.root_settings()
+    facts = [_first_walk(p, t, ws_root.settings_for(p).compiling_predicates) for p, t in texts.items()]
+    project = Project(facts, settings)
+    project.build()
+
+    def reanalyze(ff, seeds, returns_of):
+        predicates = ws_root.settings_for(ff.path).compiling_predicates
+        return analyze_source(SourceText(ff.path, texts[ff.path]), ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+
+    project = argflow.refine(project, reanalyze)
+    cross = project_diagnostics(project)
+    rewalked = project.memo.get(argflow.REWALKED, ())
+    out = {}
+    for ff in facts:
+        mine = project.files[ff.path] if ff.path in rewalked else ff
+        out[ff.path] = diagnose_file(mine, project, cross, ws_root.settings_for(ff.path), SourceText(ff.path, texts[ff.path]))
+    return out, _regions(project)
+
+
+def _regions(project: Project) -> dict[str, tuple]:
+    return {key: (project.chain_text(r), r.site.id if r.site else None, r.multiplier, r.loop_caller, r.fullgraph, r.depth)
+            for key, r in project.regions.items()}
+
+
+def incremental(ws: Workspace, texts: dict[str, str], root_path: str) -> tuple[dict[str, list], dict[str, tuple]]:
+    root = ws.roots[root_path]
+    out = {path: root.diagnostics(path, SourceText(path, text))[0] for path, text in texts.items()}
+    return out, _regions(root.project()[0])
+
+
+# -- the edits -----------------------------------------------------------------------------------
+_DEF = re.compile(r"^(\s*)def (\w+)\(")
+_SIMPLE = re.compile(r"^(\s+)([\w.]+) = [^\n]*[\w)\]]$")  # `    name = value` on one line
+
+
+def _body_lines(lines: list[str]) -> list[int]:
+    """Lines holding a one-line assignment inside a function body, followed by a line of the same
+    indentation (safe to duplicate, delete or extend)."""
+    out = []
+    for i, line in enumerate(lines[:-1]):
+        m = _SIMPLE.match(line)
+        if m and len(m.group(1)) >= 8 and lines[i + 1].startswith(m.group(1)) and not lines[i + 1][len(m.group(1))].isspace():
+            if not line.rstrip().endswith(("(", ",", "\\")) and line.count("(") == line.count(")"):
+                out.append(i)
+    return out
+
+
+def edit(texts: dict[str, str], paths: list[str], rng: random.Random) -> tuple[str, str, str]:
+    """(path, kind, new text) of one random edit of a random file."""
+    kind = rng.choice(["insert", "delete", "rename", "compile", "break-call", "same-line", "same-line",
+                       "constant-argument", "constant-return"])
+    if kind in ("insert", "delete", "same-line"):
+        paths = [p for p in paths if _body_lines(texts[p].split("\n"))] or paths
+    user = [p for p in paths if os.path.basename(p) in ("model.py", "helpers.py")]
+    path = rng.choice(user if user and rng.random() < 0.5 else paths)
+    return (path, *_edit(texts[path], kind, rng))
+
+
+_CALL_ARG = re.compile(r"\b(\w+)\((\w+)\)")  # f(x): a call with one name argument
+_RETURN = re.compile(r"^(\s+)return \S.*$")
+
+
+def _edit(text: str, kind: str, rng: random.Random) -> tuple[str, str]:
+    lines = text.split("\n")
+    body = _body_lines(lines)
+    if kind in ("insert", "delete", "same-line") and body:
+        i = rng.choice(body)
+        indent = _SIMPLE.match(lines[i]).group(1)
+        if kind == "insert":
+            lines.insert(i + 1, f"{indent}print('edited', {_SIMPLE.match(lines[i]).group(2)})")
+        elif kind == "delete":
+            del lines[i + 1 if _SIMPLE.match(lines[i + 1] or "") else i]
+        else:  # a finding on the same line: nothing moves, only candidates change
+            lines[i] = f"{lines[i]}; print('edited')"
+        return kind, "\n".join(lines)
+    defs = [i for i, line in enumerate(lines) if _DEF.match(line)]
+    if kind == "rename" and defs:
+        i = rng.choice(defs)
+        lines[i] = _DEF.sub(lambda m: f"{m.group(1)}def {m.group(2)}_renamed(", lines[i], count=1)
+        return kind, "\n".join(lines)
+    if kind == "constant-argument":  # same line, another kind of argument: the callee's seeds change
+        found = [i for i, line in enumerate(lines) if _CALL_ARG.search(line) and not _DEF.match(line)]
+        if found:
+            i = rng.choice(found)
+            lines[i] = _CALL_ARG.sub(lambda m: f"{m.group(1)}(0)", lines[i], count=1)
+            return kind, "\n".join(lines)
+    if kind == "constant-return":  # same line, another return type: the callers' walks change
+        found = [i for i, line in enumerate(lines) if _RETURN.match(line)]
+        if found:
+            i = rng.choice(found)
+            lines[i] = f"{_RETURN.match(lines[i]).group(1)}return 0"
+            return kind, "\n".join(lines)
+    calls = [i for i, line in enumerate(lines) if re.search(r"self\.\w+\(", line) and not _DEF.match(line)]
+    if kind == "break-call" and calls:
+        i = rng.choice(calls)
+        lines[i] = re.sub(r"self\.(\w+)\(", r"self.\1_broken(", lines[i], count=1)
+        return kind, "\n".join(lines)
+    classes = re.findall(r"^class (\w+)\(", text, re.M)
+    target = rng.choice(classes) if classes else "object"
+    return "compile", text.rstrip("\n") + f"\n\nimport torch\n_compiled = torch.compile({target}())\n"
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def run_session(tree, seed: int, steps: int = STEPS) -> dict[str, int]:
+    """Edit, compare, repeat; how many edits of each kind were compared, and how many of them the
+    workspace answered from the project it already had (the ``project_delta`` path)."""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    texts = _files(tree)
+    paths = [p for p in texts if not p.endswith("__init__.py")]
+    first = paths[0]
+    ws.lint(first, texts[first], 1)
+    root = ws.docs[first].root
+    while root.index_step(5.0):
+        pass
+    counts: dict[str, int] = {}
+    version = 2
+    by_name = {os.path.basename(p): p for p in paths}
+    for n in range(len(SCRIPTED) + steps):
+        if n < len(SCRIPTED):
+            name, old, replacement = SCRIPTED[n]
+            path = by_name[name]
+            assert old in texts[path], old
+            kind, new = "scripted", texts[path].replace(old, replacement, 1)
+        else:
+            path, kind, new = edit(texts, paths, rng)
+        if not _parses(new):
+            continue
+        texts[path] = new
+        before = root._project
+        ws.lint(path, new, version)
+        version += 1
+        reused = root._project is before and before is not None
+        counts[kind] = counts.get(kind, 0) + 1
+        if reused:
+            counts["reused"] = counts.get("reused", 0) + 1
+        want, want_regions = from_scratch(texts, root)
+        got, got_regions = incremental(ws, texts, root.path)
+        assert got_regions == want_regions, f"regions differ after {kind} in {os.path.basename(path)}"
+        for p in texts:
+            assert got[p] == want[p], f"{os.path.basename(p)}: diagnostics differ after {kind} in {os.path.basename(path)}"
+    return counts
+
+
+def test_incremental_project_equals_from_scratch(tree):
+    counts = run_session(tree, seed=20)
+    # the session compared both paths: projects reused (interface kept) and rebuilt
+    assert counts.get("reused", 0) >= 2, counts
+    assert sum(v for k, v in counts.items() if k != "reused") - counts.get("reused", 0) >= 4, counts
