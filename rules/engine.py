@@ -738,17 +738,27 @@ class Linter:
 
     def refine_types(self, project: Project, sources: dict[str, SourceText]) -> Project:
         """Argument types flowed into the helpers of compiled regions (``tclint.rules.argflow``):
-        the files concerned walked again, from the same text, with what the project pass learnt."""
+        the files concerned walked again, from the same text, with what the project pass learnt;
+        a walk with the inputs of one stored beside the cache is not done again (``rewalks``)."""
         from tclint.rules.argflow import refine
+        from tclint.rules.rewalks import Rewalks
+
+        rewalks = Rewalks(self.cache)
 
         def reanalyze(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
             src = sources.get(ff.path)
             if src is None or src.text is None:
                 return None
             predicates = self.resolver.for_file(ff.path).compiling_predicates
-            return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+            key = None
+            if self.cache is not None and src.digest:
+                key = self.cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path)
+            return rewalks.walk(key, ff.path, seeds, returns_of,
+                                lambda asked: analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, asked))
 
-        return refine(project, reanalyze)
+        refined = refine(project, reanalyze)
+        rewalks.flush()
+        return refined
 
     def _facts_parallel(self, todo: list[tuple[SourceText, Settings]]) -> list[FileFacts]:
         jobs = self.jobs
