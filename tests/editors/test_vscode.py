@@ -163,9 +163,13 @@ def test_benchmark_lens_opens_the_bench_report_in_code_server(server_required, c
     (ws / "ops_probe_inputs.py").write_text(BENCH_INPUTS)
     (ws / "pyproject.toml").write_text('[project]\nname = "w"\n\n[tool.tclint.bench]\nbackend = "eager"\n'
                                        "iterations = 6\ncache-run = false\n")
-    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="ops.py", BENCH_LENS="1")
+    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="ops.py", BENCH_LENS="1",
+                     BENCH_PALETTE_LINE="6")
     assert "Benchmark" in result["lenses"] and any(t.startswith("Probe") for t in result["lenses"]), result["lenses"]
     view = result["benchView"]
     assert view["timelines"] == 1 and view["calls"] == 1 + 2 + 6, view  # cold, warm-up over 2 buckets, 6 steady
     assert "ops.py::run" in view["text"] and "n=8" in view["text"], view["text"][:2000]
     assert any("tclint bench: ops.py::run" in t for t in result["tabs"]), result["tabs"]
+    # from the palette, with the cursor in the function body: the lens above it names the target
+    assert "benchmarking ops.py::run" in result["paletteToast"], result["paletteToast"]
+    assert result["paletteErrors"] == [], result["paletteErrors"]

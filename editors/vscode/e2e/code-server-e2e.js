@@ -14,7 +14,8 @@
 // EXTRA_SETTINGS (JSON merged into the user settings), EXPECT_MISSING (PYTHON lacks tclint: check
 // the install prompt instead), NOTEBOOK_CODE (FILE is a notebook: wait for a finding with this
 // code on one of its cells, and for its squiggle in the notebook editor, then stop), BENCH_LENS (click
-// the "Benchmark" code lens in FILE and read the tclint bench report's webview, then stop).
+// the "Benchmark" code lens in FILE and read the tclint bench report's webview; BENCH_PALETTE_LINE:
+// then run "tclint: Benchmark" from the palette with the cursor on that line; then stop).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -264,6 +265,20 @@ async function main() {
       result.tabs = await page.$$eval(".tabs-container .tab", (tabs) => tabs.map((t) => t.getAttribute("aria-label") || t.textContent.trim()));
       await page.screenshot({ path: path.join(OUT, "bench.png") });
       log("bench report shown");
+      if (env.BENCH_PALETTE_LINE) {
+        // the palette command with the cursor inside the entry point: it finds the target from the
+        // server's lenses (vscode.executeCodeLensProvider) and says so in its progress notification
+        await page.click(".editor-instance .view-lines");
+        await gotoLine(page, Number(env.BENCH_PALETTE_LINE), 5);
+        await runCommand(page, "tclint: Benchmark");
+        const toast = page.locator(".notification-toast", { hasText: "benchmarking" }).first();
+        await toast.waitFor({ timeout: STEP });
+        result.paletteToast = (await toast.innerText()).replace(/\s+/g, " ").trim();
+        log(`palette: ${result.paletteToast}`);
+        await toast.waitFor({ state: "detached", timeout: Number(env.BENCH_TIMEOUT_MS || 300000) });
+        result.paletteErrors = await page.$$eval(".notification-toast", (ts) => ts.map((t) => t.innerText).filter((t) => /tclint bench/.test(t)));
+        log("palette benchmark finished");
+      }
       result.ok = true;
       return;
     }
