@@ -236,7 +236,7 @@ class VariantFacts:
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
     casts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad"
     global_reads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function qualname -> rebound globals it reads
-    global_writes: tuple[str, ...] = ()  # "<name>|<value kind>|<pos>|<writer qualname>" (eager rebinding of a global / flag)
+    global_writes: tuple[str, ...] = ()  # "<name>|<value kind>|<pos>|<writer qualname>|<L: in a loop>" (eager rebinding)
     buffer_writes: tuple[str, ...] = ()  # "<class qualname>|<buffer>|<pos>": in-place write of a grad value into a buffer
     fresh_compiles: tuple[str, ...] = ()  # "<pos>|<class text>": torch.compile(<new instance from loop values>) in a loop
 

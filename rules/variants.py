@@ -664,9 +664,13 @@ def _global_dimensions(project: Project, members: list[str]) -> list[Dimension]:
             done.add((ff.path, name))
             writes = []
             for w in vf.global_writes:  # type: ignore[union-attr]
-                wname, kind, pos, writer = w.split("|")
-                if wname == name and (not writer or f"{ff.path}::{writer}" not in project.regions):
+                wname, kind, pos, writer, loop = w.split("|")
+                wkey = f"{ff.path}::{writer}"
+                if wname != name or writer and wkey in project.regions:
+                    continue  # another global, or written inside compiled code (TC201's)
+                if loop or writer and any(e is not None and e.in_loop for _f, _c, e in _callers(project).get(wkey, ())):
                     writes.append((kind, Source(ff.path, _loc_of(pos), f"rebinds the global `{name}` between calls")))
+                # else: set once (a setup function, a module-level assignment): its value, not a flip
             dim = _global_dimension(name, ff.module_vars.get(name), writes)
             if dim is not None:
                 out.append(dim)

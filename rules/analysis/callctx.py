@@ -371,7 +371,9 @@ class _Pass:
         return name in self.declared[-1] if self.funcs else bool(self.loop_names) and not self.cls
 
     def write(self, name: str, kind: str, node: ast.stmt) -> None:
-        self.writes.append(f"{name}|{kind}|{self.pos(node)}|{self.funcs[-1] if self.funcs else ''}")
+        """``name|kind|pos|writer|L`` (``L``: inside a loop of the writer, so it rebinds repeatedly)."""
+        loop = "L" if self.loop_names else ""
+        self.writes.append(f"{name}|{kind}|{self.pos(node)}|{self.funcs[-1] if self.funcs else ''}|{loop}")
 
     def assign(self, node: ast.Assign) -> None:
         """Cast tags of names (``xh = x.half()``), rebound globals, flag-dict items, subscript

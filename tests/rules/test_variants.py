@@ -287,6 +287,12 @@ GLOBAL_ROWS = [
      (True, ["False", "True"]), 2),
     ("global-written-inside-the-compiled-code-only", "CALLS = 0\n@torch.compile\ndef f(x):\n    global CALLS\n    CALLS += 1\n    return x\n"
      "def main(x):\n    f(x)\n", None, None),
+    ("bool-set-once-in-setup", "DEBUG = False\n@torch.compile\ndef f(x):\n    return x * 2 if DEBUG else x\n"
+     "def setup(flag):\n    global DEBUG\n    DEBUG = flag\ndef main(x):\n    setup(True)\n    for i in range(10):\n        f(x)\n",
+     None, 1),
+    ("counter-in-a-hook-called-per-step", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+     "def on_step():\n    global STEP\n    STEP += 1\ndef main(x):\n    for i in range(10):\n        on_step()\n        f(x)\n",
+     (False, ["a new value per rebinding"]), None),
     ("global-never-rebound", "SCALE = 2.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
      "def main(x):\n    for i in range(10):\n        f(x)\n", None, 1),
 ]
