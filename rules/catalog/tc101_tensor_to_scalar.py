@@ -10,12 +10,14 @@ class TensorToScalar(Rule):
     """
     ## What it does
     Flags a tensor's value moving into a Python number inside compiled code: `t.item()`,
-    `float(t)`, `int(t)`, `bool(t)`, and `math` functions applied to a tensor (`math.sqrt(t)`).
+    `float(t)`, `int(t)`, `bool(t)`, `math` functions applied to a tensor (`math.sqrt(t)`), and
+    `range(t)` (a loop count taken from a tensor, `range(n.long())`).
 
     ## Why is this bad?
     Dynamo traces tensors symbolically: it does not know their values.  To hand Python a real
     number it must stop the graph, run what came before, read the value and start a new graph
-    after it (GB0124; `math.*` on a tensor is GB0033).  Each break costs a Python round trip and
+    after it (GB0124; `math.*` on a tensor is GB0033; `range()` of a tensor is GB0059, "builtin
+    `range` with argument types ['Tensor']").  Each break costs a Python round trip and
     blocks fusion across it, on every call.
 
     With `capture_scalar_outputs = True` (config or `[tool.tclint.dynamo]`) `.item()`, `float()` and
@@ -57,13 +59,14 @@ class TensorToScalar(Rule):
     name = "tensor-to-python-scalar"
     summary = "A tensor's value is turned into a Python number inside compiled code"
     family = Family.GRAPH_BREAK
-    gb_ids = ("GB0124", "GB0033")
+    gb_ids = ("GB0124", "GB0033", "GB0059")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
     METHODS = frozenset({"item"})
     CALLS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "math.sqrt", "math.exp", "math.log",
                        "math.floor", "math.ceil", "math.isnan", "math.isinf", "math.isfinite", "math.fabs",
-                       "math.pow", "math.log2", "math.log10", "math.tanh", "math.sin", "math.cos"})
+                       "math.pow", "math.log2", "math.log10", "math.tanh", "math.sin", "math.cos",
+                       "builtins.range"})
 
     def check_call(self, node, ctx, qualified, method):
         if method == "item" and isinstance(node.func, ast.Attribute) and not node.args:
@@ -94,6 +97,21 @@ class TensorToScalar(Rule):
                 gb_ids=("GB0124",), confidence=conf,
                 help="keep the value as a tensor (`t.to(torch.float32)`), or set capture_scalar_outputs",
                 data={"capturable": True},
+            )
+            return
+        if qualified is None and isinstance(node.func, ast.Name) and node.func.id == "range":
+            if not builtin_call(node, ctx, "range") or node.keywords:
+                return
+            confs = [c for c in (tensor_confidence(ctx.type_of(a)) for a in node.args) if c is not None]
+            if not confs:
+                return
+            conf = min(confs)
+            ctx.report(
+                self.code, node,
+                f"`{short(ctx, node)}` takes a loop count from a {maybe(conf)}tensor: the graph breaks here",
+                gb_ids=("GB0059",), confidence=conf,
+                help="loop over a Python int known while tracing, or keep the computation in tensors",
+                data={"capturable": False},
             )
             return
         if qualified and qualified.startswith("math.") and node.args:
@@ -158,6 +176,19 @@ class TensorToScalar(Rule):
         return cand
 
     invalid = (
+        Example(
+            """
+import torch
+
+@torch.compile
+def repeat_double(x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    for _ in range(n.long()):  # expect: TC101
+        x = x * 2
+    return x
+""",
+            run="repeat_double(torch.ones(3), torch.tensor(3.0))",
+            title="range() of a tensor",
+        ),
         Example(
             """
 import torch
