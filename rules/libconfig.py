@@ -467,9 +467,8 @@ def _self_config(path: str, fn: ast.AST) -> dict[str, str]:
 
 
 def _self_config_of(tree: ast.Module, fn: ast.AST) -> dict[str, str]:
-    parent = _parents(tree).get(id(fn))
-    for cls in (parent,) if isinstance(parent, ast.ClassDef) else ():
-        if fn in cls.body:
+    for cls in tree.body:  # a method of a module-level class (nested classes: no config map)
+        if isinstance(cls, ast.ClassDef) and fn in cls.body:
             init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
             out = {}
             for n in ast.walk(init) if init is not None else ():

@@ -276,6 +276,19 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
     stars = StarExports(env)
     dispatch = Dispatch(env)
     by_module: dict[str, FileFacts] = {}
+    plan_key = _plan_key(facts, env, settings)
+    # a warm run loads at once what the last run with these project files loaded (each entry checked
+    # against the environment), so the rounds below only bind names: a few project builds, not one per import
+    for module, (path, is_package, root) in _read_plan(cache, plan_key, env).items():
+        tried.add(module)
+        src, ff = _library_facts(path, module, is_package, root, settings, cache)
+        loaded[path] = (module, root)
+        sources[path] = src
+        lib_facts.append(ff)
+        by_module[module] = ff
+    if lib_facts:
+        rec = RecordingProject([*facts, *lib_facts], settings)
+        rec.build()
     for _ in range(MAX_ROUNDS):
         wanted = _modules_to_load(rec.misses, own_roots, tried, env)
         if not wanted and (stars.bind(rec.misses, by_module) | dispatch.add_edges(lib_facts)):
@@ -296,10 +309,56 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
         rec.build()
     if cache is not None:
         cache.flush()
+        _write_plan(cache, plan_key, {m: (p, ff.is_package, loaded[p][1]) for p, (m, _r) in loaded.items()
+                                      for ff in (by_module[m],)})
     if lib_facts:
         current = Project([*facts, *lib_facts], settings)
         current.build()
     return current, sources, loaded
+
+
+def _plan_key(facts: list[FileFacts], env: Environment, settings: Any) -> str:
+    import hashlib
+
+    parts = [*sorted(ff.path for ff in facts), "|", *env.roots, "|", *map(str, settings.compiling_predicates)]
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _plan_path(cache: Any, key: str) -> str:
+    return os.path.join(cache.directory, "plans", cache.fingerprint, key)
+
+
+def _read_plan(cache: Any, key: str, env: Environment) -> dict[str, tuple[str, bool, str]]:
+    """The library modules the last run with these project files loaded, still located where they were."""
+    from tclint.rules import sealed
+
+    if cache is None or cache._key is None:
+        return {}
+    try:
+        entries = sealed.read(_plan_path(cache, key), cache._key, "follow-plan", key)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, tuple[str, bool, str]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
+            continue
+        module, path, is_package, root = entry
+        if env.locate(module) == (path, is_package, root) and len(out) < MAX_LIBRARY_FILES:
+            out[module] = (path, is_package, root)
+    return out
+
+
+def _write_plan(cache: Any, key: str, plan: dict[str, tuple[str, bool, str]]) -> None:
+    from tclint.rules import sealed
+
+    if cache._key is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(_plan_path(cache, key)), exist_ok=True)
+        sealed.write(_plan_path(cache, key), cache._key, "follow-plan", key,
+                     [[m, p, bool(ip), r] for m, (p, ip, r) in sorted(plan.items())])
+    except (OSError, ValueError):
+        return
 
 
 class StarExports:

@@ -525,3 +525,47 @@ def test_dispatch_key_is_the_first_key_in_the_class_name():
     assert _dispatch_key("DetrForObjectDetection", keys, "ForCausalLM") == "DetrForObjectDetection"
     assert _dispatch_key("YolosForObjectDetection", keys, "ForCausalLM") == "ForObjectDetection"
     assert _dispatch_key("GPT2LMHeadModel", keys, "ForCausalLM") == "ForCausalLM"
+
+
+def test_a_warm_run_loads_the_last_runs_library_files_at_once(tmp_path, monkeypatch):
+    """The user-level cache keeps which library modules a run with these project files loaded: the
+    next run loads them before its first round, so it builds the project twice instead of once per
+    round of imports, with the same findings."""
+    from tclint.rules import libfollow
+
+    python, _site_dir = _site(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    builds = []
+    real = libfollow.RecordingProject.build
+
+    def counting(self):
+        builds.append(1)
+        return real(self)
+
+    monkeypatch.setattr(libfollow.RecordingProject, "build", counting)
+    settings = {"follow-libraries": True, "probe": {"python": python}}
+
+    from tclint.rules import engine
+    from tclint.rules.cache import Cache
+    from tclint.rules.config import parse_table
+
+    from tests.helpers.lintutil import _FixedResolver
+
+    parsed = parse_table(settings, None)
+    parsed.root = proj
+    monkeypatch.chdir(proj)
+
+    def run():
+        builds.clear()
+        libfollow._MEMO.clear()  # a new process: only the user-level cache on disk is left
+        cache = Cache(os.path.join(proj, ".tclint_cache"))
+        result = engine.Linter(_FixedResolver(parsed), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        cache.flush()
+        return len(builds), [(d.code, d.line, d.message) for d in result.diagnostics]
+
+    cold_builds, cold = run()
+    warm_builds, warm = run()
+    assert warm == cold and cold_builds >= 3
+    assert warm_builds == 2
