@@ -589,7 +589,8 @@ def _param_name(call: callsites.RootCall, argkey: str) -> str | None:
 
 def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
     """Input tensors passed cast at some calls only (``model(x.half())`` and ``model(x)``; an
-    adversarial input after ``requires_grad_()``): one variant per dtype / device / requires_grad."""
+    adversarial input after ``requires_grad_()``): one variant per dtype / device / requires_grad.
+    A device counts only between two explicit moves (``x.cpu()`` and ``x.cuda()``)."""
     seen: dict[tuple[str, str], dict[str, list[Source]]] = {}
     tagged_params: set[tuple[str, str]] = set()
     rows = []
@@ -620,6 +621,8 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
             seen.setdefault((name, family), {}).setdefault(value, []).append(Source(call.caller_file.path, call.edge.loc, note))
     out = []
     for (name, family), values in seen.items():
+        if family == "device":
+            values.pop("as given", None)  # `x.cuda()` here, `x` there: most programs moved `x` already
         if len(values) < 2:
             continue
         order = sorted(values, key=lambda v: v in ("as given", "requires_grad=False"))
