@@ -549,6 +549,7 @@ class Project:
 
     def _roots(self) -> Iterator[tuple[str, Region]]:  # noqa: C901
         settings = self.settings
+        has_wrappers = any(fn.compile_wrapper_param == 0 for _ff, fn in self.functions.values())
         for ff in self.files.values():
             for site in ff.compile_sites:
                 self.sites[site.id] = (ff, site)
@@ -571,6 +572,8 @@ class Project:
                     )
                     yield key, region
             # wrappers: calls / decorators that go through a project function returning torch.compile(arg)
+            if not has_wrappers:
+                continue  # (most projects define none: then no call or decorator can be one)
             for fn_qual, fn in ff.functions.items():
                 for dec in fn.decorators:
                     r = self.resolve(dec, ff)
@@ -598,6 +601,7 @@ class Project:
                     yield key, Region(key, site, f"`{wfn.name}(...)` (wraps torch.compile) at {ff.path}:{edge.loc.line}", [Link(ff.path, edge.loc, f"compiled via `{wfn.name}(...)`, which wraps torch.compile")], multiplier)
         patterns = list(getattr(settings, "assume_compiled", ()) or ())
         forward_all = bool(getattr(settings, "assume_compiled_forward", False))
+        modules_matched: dict[tuple[str, str], bool] = {}  # (module, pattern) -> match, once per module
         for key, (ff, fn) in self.functions.items():
             label = None
             if fn.compile_marker:
@@ -611,7 +615,10 @@ class Project:
                     mod_pat, _, qual_pat = pat.partition(":")
                     if not qual_pat:
                         mod_pat, qual_pat = "*", pat
-                    if fnmatch.fnmatchcase(ff.module, mod_pat) and fnmatch.fnmatchcase(fn.qualname, qual_pat):
+                    module_hit = modules_matched.get((ff.module, mod_pat))
+                    if module_hit is None:
+                        module_hit = modules_matched[(ff.module, mod_pat)] = fnmatch.fnmatchcase(ff.module, mod_pat)
+                    if module_hit and fnmatch.fnmatchcase(fn.qualname, qual_pat):
                         label = f"assume-compiled `{pat}`"
                         break
             if label is not None:
