@@ -87,11 +87,28 @@ def _parents(tree: ast.AST) -> dict[int, ast.AST]:
     return out
 
 
+def _functions(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function defined in these statements, nested ones too, visiting statements only (a
+    module's expressions are most of its nodes and hold no ``def``)."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            todo.extend(s for s in getattr(stmt, name, ()) if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()):
+            todo.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            todo.extend(case.body)
+    return out
+
+
 def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     hit = _FUNCTIONS.get(id(tree))
     if hit is None or hit[0] is not tree:
-        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        hit = _FUNCTIONS[id(tree)] = (tree, funcs)
+        hit = _FUNCTIONS[id(tree)] = (tree, _functions(tree.body))
     best = None
     for node in hit[1]:
         if node.lineno <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno > best.lineno):

@@ -15,7 +15,11 @@ class CompiledLibraryCode(Rule):
     reported in the library's files: this rule reports them once, at the user's compile site, as
     a summary (how many likely graph breaks and recompile hazards, how many hot), with every
     library site as a related location (file, line, rule, GB id and the chain from the compile
-    site).
+    site).  What your code shows about the model decides which library branches count: the
+    keywords of your calls of the compiled model (`labels=` given or not), `.eval()`/`.train()` at
+    the compile site, the keywords of the config you pass and the config class's declared defaults
+    prune branches such as `if labels is not None:` or `if self.training:`; a site behind a value
+    tclint could not see says so and is never counted hot.
 
     ## Why is this bad?
     Most users compile models they did not write.  A graph break inside the library splits the
@@ -40,6 +44,7 @@ class CompiledLibraryCode(Rule):
     (an option or flag of the constructor) that avoids the branch, or a library version where
     it is fixed.  Severity follows heat: a break in a loop or in every block of a stack raises
     it; a cold path (a warning, a branch for another configuration) is listed but never does.
+    `tclint probe` marks the library sites it saw break ("confirmed by the probe, hit N times").
 
     ## Fix safety
     No automatic fix.
