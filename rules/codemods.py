@@ -526,6 +526,111 @@ def _without_argument(text: str, positions: Any, call: Any, arg: Any) -> str:
     return text
 
 
+# -- a break in a loop body that drops the whole frame -> the body in a helper function ------------
+_NO_EXTRACT = ("Break", "Continue", "Return", "Yield", "Await", "Global", "Nonlocal", "FunctionDef", "ClassDef",
+               "Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr")
+
+
+def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the name analysis is one piece
+    """The body of the ``for``/``while`` loop starting on ``at``'s line, in a module-level function
+    or a method, becomes a module-level helper ``_F_loop_body(...)`` written before the function
+    (or its class), and the loop calls it: a graph break in the body then breaks the helper's own
+    frame, which Dynamo compiles around the break, instead of making Dynamo run the whole
+    function eagerly.  The helper takes the names the body reads before it assigns them (locals
+    of the function only) and returns the ones it assigns that are read after it or in the next
+    iteration.  None when the body has ``break``/``continue``/``return``/``yield``, a nested
+    function, class, lambda or comprehension, ``super()``, or a name it may leave unassigned
+    that is needed after it."""
+    import libcst as cst
+    from libcst.metadata import (
+        ExpressionContext,
+        ExpressionContextProvider,
+        ParentNodeProvider,
+        PositionProvider,
+    )
+
+    wrapper = _parsed(text)
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    loops = [n for n, p in positions.items() if isinstance(n, (cst.For, cst.While)) and p.start.line == at.start.line]
+    if len(loops) != 1 or not isinstance(loops[0].body, cst.IndentedBlock):
+        return None
+    loop = loops[0]
+    func = parents.get(loop)
+    while func is not None and not isinstance(func, cst.FunctionDef):
+        func = parents.get(func)
+    if func is None:
+        return None
+    outer = parents.get(parents.get(func))  # FunctionDef -> IndentedBlock/Module -> ...
+    top: Any = func if parents.get(func) is module else outer if isinstance(outer, cst.ClassDef) and parents.get(outer) is module else None
+    if top is None:
+        return None  # a nested function: its closure would not reach a module-level helper
+    body = loop.body.body
+    nodes = [n for stmt in body for n in _walk(stmt)]
+    if any(type(n).__name__ in _NO_EXTRACT for n in nodes):
+        return None
+    if any(isinstance(n, cst.Name) and n.value in ("super", "__class__", "locals", "vars") for n in nodes):
+        return None
+
+    def names(node: Any, ctx: Any) -> set[str]:
+        out = set()
+        for n in _walk(node):
+            if isinstance(n, cst.Name) and contexts.get(n) == ctx:
+                out.add(n.value)
+            if ctx == ExpressionContext.LOAD and isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+                out.add(n.target.value)  # `t += 1` reads t first
+        return out
+
+    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    for star in (func.params.star_arg, func.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            params.append(star.name.value)
+    local = set(params) | names(func.body, ExpressionContext.STORE)
+    stored: set[str] = set()
+    maybe: set[str] = set()
+    needs: list[str] = []
+    for stmt in body:
+        for name in sorted(names(stmt, ExpressionContext.LOAD)):
+            if name in local and name not in stored and name not in needs:
+                needs.append(name)
+        (stored if isinstance(stmt, cst.SimpleStatementLine) else maybe).update(names(stmt, ExpressionContext.STORE))
+    order = list(needs)
+    needs.sort(key=lambda n: (params.index(n) if n in params else len(params), order.index(n)))  # `self` first
+    written = stored | maybe
+    body_ids = {id(n) for n in nodes}
+    read_elsewhere = {n.value for n in _walk(func.body) if isinstance(n, cst.Name) and id(n) not in body_ids
+                      and contexts.get(n) == ExpressionContext.LOAD}
+    returns = sorted(n for n in written if n in read_elsewhere or n in needs)
+    if any(n in maybe and n not in stored and n not in needs for n in returns):
+        return None  # assigned on some paths only, and needed after the body
+    taken = {n.value for n in _walk(module) if isinstance(n, cst.Name)}
+    helper_name = f"_{func.name.value}_loop_body"
+    while helper_name in taken:
+        helper_name += "_"
+    args = ", ".join(needs)
+    call = f"{helper_name}({args})"
+    if returns:
+        call = f"{', '.join(returns)} = {call}"
+    ret = [cst.parse_statement(f"return {', '.join(returns)}\n")] if returns else []
+    helper = cst.parse_statement(f"def {helper_name}({args}):\n    pass\n")
+    helper = helper.with_changes(body=helper.body.with_changes(body=[*body, *ret]),  # type: ignore[attr-defined]
+                                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if parents.get(top) is module and module.body.index(top) else [])
+    new_body = loop.body.with_changes(body=[cst.parse_statement(call + "\n")])
+
+    class Extract(cst.CSTTransformer):
+        def leave_IndentedBlock(self, original, updated):  # type: ignore[override]
+            return new_body if original is loop.body else updated
+
+        def leave_Module(self, original, updated):  # type: ignore[override]
+            index = original.body.index(top)
+            return updated.with_changes(body=[*updated.body[:index], helper, *updated.body[index:]])
+
+    new = module.visit(Extract()).code
+    return new, f"; the loop calls `{helper_name}`, whose frame Dynamo compiles around the break (the loop's own frame still runs eagerly)", None
+
+
 # -- TC104/TC105: a logging function registered in torch._dynamo.config ---------------------------
 def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
     """The statement ``line`` written after the module's top-level ``import torch`` and ``import
@@ -549,7 +654,10 @@ def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
         return None
     if any(module.code_for_node(stmt).strip() == line for stmt in module.body):
         return None
-    after = module.body[max(last.values())]
+    at = max(last.values())
+    while at + 1 < len(module.body) and _is_import(module.body[at + 1]):
+        at += 1  # after the rest of that import block, not inside it
+    after = module.body[at]
     new_stmt = cst.parse_statement(line + "\n")
 
     class Insert(cst.CSTTransformer):
@@ -560,6 +668,12 @@ def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
 
 
 # -- helpers ----
+def _is_import(stmt: Any) -> bool:
+    import libcst as cst
+
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
 @functools.lru_cache(maxsize=4)
 def _parsed(text: str) -> Any:
     """The libcst tree of ``text`` with its metadata wrapper, shared by the codemods of one text
@@ -597,4 +711,5 @@ _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "add-after-imports": add_after_imports,
     "float-arg-as-tensor": float_arg_as_tensor,
     "compile-keyword": compile_keyword,
+    "extract-loop-body": extract_loop_body,
 }

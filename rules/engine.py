@@ -245,6 +245,10 @@ def candidate_to_diagnostic(
     if frame_drop:
         extra["frame_drop"] = True
     fixes = choose_fixes(final.fix, text)
+    if frame_drop and final.loop_line is not None and final.user_ctx is None and region is not None:
+        from tclint.rules.fixes import extract_loop_body_fix
+
+        fixes = (*fixes, extract_loop_body_fix(final.loop_line))  # the last resort, after the rule's own
     return Diagnostic(
         code=rule.code,
         name=rule.name,

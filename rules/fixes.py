@@ -79,6 +79,17 @@ def preferred(d: Diagnostic, unsafe: bool) -> Fix | None:
     return None
 
 
+def extract_loop_body_fix(loop_line: int) -> Fix:
+    """For a graph break in the body of the loop on ``loop_line`` (which makes Dynamo run the
+    whole function eagerly): the body moved into a helper function (codemod
+    ``extract-loop-body``), whose own frame Dynamo then compiles around the break.  Unsafe: the
+    loop's frame still runs eagerly, and the body's names reach the helper as arguments."""
+    from tclint.rules.model import Span
+
+    return Fix(f"Move the body of the loop at line {loop_line} into a helper function", (), Applicability.UNSAFE,
+               codemod=("extract-loop-body", Span.of(loop_line, 0, loop_line, 0)))
+
+
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Apply non-overlapping fixes (codemod fixes are computed first, see ``resolve``); returns
     (new text, number of fixes applied)."""

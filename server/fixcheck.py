@@ -97,7 +97,7 @@ def choose_fix(fix: Any, text: str | None) -> tuple[Fix, ...]:
 def _offered(alt: Fix, stmts: Statements, text: str) -> bool:
     """Whether the edited top-level statement still parses with ``alt`` applied."""
     if not alt.edits:
-        return bool(alt.codemod)  # computed (and its output parsed by libcst) when it is offered
+        return True  # a codemod (its output parsed by libcst when computed), or a suggestion with nothing to apply
     first = min(e.span.start.line for e in alt.edits)
     # an edit ending at column 0 of a line ends with the line before it
     last = max(

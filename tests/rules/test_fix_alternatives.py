@@ -284,3 +284,68 @@ def test_compile_in_a_loop_gets_a_display_only_hoist(tmp_path):
     (hoist,) = offered(d)
     assert hoist.applicability is Applicability.DISPLAY_ONLY and not hoist.edits and "Hoist" in hoist.message
     assert preferred(d, unsafe=True) is None
+
+
+LOOP = """
+import torch
+
+@torch.compile
+def run(x, n: int):
+    total = torch.zeros(())
+    for i in range(3):
+{body}
+    return total * 2
+"""
+LOOP_BODY = "        h = x * (i + 1)\n        print('step', i)\n        total = total + h.sum()"
+
+
+def _extraction(tmp_path, src):
+    d = _diag(tmp_path, "TC104", src)
+    return next((f for f in offered(d) if f.message.startswith("Move the body of the loop")), None)
+
+
+def test_loop_body_extracted_into_a_helper(tmp_path):
+    src = LOOP.format(body=LOOP_BODY)
+    new = apply_fixes(src, [_extraction(tmp_path, src)])[0]
+    assert new == (
+        "\nimport torch\n\n\ndef _run_loop_body(x, i, total):\n    h = x * (i + 1)\n    print('step', i)\n"
+        "    total = total + h.sum()\n    return total\n\n@torch.compile\ndef run(x, n: int):\n"
+        "    total = torch.zeros(())\n    for i in range(3):\n        total = _run_loop_body(x, i, total)\n    return total * 2\n"
+    )
+    again = lint_code(tmp_path, new)
+    assert not [d for d in again.diagnostics if d.extra.get("frame_drop")]  # the break is the helper's own now
+
+
+@pytest.mark.parametrize("body", [
+    LOOP_BODY + "\n        if total > 3:\n            break",
+    LOOP_BODY + "\n        continue",
+    "        print('step', i)\n        return total",
+    "        print('step', i)\n        if i:\n            last = i\n    total = total + last",  # maybe unassigned, needed after
+    "        print('step', i)\n        total = total + sum(v for v in range(i))",  # a comprehension scope
+])
+def test_loop_body_not_extracted(tmp_path, body):
+    src = LOOP.format(body=body)
+    fix = _extraction(tmp_path, src)
+    assert fix is None or apply_fixes(src, [fix])[1] == 0
+
+
+@pytest.mark.dynamo
+def test_loop_body_extraction_compiles_the_body_under_dynamo(tmp_path):
+    """torch 2.13: with the print in the loop body Dynamo gives up on `run` and nothing is
+    compiled; with the body in a helper, the helper's frame is compiled around the break.  Same
+    values eagerly."""
+    from tests.helpers.dynamo_harness import eager_values, run_example, same_values
+
+    src = LOOP.format(body=LOOP_BODY)
+    fixed = apply_fixes(src, [_extraction(tmp_path, src)])[0]
+    run = "out = run(torch.ones(3), 1)"
+    paths = [os.path.join(str(tmp_path), n) for n in ("example.py", "fixed.py")]
+    for p, text in zip(paths, (src, fixed), strict=True):
+        with open(p, "w") as fh:
+            fh.write(text)
+    before, after = run_example(paths[0], src, run), run_example(paths[1], fixed, run)
+    assert before.error is None and after.error is None, (before.error_text, after.error_text)
+    assert set(before.compiles) == {"run"} and before.fallbacks == ["run"]  # nothing compiled
+    assert after.compiles.get("_run_loop_body", 0) >= 1 and "_run_loop_body" not in after.fallbacks, after.compiles
+    want, got = eager_values(paths[0], src, run), eager_values(paths[1], fixed, run)
+    assert same_values(want["out"], got["out"])
