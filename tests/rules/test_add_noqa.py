@@ -13,6 +13,8 @@ import pytest
 
 from tests.helpers.editorutil import ROOT, UNUSED_NOQA, tclint
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 EXAMPLES = os.path.join(ROOT, "examples")
 
 

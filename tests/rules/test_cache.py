@@ -16,6 +16,8 @@ from tclint.rules.report.json_ import to_dict
 
 from tests.helpers.lintutil import write_tree
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from tests.helpers.editorutil import DATA, UNUSED_NOQA, tclint
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 SCHEMA_PATH = os.path.join(DATA, "sarif-2.1.0.schema.json")
 
 

@@ -11,6 +11,8 @@ import pytest
 from tclint.rules.cli import main
 from tclint.rules.report.json_ import from_dict, to_dict
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "golden")
 FORMATS = ["concise", "full", "json", "json-lines", "sarif", "github"]

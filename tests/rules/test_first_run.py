@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 TC104_FIXABLE = "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x * 2\n"
 
 

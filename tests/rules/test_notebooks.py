@@ -11,6 +11,8 @@ import pytest
 
 from tests.helpers.editorutil import tclint
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 NB = "explore.ipynb"
 
 

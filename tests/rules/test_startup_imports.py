@@ -12,6 +12,8 @@ import sys
 import pytest
 from tclint.rules import registry
 
+pytestmark = pytest.mark.integration  # runs tclint as a subprocess (make test-fast leaves it out)
+
 # runs the CLI, then prints (on stderr) the tclint modules and heavy dependencies it imported
 PROBE = (
     "import sys; from tclint.rules.cli import main; status = main(sys.argv[1:]); "
