@@ -165,7 +165,14 @@ def full_relint_ms(path: str, text: str, root: str, reps: int) -> list[float]:
     return out
 
 
-async def measure(size: int, edits: int, workdir: Path, reps: int) -> dict:
+def server_env(checkout: str | None) -> dict[str, str] | None:
+    """The server's environment for ``--checkout DIR``: tclint imported from ``DIR/tclint``."""
+    if checkout is None:
+        return None
+    return {"PYTHONPATH": os.path.abspath(checkout) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+async def measure(size: int, edits: int, workdir: Path, reps: int, checkout: str | None = None) -> dict:
     root = workdir / f"ws{size}"
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text('[project]\nname = "bench"\n\n[tool.tclint]\n')
@@ -173,7 +180,7 @@ async def measure(size: int, edits: int, workdir: Path, reps: int) -> dict:
     model = root / "model.py"
     model.write_text(text)
     (root / "train.py").write_text(TRAIN)
-    client = await RawClient.start(cwd=str(root))
+    client = await RawClient.start(cwd=str(root), env=server_env(checkout))
     try:
         await client.initialize(str(root), {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}}, {"settings": {"lintDebounce": 0}})
         uri = model.as_uri()
@@ -263,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-edits", type=int, default=10_000, help="edits for the memory run (0: skip)")
     p.add_argument("--quick", action="store_true", help="2,000 lines, 20 edits, 1,000 edits for memory")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--checkout", action="append",
+                   help="run the server from DIR/tclint (repeatable: each checkout measured in the same run)")
     args = p.parse_args(argv)
     if args.quick:
         args.sizes, args.edits, args.memory_edits, args.full_reps = [2000], 20, 1000, 3
@@ -270,20 +279,22 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tclint-server-bench-") as tmp:
         work = Path(tmp)
         rows = []
-        for size in args.sizes:
-            row = asyncio.run(measure(size, args.edits, work, args.full_reps))
-            rows.append(row)
-            print(f"measured {size} lines", file=sys.stderr)
+        for checkout in args.checkout or [None]:
+            for size in args.sizes:
+                row = asyncio.run(measure(size, args.edits, work, args.full_reps, checkout))
+                row["checkout"] = checkout or "(installed)"
+                rows.append(row)
+                print(f"measured {size} lines ({row['checkout']})", file=sys.stderr)
         results["latency"] = rows
         if args.memory_edits:
             results["memory"] = asyncio.run(memory(args.memory_edits, work))
     print(f"\ntclint server latency: change -> published diagnostics (debounce 0), {results['machine']}, {results['date']}\n")
-    print(f"{'lines':>6} {'findings':>8} {'open':>8} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'server CPU med/p95':>18}  {'full re-lint':>12} {'speed-up':>8}")
+    print(f"{'server':<20} {'lines':>6} {'findings':>8} {'open':>8} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'server CPU med/p95':>18}  {'full re-lint':>12} {'speed-up':>8}")
     for r in results["latency"]:
         kinds = f"{r['typing_p95_ms']:.0f}/{r['newline_p95_ms']:.0f}/{r['delete_p95_ms']:.0f} ms"
         cpu = f"{r['server_cpu_median_ms']:.0f}/{r['server_cpu_p95_ms']:.0f} ms"
         print(
-            f"{r['lines']:>6} {r['findings']:>8} {r['open_ms']:>6.0f}ms {r['edits']:>5} {r['median_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms"
+            f"{r['checkout'][-20:]:<20} {r['lines']:>6} {r['findings']:>8} {r['open_ms']:>6.0f}ms {r['edits']:>5} {r['median_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms"
             f"  {kinds:>25}  {cpu:>18}  {r['full_relint_median_ms']:>10.0f}ms {r['full_relint_median_ms'] / r['median_ms']:>7.1f}x"
         )
     print(f"\n(load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 'server CPU' is the server process's user+system time per edit)")

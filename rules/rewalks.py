@@ -126,16 +126,16 @@ class Rewalks:
         cache = self.cache
         if cache is None or not self._pending_index:
             return
-        from tclint.rules import sealed
+        from tclint.rules import cachedir, sealed
 
         key = getattr(cache, "_key", None)
-        if key is None:
-            self._pending_index.clear()
-            return
         folder = self._index_dir()
         try:
+            if key is None or getattr(cache, "refused", None):
+                raise OSError("no cache key")
+            cachedir.prepare(cache.directory)  # marked as tclint's before anything is written into it
             os.makedirs(folder, exist_ok=True)
-        except OSError:
+        except (OSError, cachedir.CacheDirError):
             self._pending_index.clear()
             return
         for base, refs in self._pending_index.items():
