@@ -61,5 +61,13 @@ def f(x):
     return y
 """,
             proof=False,
+            fixed="""
+import torch
+
+@torch.compile
+def f(x):
+    y = x * 2  # expect: TC012
+    return y
+""",
         ),
     )

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from tclint.rules import registry
@@ -116,13 +117,23 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
 FIXED_CASES = [c for c in CASES if c.values[1] == "invalid" and c.values[3].fixed is not None]
 
 
-def test_every_rule_with_a_codemod_fix_pins_its_output():
-    """A rule whose fix is a codemod shows it on at least one INVALID example (``Example.fixed``)."""
-    import inspect
+def test_every_rule_with_a_fix_pins_its_output():
+    """A rule that offers a fix that can be applied (a text edit or a codemod, not display-only)
+    on one of its INVALID examples pins the fixed source on at least one (``Example.fixed``), which
+    ``test_fix_output`` then checks byte for byte."""
+    from tclint.rules.fixes import fix_allowed
 
+    missing = []
     for rule in registry.all_rules():
-        if "codemod=" in inspect.getsource(rule):
-            assert any(ex.fixed is not None for ex in rule.invalid), f"{rule.code} has a codemod fix but no fixed example"
+        if any(ex.fixed is not None for ex in rule.invalid):
+            continue
+        for ex in rule.invalid:
+            with tempfile.TemporaryDirectory() as tmp:
+                result = lint_code(tmp, ex.code, _settings(ex, rule))
+            if any(d.code == rule.code and d.fix is not None and fix_allowed(d.fix, unsafe=True) for d in result.diagnostics):
+                missing.append(rule.code)
+                break
+    assert missing == [], f"rules whose fix no INVALID example pins with fixed=: {missing}"
 
 
 def _fixed_text(tmp_path, rule, ex) -> str:
