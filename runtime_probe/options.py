@@ -71,52 +71,59 @@ class ProbeOptions:
         return replace(self, **{k: v for k, v in changes.items() if k in known and v is not None})
 
     @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> ProbeOptions:  # noqa: C901 - long, not split yet (issue 16)
+    def from_settings(cls, settings: Settings, **overrides: Any) -> ProbeOptions:
         """The options for files governed by ``settings``; ``overrides`` (not None) win."""
         probe = dict(settings.probe or {})
         root = settings.root or os.getcwd()
         opts = cls()
+        for key, name in _AS_GIVEN.items():
+            if key in probe:
+                setattr(opts, name, probe[key])
         if "python" in probe:
             python = probe["python"]
             opts.python = python if os.path.isabs(python) or os.sep not in python else os.path.join(root, python)
         if "timeout" in probe:
-            if probe["timeout"] <= 0:
-                raise ConfigError("`probe.timeout` must be positive", settings.path, "probe.timeout")
-            opts.timeout = float(probe["timeout"])
+            opts.timeout = float(_positive(probe, "timeout", settings))
         if "memory-limit" in probe:
             try:
                 opts.memory_limit = parse_memory(probe["memory-limit"], "probe.memory-limit")
             except ConfigError as exc:
                 raise ConfigError(str(exc), settings.path, "probe.memory-limit") from None
-        if "backend" in probe:
-            opts.backend = probe["backend"]
         if "inputs" in probe:
-            items = probe["inputs"]
-            if not all(isinstance(i, str) for i in items):
-                raise ConfigError("`probe.inputs` must be a list of file paths", settings.path, "probe.inputs")
-            opts.inputs = [os.path.normpath(os.path.join(root, i)) for i in items]
+            opts.inputs = _inputs(probe["inputs"], root, settings)
         if "device" in probe:
-            if probe["device"] not in ("auto", "cpu", "cuda") and not probe["device"].startswith("cuda:"):
-                raise ConfigError("`probe.device` must be auto, cpu or cuda", settings.path, "probe.device")
-            opts.device = probe["device"]
-        if "map-cuda-to-cpu" in probe:
-            opts.map_cuda_to_cpu = probe["map-cuda-to-cpu"]
+            opts.device = _device(probe["device"], settings)
         if "max-calls" in probe:
-            if probe["max-calls"] <= 0:
-                raise ConfigError("`probe.max-calls` must be positive", settings.path, "probe.max-calls")
-            opts.max_calls = probe["max-calls"]
+            opts.max_calls = _positive(probe, "max-calls", settings)
         if "env" in probe:
             opts.env = {str(k): str(v) for k, v in probe["env"].items()}
-        if "mode" in probe:
-            opts.compile_mode = probe["mode"]
-        if "fullgraph" in probe:
-            opts.fullgraph = probe["fullgraph"]
-        if "dynamic" in probe:
-            opts.dynamic = probe["dynamic"]
         if "cwd" in probe:
             opts.cwd = os.path.normpath(os.path.join(root, probe["cwd"]))
         opts.dynamo = {k: v for k, v in (settings.dynamo or {}).items() if k != "cache_size_limit"}
         return opts.with_(**overrides)
+
+
+# [tool.tclint.probe] keys taken as they are written: key -> ProbeOptions field
+_AS_GIVEN = {"backend": "backend", "map-cuda-to-cpu": "map_cuda_to_cpu", "mode": "compile_mode",
+             "fullgraph": "fullgraph", "dynamic": "dynamic"}
+
+
+def _positive(probe: dict[str, Any], key: str, settings: Settings) -> Any:
+    if probe[key] <= 0:
+        raise ConfigError(f"`probe.{key}` must be positive", settings.path, f"probe.{key}")
+    return probe[key]
+
+
+def _inputs(items: Any, root: str, settings: Settings) -> list[str]:
+    if not all(isinstance(i, str) for i in items):
+        raise ConfigError("`probe.inputs` must be a list of file paths", settings.path, "probe.inputs")
+    return [os.path.normpath(os.path.join(root, i)) for i in items]
+
+
+def _device(device: str, settings: Settings) -> str:
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise ConfigError("`probe.device` must be auto, cpu or cuda", settings.path, "probe.device")
+    return device
 
 
 def options_for(path: str | None = None, resolver: ConfigResolver | None = None, **overrides: Any) -> ProbeOptions:
