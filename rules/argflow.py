@@ -241,7 +241,10 @@ def _ret_key(ty: Ty | None) -> tuple[str, int] | None:
 
 
 def _rebuilt(project: Project, files: list[FileFacts]) -> Project:
+    from tclint.rules.project_delta import share_resolution
+
     new = Project(files, project.settings)
+    share_resolution(project, new)  # re-walks change types, not names
     new.build()
     return new
 

@@ -81,3 +81,25 @@ def swap_file(project: Project, new: FileFacts) -> None:
                 project.sites[site.id] = (new, site)
     for key in [k for k in project.memo if k not in KEPT_MEMO]:
         del project.memo[key]
+
+
+def _names(ff: FileFacts) -> tuple[Any, ...]:
+    """What name resolution (``Project.resolve``, ``mro``) reads of a file: its module, the
+    qualified names it defines, its classes' bases and methods, its aliases."""
+    return (ff.path, ff.module, ff.root, ff.is_package, ff.error is None, tuple(ff.functions),
+            tuple((q, c.bases, tuple(c.methods.items())) for q, c in ff.classes.items()), tuple(ff.aliases.items()))
+
+
+def share_resolution(old: Project, new: Project) -> bool:
+    """Give ``new`` (not built yet) the name-resolution caches of ``old`` when every file defines
+    the same names in both (a refinement round re-walks files with other types, most edits change
+    no name): resolutions are then the same.  True when shared."""
+    if old.files.keys() != new.files.keys():
+        return False
+    for path, ff in new.files.items():
+        before = old.files[path]
+        if before is not ff and _names(before) != _names(ff):
+            return False
+    new._resolve_cache = old._resolve_cache
+    new._mro_cache = old._mro_cache
+    return True

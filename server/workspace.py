@@ -40,7 +40,7 @@ from tclint.rules.engine import (
 from tclint.rules.facts import FileFacts
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 from tclint.rules.project import Project
-from tclint.rules.project_delta import interface_equal, replay_rewalks, swap_file
+from tclint.rules.project_delta import interface_equal, replay_rewalks, share_resolution, swap_file
 from tclint.rules.rewalks import Rewalks
 from tclint.server import fixcheck
 from tclint.server.codes import file_error_codes
@@ -116,6 +116,7 @@ class Root:
         self.open_text: Callable[[str], str | None] = lambda path: None  # an open buffer's text (set by Workspace)
         self.rewalks: Rewalks | None = None  # the type refinement's re-walks, kept across edits
         self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
+        self._previous: Project | None = None  # the project last invalidated (``share_resolution``)
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -255,6 +256,8 @@ class Root:
 
     # -- the project
     def invalidate(self) -> None:
+        if self._project is not None:
+            self._previous = self._project  # its name resolutions may serve the next one
         self._project = None
         self._swaps.clear()
 
@@ -299,6 +302,9 @@ class Root:
             self.invalidate()
         if self._project is None:
             project = Project(self.facts(), self.root_settings())
+            if self._previous is not None:
+                share_resolution(self._previous, project)
+                self._previous = None
             project.build()
             try:
                 if project.settings.follow_libraries:  # into installed packages (tclint.rules.libfollow)
