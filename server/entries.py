@@ -37,43 +37,18 @@ def _display(key: str, project: Project, here: str) -> str:
     return f"`{qual}` ({where + ':' if where else 'line '}{fn.name_loc.line})"
 
 
-def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:  # noqa: C901 - long, not split yet (issue 16)
+def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
+    """The compile sites of ``facts`` and its functions in compiled regions, with what their code
+    lenses and hovers say."""
     out: list[Entry] = []
     by_site: dict[int, list[str]] = {}
     for key, reached_region in project.regions.items():
         if reached_region.site is not None:
             by_site.setdefault(id(reached_region.site), []).append(key)
-
-    def compiles(site: Any) -> str:
-        targets = project.site_targets.get(site.id, [])
-        reached = sorted(by_site.get(id(site), []), key=lambda k: (project.regions[k].depth, k))
-        if not targets:
-            return f"**{site.text}** — tclint cannot tell what this compiles (the target is not a function or module it can resolve)."
-        names = ", ".join(_display(k, project, path) for k in targets[:MAX_LISTED])
-        text = f"**{site.text}** compiles {names}"
-        others = [k for k in reached if k not in targets]
-        if others:
-            listed = "\n".join(f"- {_display(k, project, path)}" for k in others[:MAX_LISTED])
-            more = f"\n- … and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
-            text += f", and through the calls it makes ({len(others)} more functions, traced into the same graph unless they break):\n{listed}{more}"
-        if site.options:
-            opts = ", ".join(f"{k}={v!r}" for k, v in site.options.items())
-            text += f"\n\nOptions: {opts}"
-        return text
-
     predicted = variants(project)
-
-    def variant_summary(site: Any) -> str | None:
-        found = [predicted[k] for k in project.site_targets.get(site.id, []) if k in predicted]
-        if not found:
-            return None
-        if len(found) == 1:
-            return found[0].summary()
-        return "; ".join(f"{v.qualname}: {v.summary()}" for v in found[:4])
-
     for site in facts.compile_sites:
-        summary = variant_summary(site)
-        text = compiles(site) + (f"\n\n**Variants:** {summary}" if summary else "")
+        summary = _variant_summary(site, project, predicted)
+        text = _compiles(site, project, path, by_site) + (f"\n\n**Variants:** {summary}" if summary else "")
         out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, text,
                          module_level=site.func is None and site.how != "decorator", variants=summary))
     for qual, fn in facts.functions.items():
@@ -84,13 +59,41 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:  # no
             continue
         text = f"**Compiled** — {project.chain_text(region)}"
         if region.depth == 0 and region.site is not None and project.site_targets.get(region.site.id):
-            text += "\n\n" + compiles(region.site)  # an entry point: what compiling it brings in
+            text += "\n\n" + _compiles(region.site, project, path, by_site)  # an entry point: what compiling it brings in
         if region.multiplier:
             text += f" (runs in {region.multiplier})"
         if region.fullgraph:
             text += "\n\n`fullgraph=True`: any graph break here is an error."
         out.append(Entry("function", span_of(fn.name_loc), fn.loc.line, qual, text, root=region.depth == 0))
     return out
+
+
+def _compiles(site: Any, project: Project, path: str, by_site: dict[int, list[str]]) -> str:
+    """What a compile site compiles: its targets, the functions its calls bring in, its options."""
+    targets = project.site_targets.get(site.id, [])
+    reached = sorted(by_site.get(id(site), []), key=lambda k: (project.regions[k].depth, k))
+    if not targets:
+        return f"**{site.text}** — tclint cannot tell what this compiles (the target is not a function or module it can resolve)."
+    names = ", ".join(_display(k, project, path) for k in targets[:MAX_LISTED])
+    text = f"**{site.text}** compiles {names}"
+    others = [k for k in reached if k not in targets]
+    if others:
+        listed = "\n".join(f"- {_display(k, project, path)}" for k in others[:MAX_LISTED])
+        more = f"\n- … and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
+        text += f", and through the calls it makes ({len(others)} more functions, traced into the same graph unless they break):\n{listed}{more}"
+    if site.options:
+        opts = ", ".join(f"{k}={v!r}" for k, v in site.options.items())
+        text += f"\n\nOptions: {opts}"
+    return text
+
+
+def _variant_summary(site: Any, project: Project, predicted: dict[str, Any]) -> str | None:
+    found = [predicted[k] for k in project.site_targets.get(site.id, []) if k in predicted]
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0].summary()
+    return "; ".join(f"{v.qualname}: {v.summary()}" for v in found[:4])
 
 
 def enclosing_function(facts: FileFacts, line: int) -> FunctionFacts | None:
