@@ -77,7 +77,16 @@ class CallGraph(AnalyzerBase):
                 if spec is not None and spec.kind in ("list", "seq"):
                     arg = node.args[-1]
                     items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
-                    refs = [t.ref for t in (self.type_of(i) for i in items) if t.kind in (T.MODULE, T.INSTANCE) and t.ref]
+                    refs = []
+                    for t in (self.type_of(i) for i in items):
+                        if t.kind in (T.MODULE, T.INSTANCE) and t.ref:
+                            refs.append(t.ref)
+                        elif t.kind == T.MODLIST and (t.ref or "").startswith(T.CLASSES):
+                            # `self.layers.append(nn.ModuleList([Attention(), FeedForward()]))`, then
+                            # `for attn, ff in self.layers:`: the inner lists' modules are what runs
+                            refs.extend(T.ref_classes(t.ref))
+                    if spec.count == 0:
+                        spec.count = None  # `nn.ModuleList([])` filled by append: how many is not known
                     if refs:
                         spec.refs = tuple(dict.fromkeys([*spec.refs, *refs]))
         if method == "register_buffer" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \

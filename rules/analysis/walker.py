@@ -518,7 +518,14 @@ class Walker(AnalyzerBase):
             self._bind_target(target.elts[0], T.T_STR)
             self._bind_target(target.elts[1], self._iter_element(iter_node, it))
             return
-        self._bind_target(target, self._iter_element(iter_node, it))
+        elem = self._iter_element(iter_node, it)
+        if isinstance(target, ast.Tuple) and elem.kind == T.ELEM and not any(isinstance(e, ast.Starred) for e in target.elts):
+            # `for attn, ff in self.layers:` over a list of `nn.ModuleList([Attention(), FF()])`:
+            # each name is one of the inner lists' modules (the container's elements, flattened)
+            for elt in target.elts:
+                self._bind_target(elt, elem)
+            return
+        self._bind_target(target, elem)
 
     def _while(self, node: ast.While) -> None:
         scope = self.scope

@@ -205,6 +205,46 @@ def check(t, name):
 def f(t):
     return check(t, "t") * 2
 """, {(4, "TC102")}),
+    # vit-pytorch / lucidrains: `for attn, ff in self.layers` over appended nn.ModuleList pairs
+    ("modulelist-of-pairs", """\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def forward(self, x):
+        print("attn")
+        return x
+
+
+class FeedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        return h
+
+
+class Transformer(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.ModuleList([Attention(), FeedForward()]))
+
+    def forward(self, x):
+        for attn, ff in self.layers:
+            x = attn(x) + x
+            x = ff(x) + x
+        return x
+
+
+model = torch.compile(Transformer(2))
+""", {(7, "TC104"), (18, "TC102")}),
     # kornia: a helper returning is_compiling() only on its fallback path is no compile predicate
     ("predicate-on-a-fallback-path", """\
 import torch
