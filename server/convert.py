@@ -277,9 +277,35 @@ class Converter:
         """``text`` with absolute paths below the workspace folder made relative to it."""
         return workspace_relative(text, self.base)
 
-    def convert_text(self, diag: Diagnostic, here: str) -> str:  # noqa: C901 - long, not split yet (issue 16)
+    def convert_text(self, diag: Diagnostic, here: str) -> str:
+        """One diagnostic as LSP JSON text (``here``: the absolute path of its file)."""
         lines = self.lines
-        enc = self.encoding
+        code = _js(diag.code)
+        data = ['"code":' + code, *self._fix_data(diag)]
+        if diag.origin is Origin.STATIC:
+            noqa = noqa_json(diag.code, diag.noqa_line, lines, self.encoding)
+            if noqa is not None:
+                data.append('"noqa":' + noqa)
+        if diag.extra.get("region"):
+            data.append('"region":' + _js(self.shown(str(diag.extra["region"]))))
+        severity = int(self.editor.lsp_severity(diag.code, diag.severity, self.file_settings))
+        source = PROBE_SOURCE if diag.origin is Origin.PROBE else SOURCE
+        out = (
+            f'{{"range":{self._range(lines, diag.span)},"message":{_js(self._message(diag))},"severity":{severity},'
+            f'"code":{code},"source":"{source}","data":{{{",".join(data)}}}'
+        )
+        if self.features.code_description and diag.url:
+            out += ',"codeDescription":{"href":' + _js(diag.url) + "}"
+        if diag.code in self._unused and self._unnecessary:
+            out += f',"tags":[{int(types.DiagnosticTag.Unnecessary)}]'
+        if self.features.related_information and diag.related:
+            related = self._related(diag, here)
+            if related:
+                out += ',"relatedInformation":[' + ",".join(related) + "]"
+        return out + "}"
+
+    def _message(self, diag: Diagnostic) -> str:
+        """The message with its help line, workspace-relative paths and the probe's verdict."""
         message = diag.message
         if diag.help:
             message = f"{message}\n{diag.help}"
@@ -290,51 +316,41 @@ class Converter:
             message += f"\n✓ confirmed by the probe ({hits} hit{'' if hits == 1 else 's'})" if hits else "\n✓ confirmed by the probe"
         if extra.get("stale"):
             message += "\n(stale: this code changed since the probe ran)"
-        code = _js(diag.code)
-        data = ['"code":' + code]
-        fixes = []  # each one the client may pick as a quick fix, the preferred one first
-        for fix in (first_fix(diag.fix), *diag.alternatives):  # a cell's: in its own lines (CellMap.map_fix)
+        return message
+
+    def _fix_data(self, diag: Diagnostic) -> list[str]:
+        """``"fix"`` and ``"alternatives"`` entries of ``data``: each fix the client may pick as a
+        quick fix, the preferred one first (a cell's are in its own lines: CellMap.map_fix)."""
+        lines = self.lines
+        fixes = []
+        for fix in (first_fix(diag.fix), *diag.alternatives):
             if fix is not None and fix.codemod and fix_offered(_declared(fix), self.unsafe):
                 fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
             if fix is not None and fix.edits and fix_offered(fix, self.unsafe):
                 edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
                 fixes.append(f'{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
+        data = []
         if fixes:
             data.append('"fix":' + fixes[0])
         if len(fixes) > 1:
             data.append(f'"alternatives":[{",".join(fixes[1:])}]')
-        if diag.origin is Origin.STATIC:
-            noqa = noqa_json(diag.code, diag.noqa_line, lines, enc)
-            if noqa is not None:
-                data.append('"noqa":' + noqa)
-        if extra.get("region"):
-            data.append('"region":' + _js(self.shown(str(extra["region"]))))
-        severity = int(self.editor.lsp_severity(diag.code, diag.severity, self.file_settings))
-        source = PROBE_SOURCE if diag.origin is Origin.PROBE else SOURCE
-        out = (
-            f'{{"range":{self._range(lines, diag.span)},"message":{_js(message)},"severity":{severity},'
-            f'"code":{code},"source":"{source}","data":{{{",".join(data)}}}'
-        )
-        if self.features.code_description and diag.url:
-            out += ',"codeDescription":{"href":' + _js(diag.url) + "}"
-        if diag.code in self._unused and self._unnecessary:
-            out += f',"tags":[{int(types.DiagnosticTag.Unnecessary)}]'
-        if self.features.related_information and diag.related:
-            related = []
-            for rel in diag.related:
-                rel_path = _abspath(rel.path)
-                if rel_path == here:
-                    rel_lines: Lines | None = lines
-                else:
-                    rel_lines = self.others.lines(rel_path, self.open_texts.get(rel_path))
-                if rel_lines is None:
-                    continue
-                related.append(
-                    f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(self.shown(rel.message))}}}'
-                )
-            if related:
-                out += ',"relatedInformation":[' + ",".join(related) + "]"
-        return out + "}"
+        return data
+
+    def _related(self, diag: Diagnostic, here: str) -> list[str]:
+        """The related locations whose file's text is at hand, as LSP JSON."""
+        related = []
+        for rel in diag.related:
+            rel_path = _abspath(rel.path)
+            if rel_path == here:
+                rel_lines: Lines | None = self.lines
+            else:
+                rel_lines = self.others.lines(rel_path, self.open_texts.get(rel_path))
+            if rel_lines is None:
+                continue
+            related.append(
+                f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(self.shown(rel.message))}}}'
+            )
+        return related
 
     def convert(self, diag: Diagnostic, path: str) -> dict[str, Any]:
         """One diagnostic as an LSP JSON dict."""
