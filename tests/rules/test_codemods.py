@@ -203,7 +203,7 @@ def test_cli_fix_writes_every_codemod_fix_through_writeback(tmp_path):
 
     paths = {}
     for code in ("TC101", "TC201", "TC301", "TC310"):
-        ex = registry.get(code).invalid[0]
+        ex = next(e for e in registry.get(code).invalid if e.fixed is not None)
         path = tmp_path / f"{code}.py"
         path.write_bytes(ex.code.replace("\n", "\r\n").encode() if code == "TC310" else ex.code.encode())
         paths[code] = (path, ex)
