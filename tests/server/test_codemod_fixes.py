@@ -68,3 +68,28 @@ async def test_each_alternative_is_its_own_quick_fix(start, project, profile):
     assert "print(" not in texts[2] and "y = x.relu()\n    return y * 2" in texts[2]
     fix_all = await client.text_document_code_action_async(_params(uri, found, only=["source.fixAll"]))
     assert not fix_all or apply_edits(code, edits_of(fix_all[0], uri)) == code
+
+
+async def test_notebook_cell_quick_fixes_edit_the_cell(start, tmp_path):
+    """In a notebook cell, the fixes whose edits stay in the cell are quick fixes on that cell's
+    document, in its own lines; the codemod (config registration after the imports) is not."""
+    from pytest_lsp import client_capabilities
+
+    from tests.helpers.lsputil import write_project
+    from tests.server.test_notebooks import CELLS, _open
+
+    root = write_project(tmp_path / "proj")
+    caps = client_capabilities("visual-studio-code")
+    caps.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+    )
+    client = await start("vscode", root, capabilities=caps, init_options={"settings": {"unsafeFixes": True}})
+    _nb, cells = _open(client, root, CELLS)
+    (found,) = await diagnostics(client, cells[3], lambda d: len(d) == 1)
+    actions = await client.text_document_code_action_async(_params(cells[3], found))
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+    assert [a.title.split(" (")[0] for a in quick] == ["Print only in eager runs", "Remove the `print` call"], [a.title for a in quick]
+    text = CELLS[3][1]
+    assert apply_edits(text, edits_of(quick[0], cells[3])) == text.replace(
+        "    print(x.shape)\n", "    if not torch.compiler.is_compiling():\n        print(x.shape)\n")
+    assert apply_edits(text, edits_of(quick[1], cells[3])) == text.replace("    print(x.shape)\n", "")
