@@ -82,14 +82,26 @@ def concise(report: Any, diags: list[Diagnostic]) -> str:
     return "\n".join(out) + ("\n" if out else "") + summary_line(report)
 
 
-def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None) -> str:  # noqa: C901 - long, not split yet (issue 16)
-    from tclint.rules.report.text import full as render_full
+def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None) -> str:
+    """The full report: how the run went, its errors first, the environment, correctness (function
+    mode), compiles, breaks, the probed code's output when it failed, the diagnostics."""
+    s = _run_section(report)
+    s.extend(_errors_section(report))  # first: tables above them would read as a success
+    s.extend(_environment_section(report.environment or {}))
+    if report.mode == "function":
+        s.extend(_correctness_section(report))
+    s.extend(_compiles_section(report))
+    s.extend(_breaks_section(report))
+    s.extend(_output_section(report))
+    if diags:
+        s.extend(_diagnostics_section(diags, sources or {}))
+    s.append(summary_line(report).rstrip("\n"))
+    return "\n".join(s) + "\n"
 
-    s: list[str] = []
-    env = report.environment or {}
+
+def _run_section(report: Any) -> list[str]:
     run = report.run or {}
-    s.append(f"tclint probe {report.target}")
-    s.append(f"  status: {report.status}: {report.message}")
+    s = [f"tclint probe {report.target}", f"  status: {report.status}: {report.message}"]
     if run.get("wall_s") is not None:
         calls = run.get("compiled_calls")
         extra = f", {calls:,} calls of compiled code" if isinstance(calls, int) else ""
@@ -99,9 +111,11 @@ def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | 
     if report.headline():
         s.append(f"  verdict: {report.headline()}")
     s.append("")
-    s.extend(_errors_section(report))  # first: tables above them would read as a success
-    s.append("Environment")
-    s.append(f"  torch {env.get('torch', '?')}, Python {env.get('python', '?')} ({env.get('executable', '?')})")
+    return s
+
+
+def _environment_section(env: dict[str, Any]) -> list[str]:
+    s = ["Environment", f"  torch {env.get('torch', '?')}, Python {env.get('python', '?')} ({env.get('executable', '?')})"]
     dev = env.get("device", "?")
     cuda = "CUDA available" if env.get("cuda_available") else "no CUDA"
     mapping = ", cuda mapped to cpu" if env.get("map_cuda_to_cpu") else ""
@@ -117,42 +131,52 @@ def full(report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | 
     if env.get("config_requested"):
         s.append("  set by [tool.tclint.dynamo]: " + ", ".join(f"{k}={v!r}" for k, v in env["config_requested"].items()))
     s.append("")
-    if report.mode == "function":
-        s.append("Correctness (eager vs compiled, per call)")
-        if report.inputs:
-            src = report.inputs.get("source")
-            where = f" from {_rel(report.inputs.get('file'))}::{report.inputs.get('function')}" if src == "declared" else " from the annotations"
-            s.append(f"  inputs: {src}{where}")
-        if not report.correctness:
-            s.append("  (no calls ran)")
-        for c in report.correctness:
-            mark = "ok " if c.get("status") in ("match", "both-raised") else "BAD"
-            s.append(f"  [{mark}] call {c.get('label') or c.get('index')}: {c.get('status')}: {c.get('detail')}")
+    return s
+
+
+def _correctness_section(report: Any) -> list[str]:
+    s = ["Correctness (eager vs compiled, per call)"]
+    if report.inputs:
+        src = report.inputs.get("source")
+        where = f" from {_rel(report.inputs.get('file'))}::{report.inputs.get('function')}" if src == "declared" else " from the annotations"
+        s.append(f"  inputs: {src}{where}")
+    if not report.correctness:
+        s.append("  (no calls ran)")
+    for c in report.correctness:
+        mark = "ok " if c.get("status") in ("match", "both-raised") else "BAD"
+        s.append(f"  [{mark}] call {c.get('label') or c.get('index')}: {c.get('status')}: {c.get('detail')}")
+    s.append("")
+    return s
+
+
+def _output_section(report: Any) -> list[str]:
+    """The last lines the probed code printed, when the run did not end well."""
+    out = (report.run or {}).get("output") or {}
+    if report.status in ("ok", "stopped") or not (out.get("tail") or out.get("head")):
+        return []
+    s = ["Output of the probed code (last lines)"]
+    text = out.get("tail") or out.get("head") or ""
+    for line in text.rstrip("\n").splitlines()[-20:]:
+        s.append(f"  | {line}")
+    if out.get("truncated"):
+        s.append(f"  ({out.get('bytes', 0):,} bytes in all; middle omitted)")
+    s.append("")
+    return s
+
+
+def _diagnostics_section(diags: list[Diagnostic], sources: dict[str, str | None]) -> list[str]:
+    from tclint.rules.report.text import full as render_full
+
+    s = ["Diagnostics", ""]
+    for d in diags:
+        block = render_full([d], sources).rstrip("\n").splitlines()
+        note = _probe_note(d)
+        if note:
+            at = next((i for i, line in enumerate(block) if line.startswith("  = severity")), len(block))
+            block.insert(at, f"  = probe: {note}")
+        s.extend(block)
         s.append("")
-    s.extend(_compiles_section(report))
-    s.extend(_breaks_section(report))
-    out = run.get("output") or {}
-    if report.status not in ("ok", "stopped") and (out.get("tail") or out.get("head")):
-        s.append("Output of the probed code (last lines)")
-        text = out.get("tail") or out.get("head") or ""
-        for line in text.rstrip("\n").splitlines()[-20:]:
-            s.append(f"  | {line}")
-        if out.get("truncated"):
-            s.append(f"  ({out.get('bytes', 0):,} bytes in all; middle omitted)")
-        s.append("")
-    if diags:
-        s.append("Diagnostics")
-        s.append("")
-        for d in diags:
-            block = render_full([d], sources or {}).rstrip("\n").splitlines()
-            note = _probe_note(d)
-            if note:
-                at = next((i for i, line in enumerate(block) if line.startswith("  = severity")), len(block))
-                block.insert(at, f"  = probe: {note}")
-            s.extend(block)
-            s.append("")
-    s.append(summary_line(report).rstrip("\n"))
-    return "\n".join(s) + "\n"
+    return s
 
 
 def _probe_note(d: Diagnostic) -> str:
