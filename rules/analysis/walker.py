@@ -113,7 +113,12 @@ class Walker(AnalyzerBase):
         try:
             for gen in node.generators:
                 it = self.expr(gen.iter)
-                self._bind_target(gen.target, element_type(it, gen.iter))
+                if (isinstance(gen.target, ast.Tuple) and isinstance(gen.iter, ast.Call)
+                        and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id in ("zip", "enumerate")):
+                    # `[layer for layer, drop in zip(layers, to_drop) if not drop]`: item by item
+                    self._bind_loop_target(gen.target, gen.iter, it)
+                else:
+                    self._bind_target(gen.target, element_type(it, gen.iter))
                 for cond in gen.ifs:
                     scope.in_test += 1
                     try:

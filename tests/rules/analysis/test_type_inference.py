@@ -66,6 +66,10 @@ def f(t: torch.Tensor, names: List[str]):
         for name, u in zip(names, t):
             {probe}
 """
+ZIP_COMPREHENSION = """\
+def f(t: torch.Tensor, names: List[str]):
+    return [{probe} for name, u in zip(names, t)]
+"""
 CLASSMETHOD = """\
 class Built(Model):
     @classmethod
@@ -193,6 +197,7 @@ ROWS: list[tuple[str, str, Ty]] = [
     (ZIP, "i", T.T_INT),
     (ZIP, "u", Ty(T.TENSOR, HIGH)),
     (ZIP, "name", T.T_UNKNOWN),
+    (ZIP_COMPREHENSION, "u", Ty(T.TENSOR, HIGH)),
     (LOOP, "i", T.T_INT),
     (LOOP, "j", T.T_INT),
     (LOOP, "blk", Ty(T.ELEM, HIGH, None, "pkg.mod.Model|layers")),
