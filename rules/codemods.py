@@ -614,9 +614,10 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     if returns:
         call = f"{', '.join(returns)} = {call}"
     ret = [cst.parse_statement(f"return {', '.join(returns)}\n")] if returns else []
-    helper = cst.parse_statement(f"def {helper_name}({args}):\n    pass\n")
-    helper = helper.with_changes(body=helper.body.with_changes(body=[*body, *ret]),  # type: ignore[attr-defined]
-                                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if parents.get(top) is module and module.body.index(top) else [])
+    parsed = cst.parse_statement(f"def {helper_name}({args}):\n    pass\n")
+    assert isinstance(parsed, cst.FunctionDef) and isinstance(parsed.body, cst.IndentedBlock)
+    helper = parsed.with_changes(body=parsed.body.with_changes(body=[*body, *ret]),
+                                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if module.body.index(top) else [])
     new_body = loop.body.with_changes(body=[cst.parse_statement(call + "\n")])
 
     class Extract(cst.CSTTransformer):
