@@ -200,9 +200,10 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
     applied: dict[str, dict[str, dict[str, Ty]]] = {}
     original = dict(project.files)
     changed_returns: set[str] | None = None  # round 1: any tensor-returning callee
-    # per path, each walk in order: (facts walked from, seeds, returns_of, result) -- what an edit
-    # that keeps the file's interface replays (``tclint.rules.project_delta``)
-    trace: dict[str, list[tuple[FileFacts, Any, Callable[[str], Ty | None], FileFacts]]] = {}
+    # per path, each walk in order: (facts walked from, seeds, the answers returns_of gave, result)
+    # -- what an edit that keeps the file's interface replays (``tclint.rules.project_delta``); the
+    # answers, not returns_of itself, so that the rounds' projects are not kept alive
+    trace: dict[str, list[tuple[FileFacts, Any, dict[str, Ty | None], FileFacts]]] = {}
     for _round in range(MAX_ROUNDS):
         seeds = compute_seeds(project, original)
         todo = {path for path, s in seeds.items() if s != applied.get(path)}
@@ -216,12 +217,13 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         for path in sorted(todo):
             old = files[path]
             returns_of = _returns_of(project, old, original, {**applied, **seeds})
-            new = reanalyze(old, seeds.get(path), returns_of)
+            answers: dict[str, Ty | None] = {}
+            new = reanalyze(old, seeds.get(path), _recording(returns_of, answers))
             if new is None:
                 continue
             walked = True
             files[path] = new
-            trace.setdefault(path, []).append((old, seeds.get(path), returns_of, new))
+            trace.setdefault(path, []).append((old, seeds.get(path), answers, new))
             for qual, fn in new.functions.items():
                 before = old.functions.get(qual)
                 if before is None or _ret_key(before.returns) != _ret_key(fn.returns):
@@ -234,6 +236,14 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         project.memo[REWALKED] = rewalked
     project.memo[TRACE] = trace
     return project
+
+
+def _recording(returns_of: Callable[[str], Ty | None], answers: dict[str, Ty | None]) -> Callable[[str], Ty | None]:
+    def recording(ref: str) -> Ty | None:
+        found = answers[ref] = returns_of(ref)
+        return found
+
+    return recording
 
 
 def _ret_key(ty: Ty | None) -> tuple[str, int] | None:

@@ -43,22 +43,36 @@ Rewalk = Callable[[FileFacts, Any, Any], "FileFacts | None"]
 
 def replay_rewalks(project: Project, path: str, rewalk: Rewalk) -> FileFacts | None | Literal[False]:
     """The last re-walk of ``path`` done again on its new text with the inputs each of its walks
-    had in the pass that built ``project``: the new refined facts, None when ``path`` was not
-    walked again, False when a walk's interface differs (the pass must be run again)."""
+    had in the pass that built ``project`` (its seeds, and the recorded answers about callees'
+    return types): the new refined facts, None when ``path`` was not walked again, False when a
+    walk asks something new or gives another interface (the pass must be run again)."""
     trace = project.memo.get("argflow_trace") or {}
     steps = trace.get(path)
     if not steps:
         return None
     last: FileFacts | None = None
     replayed = []
-    for before, seeds, returns_of, result in steps:
-        new = rewalk(before, seeds, returns_of)
+    for before, seeds, answers, result in steps:
+
+        def recorded(ref: str, answers: dict[str, Any] = answers) -> Any:
+            if ref not in answers:
+                raise _NewQuestion(ref)  # the walk asks what the pass was not asked: run it again
+            return answers[ref]
+
+        try:
+            new = rewalk(before, seeds, recorded)
+        except _NewQuestion:
+            return False
         if new is None or not interface_equal(result, new):
             return False
-        replayed.append((before, seeds, returns_of, new))
+        replayed.append((before, seeds, answers, new))
         last = new
     trace[path] = replayed
     return last
+
+
+class _NewQuestion(Exception):
+    """A replayed walk asked about a reference its recorded walk did not."""
 
 
 def swap_file(project: Project, new: FileFacts) -> None:

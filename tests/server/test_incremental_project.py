@@ -51,7 +51,7 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         h = self.lin(x)
-        g = gate(h)
+        g = gate(torch.relu(h))
         out = h * g
         return out
 
@@ -84,6 +84,8 @@ HELPERS = """import torch
 
 def gate(h):
     y = h.mean(-1)
+    if h.sum() > 0:
+        y = y * 2
     return y
 
 
@@ -95,13 +97,16 @@ def scale_of(h):
 SCRIPTED = (
     # only candidates change (the project is kept): a break in a block called from Net's loop drops
     # Net.forward's frame, which shadows its TC101 (per-project results must be recomputed)
-    ("model.py", "        g = gate(h)\n", "        g = gate(h); v = h.sum().item()\n"),
+    ("model.py", "        g = gate(torch.relu(h))\n", "        g = gate(torch.relu(h)); v = h.sum().item()\n"),
+    # only candidates change in a file walked again with its parameters' types (gate's h): the
+    # project is kept, the file's re-walk is replayed (its first walk has no TC102 on `h.sum() > 0`)
+    ("helpers.py", "    y = h.mean(-1)\n", "    y = h.mean(-1); print('edited')\n"),
     # a return type changes: model.py, unchanged, is walked with another answer about scale_of
     ("helpers.py", "    return m\n", "    return 0\n"),
     ("helpers.py", "    return 0\n", "    return m\n"),
     # an argument changes: helpers.py, unchanged, is walked with other parameter types
     ("model.py", "        s = scale_of(torch.ones(4))\n", "        s = scale_of(0)\n"),
-    ("model.py", "        g = gate(h); v = h.sum().item()\n", "        g = gate(h)\n"),
+    ("model.py", "        g = gate(torch.relu(h)); v = h.sum().item()\n", "        g = gate(torch.relu(h))\n"),
 )
 STEPS = 40
 
