@@ -109,102 +109,42 @@ def main(argv: list[str]) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace, program_args: list[str]) -> int:  # noqa: C901 - long, not split yet (issue 16)
-    from tclint.runtime_probe import api
-    from tclint.runtime_probe.targets import TargetError, is_target, parse_target
+class _Usage(Exception):
+    """A usage error: printed as ``tclint probe: error: ...``, exit 2."""
+
+
+def _run(args: argparse.Namespace, program_args: list[str]) -> int:
+    try:
+        return _probe_and_report(args, program_args)
+    except _Usage as exc:
+        print(f"tclint probe: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _probe_and_report(args: argparse.Namespace, program_args: list[str]) -> int:
+    from tclint.runtime_probe.targets import is_target
 
     if not args.module and not args.target:
-        print("tclint probe: error: give a script, -m MODULE or FILE.py::TARGET (see `tclint probe --help`)", file=sys.stderr)
-        return 2
+        raise _Usage("give a script, -m MODULE or FILE.py::TARGET (see `tclint probe --help`)")
     function_mode = bool(args.target and is_target(args.target) and not args.module)
     if args.init_inputs:
-        if not function_mode:
-            print("tclint probe: error: --init-inputs needs FILE.py::TARGET", file=sys.stderr)
-            return 2
-        try:
-            stub_target = parse_target(args.target)
-            path, written = api.write_inputs_stub(stub_target, args.inputs[0] if args.inputs else None)
-        except (api.ProbeUsageError, TargetError) as exc:
-            print(f"tclint probe: error: {exc}", file=sys.stderr)
-            return 2
-        rel = os.path.relpath(path)
-        if written:
-            # the same command as the stub's docstring (Target.display)
-            print(f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {stub_target.display}`.")
-        else:
-            print(f"{rel} already declares inputs for this target; nothing written.")
-        return 0
+        return _init_inputs(args, function_mode)
     if function_mode and program_args:
-        print("tclint probe: error: a FILE.py::TARGET takes no arguments (declare calls in a probe-inputs file)", file=sys.stderr)
-        return 2
+        raise _Usage("a FILE.py::TARGET takes no arguments (declare calls in a probe-inputs file)")
     resolver = ConfigResolver(args.config)
     anchor = args.target.partition("::")[0] if args.target else None
     settings = resolver.for_file(anchor) if anchor and os.path.exists(anchor) else resolver.for_dir(os.getcwd())
-    overrides: dict[str, Any] = {
-        "python": args.python, "backend": args.backend, "timeout": args.timeout, "max_calls": args.max_calls,
-        "map_cuda_to_cpu": args.map_cuda_to_cpu, "device": args.device, "compile_mode": args.compile_mode,
-        "fullgraph": args.fullgraph, "stream_output": args.show_output or None,
-    }
-    for name in ("timeout", "max_calls"):
-        value = overrides[name]
-        if value is not None and value <= 0:
-            print(f"tclint probe: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
-            return 2
-    options = ProbeOptions.from_settings(settings, **overrides)
-    if args.memory_limit is not None:
-        try:
-            options.memory_limit = parse_memory(args.memory_limit, "--memory-limit")
-        except ConfigError as exc:
-            print(f"tclint probe: error: {exc}", file=sys.stderr)
-            return 2
-    if args.inputs:
-        options.inputs = [os.path.abspath(p) for p in args.inputs] + options.inputs
-    if options.python and not os.path.exists(options.python) and os.sep in options.python:
-        print(f"tclint probe: error: {options.python}: no such interpreter", file=sys.stderr)
-        return 2
+    options = _options(args, settings)
     fmt = args.output_format or (settings.output_format if settings.output_format in ("concise", "full", "json", "sarif", "github") else "concise")
-    cancel = threading.Event()
     progress = _stderr_progress(args) if fmt in ("concise", "full") and sys.stderr.isatty() else None
     on_output = _stream_output if args.show_output else None
-    old_handler = signal.getsignal(signal.SIGTERM)
-    try:
-        signal.signal(signal.SIGTERM, lambda *_: cancel.set())
-    except ValueError:
-        pass
-    try:
-        if function_mode:
-            report = api.probe_function(args.target, options=options, progress=_chain(progress, on_output), cancel=cancel,
-                                        resolver=resolver)
-        else:
-            target = args.module or args.target
-            report = api.probe_program(target, program_args, module=bool(args.module), options=options,
-                                       progress=_chain(progress, on_output), cancel=cancel, resolver=resolver)
-    except api.ProbeUsageError as exc:
-        print(f"tclint probe: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        cancel.set()
-        raise
-    finally:
-        try:
-            signal.signal(signal.SIGTERM, old_handler)
-        except (ValueError, TypeError):
-            pass
+    report = _probe(args, program_args, function_mode, options, _chain(progress, on_output), resolver)
     if report.status in ("need-inputs", "inputs-error", "worker-error"):
-        print(f"tclint probe: error: {report.message}", file=sys.stderr)
-        return 2
+        raise _Usage(report.message)
     diags = report.diagnostics()
-    sources: dict[str, str | None] = {}
     if not args.no_static:
-        files = sorted(set(report.files) | ({os.path.abspath(args.target.partition('::')[0])} if args.target else set()))
-        try:
-            static = api.static_diagnostics([f for f in files if f.endswith((".py", ".ipynb"))], resolver)
-        except ConfigError:
-            raise
-        except Exception as exc:  # the probe result is worth showing even if static linting fails
-            print(f"tclint probe: warning: static linting failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            static = []
-        diags = api.merge(static, report)
+        diags = _with_static(args, report, resolver)
+    sources: dict[str, str | None] = {}
     for d in diags:
         if d.path not in sources and os.path.isfile(d.path):
             with open(d.path, encoding="utf-8", errors="replace") as fh:
@@ -223,6 +163,95 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:  # noqa: C90
     if report.status == "inputs-rejected":
         return 2  # like missing inputs: the user must declare them before anything can be probed
     return 1 if report.has_problems or diags else 0
+
+
+def _init_inputs(args: argparse.Namespace, function_mode: bool) -> int:
+    """``--init-inputs``: write a probe-inputs stub for the target."""
+    from tclint.runtime_probe import api
+    from tclint.runtime_probe.targets import TargetError, parse_target
+
+    if not function_mode:
+        raise _Usage("--init-inputs needs FILE.py::TARGET")
+    try:
+        stub_target = parse_target(args.target)
+        path, written = api.write_inputs_stub(stub_target, args.inputs[0] if args.inputs else None)
+    except (api.ProbeUsageError, TargetError) as exc:
+        raise _Usage(str(exc)) from None
+    rel = os.path.relpath(path)
+    if written:
+        # the same command as the stub's docstring (Target.display)
+        print(f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {stub_target.display}`.")
+    else:
+        print(f"{rel} already declares inputs for this target; nothing written.")
+    return 0
+
+
+def _options(args: argparse.Namespace, settings: Any) -> ProbeOptions:
+    """The configured probe options with the command line's over them."""
+    overrides: dict[str, Any] = {
+        "python": args.python, "backend": args.backend, "timeout": args.timeout, "max_calls": args.max_calls,
+        "map_cuda_to_cpu": args.map_cuda_to_cpu, "device": args.device, "compile_mode": args.compile_mode,
+        "fullgraph": args.fullgraph, "stream_output": args.show_output or None,
+    }
+    for name in ("timeout", "max_calls"):
+        value = overrides[name]
+        if value is not None and value <= 0:
+            raise _Usage(f"--{name.replace('_', '-')} must be positive")
+    options = ProbeOptions.from_settings(settings, **overrides)
+    if args.memory_limit is not None:
+        try:
+            options.memory_limit = parse_memory(args.memory_limit, "--memory-limit")
+        except ConfigError as exc:
+            raise _Usage(str(exc)) from None
+    if args.inputs:
+        options.inputs = [os.path.abspath(p) for p in args.inputs] + options.inputs
+    if options.python and not os.path.exists(options.python) and os.sep in options.python:
+        raise _Usage(f"{options.python}: no such interpreter")
+    return options
+
+
+def _probe(args: argparse.Namespace, program_args: list[str], function_mode: bool, options: ProbeOptions,
+           progress: Any, resolver: ConfigResolver) -> Any:
+    """Run the probe; SIGTERM cancels it (the workers are stopped, the report says so)."""
+    from tclint.runtime_probe import api
+
+    cancel = threading.Event()
+    old_handler = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, lambda *_: cancel.set())
+    except ValueError:
+        pass
+    try:
+        if function_mode:
+            return api.probe_function(args.target, options=options, progress=progress, cancel=cancel, resolver=resolver)
+        target = args.module or args.target
+        return api.probe_program(target, program_args, module=bool(args.module), options=options,
+                                 progress=progress, cancel=cancel, resolver=resolver)
+    except api.ProbeUsageError as exc:
+        raise _Usage(str(exc)) from None
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    finally:
+        try:
+            signal.signal(signal.SIGTERM, old_handler)
+        except (ValueError, TypeError):
+            pass
+
+
+def _with_static(args: argparse.Namespace, report: Any, resolver: ConfigResolver) -> list[Any]:
+    """The probe's findings merged with the static ones of the files it ran."""
+    from tclint.runtime_probe import api
+
+    files = sorted(set(report.files) | ({os.path.abspath(args.target.partition('::')[0])} if args.target else set()))
+    try:
+        static = api.static_diagnostics([f for f in files if f.endswith((".py", ".ipynb"))], resolver)
+    except ConfigError:
+        raise
+    except Exception as exc:  # the probe result is worth showing even if static linting fails
+        print(f"tclint probe: warning: static linting failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        static = []
+    return api.merge(static, report)
 
 
 def _chain(*fns: Any) -> Any:
