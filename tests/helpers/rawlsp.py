@@ -22,6 +22,21 @@ def frame(payload: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(payload) + payload
 
 
+async def _header_length(reader: asyncio.StreamReader) -> int | None:
+    """The Content-Length of the next header block: None at the end of the stream, -1 for a
+    block without one."""
+    length = -1
+    while True:
+        line = await reader.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            return length
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+
+
 class RawClient:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -41,37 +56,20 @@ class RawClient:
         )  # fmt: skip
         return cls(proc)
 
-    async def _read(self) -> None:  # noqa: C901 - long, not split yet (issue 16)
+    async def _read(self) -> None:
+        """Read the server's messages until it closes the stream; pending requests then fail."""
         reader = self.proc.stdout
         assert reader is not None
         try:
             while True:
-                length = None
-                while True:
-                    line = await reader.readline()
-                    if not line:
-                        return
-                    line = line.strip()
-                    if not line:
-                        break
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
+                length = await _header_length(reader)
                 if length is None:
-                    continue
-                body = await reader.readexactly(length)
-                msg = json.loads(body)
+                    return
+                if length < 0:
+                    continue  # a header block without Content-Length
+                msg = json.loads(await reader.readexactly(length))
                 self.received.append((time.perf_counter(), msg))
-                if "id" in msg and ("result" in msg or "error" in msg) and "method" not in msg:
-                    fut = self._waiters.pop(msg["id"], None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(msg)
-                elif "method" in msg and "id" in msg:
-                    await self._answer_server_request(msg)
-                if "method" in msg:
-                    for pred, fut in list(self._notify):
-                        if not fut.done() and pred(msg):
-                            fut.set_result(msg)
-                    self._notify = [(p, f) for p, f in self._notify if not f.done()]
+                await self._dispatch(msg)
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:
@@ -79,6 +77,21 @@ class RawClient:
             for fut in self._waiters.values():
                 if not fut.done():
                     fut.set_exception(ConnectionError("server closed the connection"))
+
+    async def _dispatch(self, msg: dict[str, Any]) -> None:
+        """A response wakes its request; a server request is answered; notifications (and server
+        requests) wake whoever waits for one like them."""
+        if "id" in msg and ("result" in msg or "error" in msg) and "method" not in msg:
+            fut = self._waiters.pop(msg["id"], None)
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+        elif "method" in msg and "id" in msg:
+            await self._answer_server_request(msg)
+        if "method" in msg:
+            for pred, fut in list(self._notify):
+                if not fut.done() and pred(msg):
+                    fut.set_result(msg)
+            self._notify = [(p, f) for p, f in self._notify if not f.done()]
 
     async def _answer_server_request(self, msg: dict[str, Any]) -> None:
         method = msg["method"]
