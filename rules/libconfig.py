@@ -408,6 +408,7 @@ class Context:
     # context (a parameter the call does not pass has its default); None: the call is not visible
     bindings: dict[str, tuple[ast.expr, Context]] | None = None
     kwargs_empty: bool = False  # its ``**kwargs`` parameter is known to hold nothing
+    at_line: int = 1 << 30  # the line being judged: a parameter bound again above it is not the argument
 
 
 def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> tuple[bool, set[str], list[str]]:
@@ -424,7 +425,7 @@ def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> t
         if fn is None:
             caller = None
             continue
-        ctx = Context(project, side, fn, is_root, _self_config(path, fn))
+        ctx = Context(project, side, fn, is_root, _self_config(path, fn), at_line=line)
         if is_root:
             ctx.kwargs_empty = side.calls_seen and not side.extra_kwargs
         elif caller is not None:
@@ -433,6 +434,7 @@ def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> t
         caller = (ctx, line)
     for path, ctx, conds, _line in reversed(contexts):
         for test, wanted in conds:
+            ctx.at_line = test.lineno
             try:
                 value = _truth(_eval(test, ctx))
             except Unseen as exc:
@@ -522,10 +524,21 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
         if isinstance(op, ast.NotEq):
             return left != right
         raise Unseen(ast.unparse(node))
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        name = _dotted(node.func) or ""
+        if name in _UNDER_COMPILE:
+            return _UNDER_COMPILE[name]
     text = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if text is None:
         raise Unseen(ast.unparse(node))
     return _value(text, ctx)
+
+
+# what these calls return inside a region torch.compile traces
+_UNDER_COMPILE = {
+    "torch.jit.is_scripting": False, "torch.jit.is_tracing": False, "torch.compiler.is_compiling": True,
+    "torch.compiler.is_dynamo_compiling": True, "torch._dynamo.is_compiling": True, "is_torchdynamo_compiling": True,
+}
 
 
 def _bool_op(node: ast.BoolOp, ctx: Context) -> Any:
@@ -600,9 +613,26 @@ def _bind(caller: Context, line: int, fn: ast.FunctionDef | ast.AsyncFunctionDef
     return out, not any(k.arg and k.arg not in named_params for k in call.keywords)
 
 
+def _reassigned(fn: ast.AST, name: str, before: int) -> bool:
+    """Is the parameter bound again in the body above line ``before`` (or in a loop), other than by
+    ``x = x if x is not None else ...``?"""
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+             and n.lineno <= before <= (n.end_lineno or n.lineno)]
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.stmt) or (n.lineno >= before and not any(
+                lp.lineno <= n.lineno <= (lp.end_lineno or lp.lineno) for lp in loops)):
+            continue
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) else []
+        for t in targets:
+            if any(isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Store) for x in ast.walk(t)):
+                if not (isinstance(n, ast.Assign) and isinstance(t, ast.Name) and isinstance(n.value, ast.IfExp)):
+                    return True
+    return False
+
+
 def _name_value(name: str, ctx: Context) -> Any:
     params = [a.arg for a in (*ctx.fn.args.posonlyargs, *ctx.fn.args.args, *ctx.fn.args.kwonlyargs)]
-    if name not in params:
+    if name not in params or _reassigned(ctx.fn, name, ctx.at_line):
         raise Unseen(name)
     if not ctx.is_root:
         if ctx.bindings is None:

@@ -192,7 +192,9 @@ def _collect(project, libraries):
                     continue
                 shown = diag.with_(extra={**diag.extra, "depends_on": sorted(unseen), "flags": why,
                                           "region_multiplier": _multiplied(region)})
-                groups.setdefault(key, []).append((shown, hot and not unseen))
+                # a site behind a setting tclint could not see may be off for this user: never hot;
+                # one behind an input check (isinstance, a layout, a shape) stays as hot as it is
+                groups.setdefault(key, []).append((shown, hot and not any(_configurable(u) for u in unseen)))
     return groups, pruned, sites
 
 
@@ -230,14 +232,7 @@ def _sites_reaching(project, libraries) -> dict[str, list]:
             roots.extend((key, Link(ff.path, site.loc, site.text)) for key in keys if key in project.regions)
     out: dict[str, list] = {}
     for key, head in roots[:MAX_ROOTS]:
-        callers: dict[str, tuple[str, str, int] | None] = {key: None}
-        stack = [key]
-        while stack:
-            node = stack.pop()
-            for nxt, (path, line) in adjacent.get(node, {}).items():
-                if nxt not in callers:
-                    callers[nxt] = (node, path, line)
-                    stack.append(nxt)
+        callers = _callers_from(key, adjacent)
         for node in callers:
             heads = out.setdefault(node, [])
             if all((h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col) for h, _r, _c in heads):
@@ -245,11 +240,33 @@ def _sites_reaching(project, libraries) -> dict[str, list]:
     return out
 
 
+def _callers_from(key, adjacent) -> dict[str, tuple[str, str, int] | None]:
+    """Every function reachable from ``key`` -> (its caller, path, line of the call); None for the
+    root and for a function called from two places (the path to it is not one path, so no condition
+    above it may prune what it reaches)."""
+    callers: dict[str, tuple[str, str, int] | None] = {key: None}
+    incoming: dict[str, int] = {}
+    stack = [key]
+    while stack:
+        node = stack.pop()
+        for nxt, (path, line) in adjacent.get(node, {}).items():
+            incoming[nxt] = incoming.get(nxt, 0) + 1
+            if nxt not in callers:
+                callers[nxt] = (node, path, line)
+                stack.append(nxt)
+    for node, count in incoming.items():
+        if count > 1:
+            callers[node] = None
+    return callers
+
+
 def _path_steps(func_key, diag, root, callers) -> list[tuple[str, int, bool]]:
     """(path, line, is the compiled root) for the site's statement and each call on one compile
     site's path to it, up to the function that site compiles."""
     steps = [(diag.path, diag.line, func_key == root)]
     node, seen = func_key, {func_key}
+    if callers.get(node) is None and node != root:
+        return [(diag.path, diag.line, False)]  # several paths lead here: only its own conditions count
     while callers.get(node) is not None:
         caller, path, line = callers[node]
         steps.append((path, line, caller == root))
@@ -297,6 +314,16 @@ def _advice(user_path: str, found: list[tuple[Diagnostic, bool]]) -> str:
         flag, n = max(flags.items(), key=lambda kv: kv[1])
         parts.append(f"set `{flag}` in the model's config (the library then skips {n} of these sites)")
     return "library code: " + "; ".join(parts)
+
+
+def _configurable(value: str) -> bool:
+    """Is an unseen value one the user sets (a config attribute, an attribute the constructor stores,
+    an argument of the compiled call), rather than something about the inputs (``isinstance(x, T)``,
+    ``x.layout``, ``len(xs)``)?"""
+    if value.startswith("config.") or value == "an argument's value":
+        return True
+    parts = value.split(".")
+    return all(p.isidentifier() for p in parts) and (len(parts) == 1 or (parts[0] == "self" and len(parts) == 2))
 
 
 def _multiplied(region) -> str | None:
