@@ -108,7 +108,7 @@ def prepare(name: str, transformers: str | None) -> str:
     if name == "examples":
         source, package, settings = os.path.join(ROOT, "examples"), "examples", ""
     elif name == "torch":
-        source, package, settings = bench_run.corpus_torch(), "torch", ""
+        source, package, settings = os.path.join(bench_run.corpus_torch(), "torch"), "torch", ""  # corpora/torch/torch
     else:
         source = transformers or bench_run.corpus_transformers()
         package, settings = "transformers", 'assume-compiled = ["transformers.models.*:*.forward"]\n'
