@@ -108,6 +108,8 @@ LIBS: dict[str, LibSpec] = {
                 slice_phases=("fixed_grid_train", "event_eval")),
         LibSpec("vector_quantize_pytorch", "vector-quantize-pytorch", ("vector_quantize_pytorch",), "vq_user.py",
                 ("vector_quantize_pytorch.*:*.forward",), slice_phases=("vq_train",)),
+        # not in the test extra (measured once, with --python of a venv that has it; no pinned slice)
+        LibSpec("vit_pytorch", "vit-pytorch", ("vit_pytorch",), "vit_user.py", ("vit_pytorch.*:*.forward",)),
     ]
 }
 
@@ -212,7 +214,7 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
 def lib_location(python: str, spec: LibSpec) -> tuple[str, list[str], str]:
     """(site-packages folder, the packages' folders, the library's version) in the measured venv."""
     code = ("import importlib, importlib.metadata, os, sys, json; "
-            f"d = [os.path.dirname(os.path.abspath(importlib.import_module(p).__file__)) for p in {list(spec.packages)!r}]; "
+            f"import importlib.util; d = [os.path.dirname(os.path.abspath(importlib.util.find_spec(p).origin)) for p in {list(spec.packages)!r}]; "
             f"print(json.dumps([d, importlib.metadata.version({spec.dist!r})]))")
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     dirs, version = json.loads(out.stdout.strip().splitlines()[-1])
