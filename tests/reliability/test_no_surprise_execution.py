@@ -232,4 +232,6 @@ def test_fix_writes_only_the_linted_files(project):
     tclint(".", "--fix", "--unsafe-fixes", "--no-cache", cwd=root)
     after = snapshot()
     assert set(after) == set(before)
-    assert {k for k in before if before[k] != after[k]} == {"zz_surprise/model.py"}
+    # The notebook's compiled cell prints: its cell gets a fix too (and stays a valid notebook).
+    assert {k for k in before if before[k] != after[k]} == {"zz_surprise/model.py", "zz_surprise/explore.ipynb"}
+    assert json.loads(after["zz_surprise/explore.ipynb"])["cells"][0]["cell_type"] == "code"
