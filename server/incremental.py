@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, file_variant_facts
 from tclint.rules.engine import SourceText, analyze_source
-from tclint.rules.facts import Candidate, FileFacts, Loc
+from tclint.rules.facts import Candidate, FileFacts, Loc, VariantFacts
 from tclint.rules.model import Edit, Position, Span
 from tclint.rules.source import LineIndex
 
@@ -47,6 +48,7 @@ HANDLED_FIELDS = frozenset(
         "aliases", "module_vars", "int_globals",  # module level only: from the synthetic walk
         "dynamo_config",  # module level only, checked
         "line_count", "error", "error_code", "error_loc",
+        "variant_facts",  # a whole-file pass: re-run on the new text (_variant_facts)
     }
 )  # fmt: skip
 _LAMBDA = re.compile(r"<lambda@(\d+)>")
@@ -343,7 +345,17 @@ class IncrementalAnalyzer:
         for name in self.unattributed:
             setattr(facts, name, copy.copy(getattr(syn, name)))
         facts.line_count = max(len(snap_lines_new), 1)
+        facts.variant_facts = _variant_facts(text, self.path, self.module)
         return facts
+
+
+def _variant_facts(text: str, path: str, module: str) -> VariantFacts | None:
+    """The call contexts of the whole new text, as a full walk records them: the pass is cheap
+    (one parse and one tree walk, only for a file that mentions a context word), while
+    attributing its keys to statements would need the merge to know every kind it records."""
+    if not any(word in text for word in CALL_CONTEXT_WORDS):
+        return None
+    return file_variant_facts(_parse(text, path), LineIndex(text).char_col, module, text)
 
 
 def _parse(text: str, path: str) -> ast.Module:

@@ -13,7 +13,7 @@ from typing import Any
 
 from tclint.rules import types as T
 from tclint.rules.analysis.api import RuleContext, RuleSet, Scope
-from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, call_contexts
+from tclint.rules.analysis.callctx import file_variant_facts
 from tclint.rules.analysis.callgraph import CallGraph
 from tclint.rules.analysis.common import MARKER, node_loc
 from tclint.rules.analysis.narrowing import IsinstanceNarrowing
@@ -84,8 +84,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
             self.stmt(stmt)
         self.facts.aliases = dict(self.module_aliases.names)
         self.facts.module_vars = {k: v for k, v in self.module_scope.env.items() if v.kind != T.UNKNOWN}
-        if any(word in self.text for word in CALL_CONTEXT_WORDS):
-            self.facts.variant_facts = call_contexts(tree, self.index.char_col, self.module, self.text)
+        self.facts.variant_facts = file_variant_facts(tree, self.index.char_col, self.module, self.text)
         return self.facts
 
     def _marker_lines(self) -> set[int]:

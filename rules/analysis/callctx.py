@@ -554,6 +554,15 @@ def _choices(node: ast.Call) -> tuple[str, ...]:
     return tuple(picks)
 
 
+def file_variant_facts(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts | None:  # type: ignore[no-untyped-def]
+    """``FileFacts.variant_facts`` of a whole parsed file: None for a file that mentions no context
+    word.  One function for the analyser and the server's incremental merge (which re-runs this
+    whole-file pass on the new text instead of attributing contexts to statements)."""
+    if not any(word in text for word in CALL_CONTEXT_WORDS):
+        return None
+    return call_contexts(tree, char_col, module, text)
+
+
 def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts:  # type: ignore[no-untyped-def]
     """The VariantFacts of one parsed file (``char_col(line, utf8_col)`` converts columns the way
     ``node_loc`` does, so keys match ``CallEdge.loc``).  A file that mentions none of the context

@@ -61,6 +61,7 @@ SNIPPETS = [
     "for i in range(3):\n{i}    x = x * 2", "self.extra = nn.Linear(2, 2)", "x = torch.relu(x)", "pass",
     "f = lambda t: t.item()", "@torch.compile\n{i}def g(t):\n{i}    return t.sin()", "import math",
     "torch._dynamo.config.capture_scalar_outputs = True", "x = (", '"""', "    ", "\t", "é = 1  # ünïcode",
+    "with torch.no_grad():\n{i}    y = model(x)", "model.eval()", "y = f(x) if flag else f(x.half())",  # call contexts
 ]  # fmt: skip
 
 
