@@ -156,6 +156,8 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         out.append(_diag("TC902", msg, path, line, severity=severity, help=hint, cols=(col, end_col),
                          related=tuple(related),
                          extra={"compile_ids": [c["compile_id"] for c in items], "guards": raw, "causes": causes,
+                                "secondary_guards": list(dict.fromkeys(g for c in secondary
+                                                                       if (g := (c.get("guard") or {}).get("guard")))),
                                 "secondary_recompiles": len(secondary), "parameters": params[:1],
                                 "function": qual, "frame_file": frame_file,
                                 "ordinary": severity is Severity.INFO}))
@@ -168,7 +170,9 @@ def to_diagnostics(report: Any) -> list[Diagnostic]:
     for hit in report.recompile_limit_hits:
         if hit.get("file"):
             out.append(_diag("TC903", hit["message"], hit["file"], hit["line"], gb_ids=("GB0039",),
-                             help="find the guard that keeps failing (TC902) and bound the variants"))
+                             help="find the guard that keeps failing (TC902) and bound the variants",
+                             extra={"function": hit.get("qualname") or hit.get("function"), "frame_file": hit["file"],
+                                    "guards": hit.get("guards") or []}))
     target = report.target_location or {}
     for err in report.errors:
         if err["source"] == "run" and err["kind"] in ("exception", "memory"):

@@ -414,3 +414,29 @@ def _guard_source(guard: str) -> str | None:
     """The guarded value of a comparison guard (``G['SCALE']`` in ``G['SCALE'] == 1.0``)."""
     m = _COMPARE.match(guard.strip())
     return m.group("lhs").strip() if m else None
+
+
+def subject(guard: str) -> str | None:
+    """The value a failed guard (Dynamo's text) checks, as the user writes it: ``self.calls`` for
+    ``self.calls == 2``, ``n`` for ``L['n'] == 1``, ``SCALE`` for ``G['SCALE'] == 1.0``; None for a
+    guard about no one named value (grad mode, a carried ``___stack`` value)."""
+    explained = explain({"guard": guard, "source": _guard_source(guard)})
+    what = explained.get("subject") if explained is not None else None
+    return what if what and re.fullmatch(r"[A-Za-z_][\w.]*", what) and not what.startswith("___") else None
+
+
+def mutated_name(path: str, line: int) -> str | None:
+    """The name an assignment on ``line`` of ``path`` rebinds, as a guard's subject spells it:
+    ``self.calls`` for ``self.calls += 1``, ``step`` for ``step = step + 1`` (a global)."""
+    tree = parse_file(path) if os.path.isfile(path) else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) != line:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for target in targets:
+            chain = _attr_chain(target)
+            if chain:
+                return ".".join(chain)
+    return None

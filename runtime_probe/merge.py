@@ -7,6 +7,13 @@
   is a variant finding (TC208/TC209) of the recompiled function whose dimension the failed guard
   is an instance of (``guards.dimensions``: grad mode, train/eval, autocast, batch size, dtype,
   requires_grad, a global...), wherever its line is (the eager line that flips the guard).
+* A TC903 (a function past the recompile limit) is predicted by a static finding that says the same
+  function recompiles without bound (TC201, TC205, TC209, a TC208 with unbounded variants), a call-site
+  finding by its ``extra["target"]``, one inside the function (or the continuation after one of its
+  breaks) by ``extra["func"]``; those are confirmed by it.
+* A TC201 / TC205 is confirmed wherever its line is when a failed guard of its function's recompiles
+  (those folded into a TC902, those of the TC903's frame) checks the attribute, global or argument it
+  names (``guards.subject``: ``self.calls == 2`` checks ``self.calls``).
 * Static findings the probe has no evidence about (paths it did not execute, rules it cannot
   observe) stay exactly as they were: absence of a break in one run proves nothing.
 * Probe findings no static rule predicted get ``extra["unpredicted"] = True`` (a signal for a
@@ -71,8 +78,57 @@ def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
     return any(dim in guards.dimensions(g) for g in pd.extra.get("guards") or ())
 
 
+def _same_function(sd: Diagnostic, pd: Diagnostic) -> bool:
+    """``sd`` is about the function the probe recompiled (``pd.extra["function"]``, qualified, in
+    ``frame_file``; a continuation after one of its graph breaks counts as the function): a
+    call-site finding names it as ``extra["target"]`` ("path::qualname"), a finding inside it as
+    ``extra["func"]``."""
+    fn, frame_file = pd.extra.get("function"), pd.extra.get("frame_file")
+    if not fn:
+        return False
+    target = sd.extra.get("target")
+    if target:
+        path, _, qual = str(target).partition("::")
+        return qual == fn and (not frame_file or _real(path) == _real(frame_file))
+    return sd.extra.get("func") == fn and bool(frame_file) and _real(sd.path) == _real(frame_file)
+
+
+# static findings that predict recompiles without bound (so the recompile limit): a TC208 does when
+# its variants are unbounded (``extra["variants"]`` None)
+UNBOUNDED = ("TC201", "TC205", "TC209")
+
+
+def _predicts_limit(sd: Diagnostic, pd: Diagnostic) -> bool:
+    """A static finding predicts this TC903: it says the same function recompiles without bound."""
+    unbounded = sd.code in UNBOUNDED or (sd.code == "TC208" and "variants" in sd.extra and sd.extra["variants"] is None)
+    return unbounded and _same_function(sd, pd)
+
+
+def _guarded_name(sd: Diagnostic) -> str | None:
+    """What a TC201 / TC205 says Dynamo guards: the mutated attribute or global, the argument."""
+    if sd.code == "TC201":
+        return guards.mutated_name(sd.path, sd.span.start.line)
+    if sd.code == "TC205":
+        return sd.extra.get("parameter")
+    return None
+
+
+def _names_guard(sd: Diagnostic, pd: Diagnostic) -> bool:
+    """A TC201 / TC205 is confirmed by a recompile of its function whose failed guard checks the very
+    attribute, global or argument it names (``self.calls == 2`` for ``self.calls += 1``); the guards of
+    the continuations folded into a TC902 and of the frame past the limit (TC903) count too."""
+    name = _guarded_name(sd) if sd.code in ("TC201", "TC205") else None
+    if not name or not _same_function(sd, pd):
+        return False
+    failed = [*(pd.extra.get("guards") or ()), *(pd.extra.get("secondary_guards") or ())]
+    return any(guards.subject(g) == name for g in failed)
+
+
 def _predicts(sd: Diagnostic, pd: Diagnostic) -> bool:
-    return _recompile_match(sd, pd) or _dimension_match(sd, pd)
+    """``sd`` predicts (and is confirmed by) the probe's recompile finding ``pd`` (TC902 / TC903)."""
+    if pd.code == "TC903":
+        return _predicts_limit(sd, pd) or _names_guard(sd, pd)
+    return _recompile_match(sd, pd) or _dimension_match(sd, pd) or _names_guard(sd, pd)
 
 
 def _family(code: str) -> Family | None:
@@ -85,17 +141,19 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
     probe = report.diagnostics() if hasattr(report, "diagnostics") else list(report)
     out_static = list(static)
     confirmed_probe: set[int] = set()
+    predicted_by: dict[int, set[str]] = {}
     for i, pd in enumerate(probe):
         path, line = _real(pd.path), pd.span.start.line
         matched = []
         for j, sd in enumerate(out_static):
             if pd.code == "TC901" and _covers(sd, path, line) and set(sd.gb_ids) & set(pd.gb_ids):
                 matched.append(j)
-            elif pd.code == "TC902" and _predicts(sd, pd):
+            elif pd.code in ("TC902", "TC903") and _predicts(sd, pd):
                 matched.append(j)
         if not matched:
             continue
         confirmed_probe.add(i)
+        predicted_by[i] = {out_static[j].code for j in matched}
         for j in matched:
             sd = out_static[j]
             extra = {**sd.extra, "confirmed": True, "confirmed_by": pd.code}
@@ -108,10 +166,8 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
         if i in confirmed_probe:
             if pd.code == "TC901":
                 continue  # the confirmed static finding says it, with the hit count attached
-            predicted_by = sorted({sd.code for sd in out_static if sd.extra.get("confirmed_by") == pd.code and sd.code != "TC312"
-                                   and (_predicts(sd, pd) if pd.code == "TC902"
-                                        else _covers(sd, _real(pd.path), pd.span.start.line))})
-            merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": predicted_by}))
+            codes = sorted(predicted_by.get(i, set()) - {"TC312"})
+            merged_probe.append(pd.with_(extra={**pd.extra, "predicted_by": codes}))
         elif pd.code in ("TC901", "TC902", "TC903", "TC904") and not pd.extra.get("ordinary"):
             # (an ordinary dynamic-shape generalisation is no hazard a static rule should predict)
             merged_probe.append(pd.with_(extra={**pd.extra, "unpredicted": True}))

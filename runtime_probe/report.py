@@ -279,9 +279,18 @@ def _fold_secondary(compiles: list[dict[str, Any]]) -> None:
             continue
         if prev["kind"] != "recompile" or (p["file"], p["function"]) != (f["file"], f["function"]):
             continue
+        if _position(p) >= _position(f):
+            continue  # one call runs its function's parts in order: this is the next call's recompile
         root = by_id[prev.get("secondary_of") or prev["compile_id"]]
         c["secondary_of"] = root["compile_id"]
         root.setdefault("secondary", []).append(c["compile_id"])
+
+
+def _position(frame: dict[str, Any]) -> int:
+    """Where a code object starts within its function: 0 for the function itself, else the line
+    of the graph break its continuation resumes after."""
+    m = RESUME.match(frame.get("code_name") or "")
+    return int(m.group(2)) if m and frame.get("code_name") != frame.get("function") else 0
 
 
 def _share_guard_locations(compiles: list[dict[str, Any]]) -> None:
@@ -351,8 +360,10 @@ def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[l
     for r in rows:
         if r["limit_hit"]:
             last = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c["kind"] == "recompile"]
+            failed = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c.get("guard")]
             hits.append({"function": r["function"], "file": r["file"], "line": r["line"], "compiles": r["compiles"],
-                         "last_guard": last[-1]["trigger"] if last else None,
+                         "qualname": r["qualname"], "last_guard": last[-1]["trigger"] if last else None,
+                         "guards": list(dict.fromkeys(g for c in failed if (g := (c["guard"] or {}).get("guard")))),
                          "message": f"`{r['qualname']}` reached the recompile limit after {r['compiles']} compiles: "
                                     "from now on new inputs run eagerly, without compiling"})
     return rows, hits

@@ -74,7 +74,7 @@ class UnboundedCallArgument(Rule):
                              f"and from then on `{fn.qualname}` runs eagerly"),
                     project=project,
                     region=region,
-                    extra={"target": call.root_key},
+                    extra={"target": call.root_key, "parameter": param.name},
                     help="bucket the value to a few sizes, pass it as a tensor, or keep it out of the compiled function",
                 )
 
