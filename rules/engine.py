@@ -244,6 +244,8 @@ def candidate_to_diagnostic(
         extra["region"] = project.chain_text(region)
     if frame_drop:
         extra["frame_drop"] = True
+    if final.mode is not None:
+        extra["mode"] = final.mode  # it only runs (and drops its frame) in that training mode
     fixes = choose_fixes(final.fix, text)
     if frame_drop and final.loop_line is not None and final.user_ctx is None and region is not None:
         from tclint.rules.fixes import extract_loop_body_fix
@@ -380,7 +382,13 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
     drops = caller_drops(project, settings)
     prefix = ff.path + "::"
     own = {key[len(prefix):]: line for key, line in drops.items() if key.startswith(prefix)}
-    return shadow_after_frame_drops(out, own)
+    return shadow_after_frame_drops(out, own, lambda func: _region_mode(project, ff.path, func))
+
+
+def _region_mode(project: Project, path: str, func: str) -> str | None:
+    from tclint.rules.training_mode import region_mode
+
+    return region_mode(project, f"{path}::{func}")
 
 
 SHADOWED_FAMILIES = (Family.GRAPH_BREAK, Family.RECOMPILE)  # a frame that runs eagerly neither breaks nor guards
@@ -446,34 +454,48 @@ def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: 
     return False
 
 
-def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, int] | None = None) -> list[Diagnostic]:
+def shadow_after_frame_drops(
+    diags: list[Diagnostic], caller_drops: dict[str, int] | None = None, mode_of: Callable[[str], str | None] | None = None,
+) -> list[Diagnostic]:
     """After a break that makes Dynamo give up on a function (a break in a loop body, in a user
     context manager, an observed exception, or in a callee called from a loop of this function:
     ``caller_drops``, qualname -> line of that call), nothing later in that function is traced:
     its other hazards only show up once the first is fixed, and it installs no guards.  They stay
     reported, at low confidence and with a note (hidden by the default `min-confidence =
-    "medium"`), so the default output matches what Dynamo really reports."""
+    "medium"`), so the default output matches what Dynamo really reports.
+
+    A break that runs only in one training mode (``if self.training and ...:``, its
+    ``extra["mode"]``) drops the frame only in that mode: ``mode_of(func)`` is the mode the
+    function's region runs in ("train" / "eval", None: not known, "any": not a compiled module's
+    method, as before).  In the other mode the break itself is never traced (low confidence, a
+    note) and drops nothing (the later hazards are reported as they are); where the mode is not
+    known they are reported at medium confidence at most, with a note, rather than hidden."""
     from tclint.rules import registry
     from tclint.rules.model import Confidence, Severity
 
-    first_drop: dict[str, int] = dict(caller_drops or {})
-    for d in diags:
-        func = d.extra.get("func")
-        if func is None or not d.extra.get("frame_drop"):
-            continue
-        rule = registry.get(d.code)
-        if rule is None or rule.family is not Family.GRAPH_BREAK:
-            continue
-        if func not in first_drop or d.line < first_drop[func]:
-            first_drop[func] = d.line
-    if not first_drop:
+    if mode_of is not None:
+        diags = [_untraced_in_mode(d, mode_of) for d in diags]
+    first_drop, maybe_drop = _first_drops(diags, caller_drops, mode_of)
+    if not first_drop and not maybe_drop:
         return diags
     out = []
     for d in diags:
         func = d.extra.get("func")
         rule = registry.get(d.code)
         drop_line = first_drop.get(func) if func is not None else None
-        if drop_line is not None and d.line > drop_line and rule is not None and rule.family in SHADOWED_FAMILIES:
+        maybe = maybe_drop.get(func) if func is not None else None
+        if maybe is not None and drop_line is not None and maybe[0] >= drop_line:
+            maybe = None
+        if (maybe is not None and d.line > maybe[0] and (drop_line is None or d.line <= drop_line)
+                and rule is not None and rule.family in SHADOWED_FAMILIES):
+            what = "break" if rule.family is Family.GRAPH_BREAK else "hazard"
+            lowered = {Confidence.HIGH: Confidence.MEDIUM}.get(d.confidence, d.confidence)
+            d = d.with_(
+                confidence=lowered,
+                message=f"{d.message} [maybe shadowed: in {maybe[1]} mode Dynamo gives up on this function at line {maybe[0]}, "
+                        f"so this {what} only shows in the other mode; tclint cannot tell which mode the module runs in]",
+            )
+        elif drop_line is not None and d.line > drop_line and rule is not None and rule.family in SHADOWED_FAMILIES:
             d = d.with_(
                 confidence=Confidence.LOW,
                 severity=Severity.INFO,
@@ -481,6 +503,57 @@ def shadow_after_frame_drops(diags: list[Diagnostic], caller_drops: dict[str, in
             )
         out.append(d)
     return out
+
+
+def _first_drops(
+    diags: list[Diagnostic], caller_drops: dict[str, int] | None, mode_of: Callable[[str], str | None] | None,
+) -> tuple[dict[str, int], dict[str, tuple[int, str]]]:
+    """(qualname -> line of the first break that drops its frame, qualname -> (line, mode) of
+    the first one that drops it only in a training mode the region may or may not run in)."""
+    from tclint.rules import registry
+
+    first_drop: dict[str, int] = dict(caller_drops or {})
+    maybe_drop: dict[str, tuple[int, str]] = {}
+    for d in diags:
+        func = d.extra.get("func")
+        if func is None or not d.extra.get("frame_drop"):
+            continue
+        rule = registry.get(d.code)
+        if rule is None or rule.family is not Family.GRAPH_BREAK:
+            continue
+        needs = d.extra.get("mode")
+        if d.extra.get("untraced"):
+            continue  # never runs in the region's mode: drops nothing
+        if needs is not None and mode_of is not None:
+            runs_in = mode_of(func)
+            if runs_in is None:
+                if func not in maybe_drop or d.line < maybe_drop[func][0]:
+                    maybe_drop[func] = (d.line, needs)
+                continue
+            if runs_in not in (needs, "any"):
+                continue  # never runs in the region's mode: drops nothing
+        if func not in first_drop or d.line < first_drop[func]:
+            first_drop[func] = d.line
+    return first_drop, maybe_drop
+
+
+def _untraced_in_mode(d: Diagnostic, mode_of: Callable[[str], str | None]) -> Diagnostic:
+    """A finding behind ``if self.training`` (``extra["mode"]``) in a function whose region is
+    known to run in the other mode is never traced: low confidence, with a note."""
+    from tclint.rules.model import Confidence, Severity
+
+    needs, func = d.extra.get("mode"), d.extra.get("func")
+    if needs is None or func is None:
+        return d
+    runs_in = mode_of(func)
+    if runs_in in (None, "any", needs):
+        return d
+    return d.with_(
+        confidence=Confidence.LOW,
+        severity=Severity.INFO,
+        message=f"{d.message} [not traced: this code only runs in {needs} mode, and the compiled module runs in {runs_in} mode]",
+        extra={**d.extra, "untraced": True},
+    )
 
 
 def _cand_dict(cand: Candidate) -> dict[str, Any]:

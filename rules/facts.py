@@ -222,6 +222,7 @@ class Candidate:
     frame: FrameEffect = FrameEffect.RESUMES
     severity: Severity | None = None  # over the rule's default_severity and the heat (None: those decide)
     user_ctx: int | None = None  # the line of the enclosing `with` of a user context manager
+    mode: str | None = None  # "train" / "eval": an enclosing `if` runs it only in that mode (`if self.training and ...:`)
 
 
 @_fast_pickle

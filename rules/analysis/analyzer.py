@@ -149,5 +149,6 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
                 frame=frame,
                 severity=severity,
                 user_ctx=scope.user_ctx[-1] if scope.user_ctx else None,
+                mode=next((m for m in reversed(scope.modes) if m is not None), None),
             )
         )

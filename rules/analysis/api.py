@@ -37,7 +37,7 @@ class Scope:
     __slots__ = (
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
-        "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names",
+        "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names", "modes",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -64,6 +64,7 @@ class Scope:
         self.tests: list[str] = []  # enclosing if-conditions (source text; "not (...)" in else)
         self.unless: list[str] = []  # project predicates under which this code is not traced
         self.pred_names: dict[str, tuple[bool, tuple[str, ...]]] = {}  # locals holding `is_compiling() or ...`
+        self.modes: list[str | None] = []  # per enclosing `if` branch: "train" / "eval" when it runs only in that mode
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self

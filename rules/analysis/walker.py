@@ -368,6 +368,7 @@ class Walker(AnalyzerBase):
         dead = 0  # a previous test is true under compile: the rest is eager-only
         negations: list[str] = []
         maybe_else: list[str] = []  # project predicates that may make the rest eager-only
+        else_mode: str | None = None  # the training mode the previous tests being false imply
         for link in chain:
             which = self._compiling_condition(link.test)
             maybe_ref = None
@@ -392,6 +393,7 @@ class Walker(AnalyzerBase):
                 test_text = self._short(link.test)
                 pushed = [*negations, test_text]
                 scope.tests.extend(pushed)
+                scope.modes.append(self._mode_implied(link.test, True) or else_mode)  # None: no mode implied
                 if which == "eager":
                     scope.eager_only += 1
                 if cold:
@@ -403,6 +405,7 @@ class Walker(AnalyzerBase):
                     body_exit = self.block(link.body)
                 finally:
                     del scope.tests[len(scope.tests) - len(pushed):]
+                    scope.modes.pop()
                     if which == "eager":
                         scope.eager_only -= 1
                     if cold:
@@ -413,6 +416,7 @@ class Walker(AnalyzerBase):
                 scope.eager_only -= dead
             outcomes.append((scope.env, body_exit))
             negations.append(f"not ({test_text})")
+            else_mode = else_mode or self._mode_implied(link.test, False)
             if which == "compiling":
                 dead = 1
             if maybe_ref is not None and not maybe_dead_body:
@@ -421,9 +425,11 @@ class Walker(AnalyzerBase):
         scope.eager_only += dead
         scope.tests.extend(negations)
         scope.unless.extend(maybe_else)
+        scope.modes.append(else_mode)
         try:
             else_exit = self.block(final_else) if final_else else False
         finally:
+            scope.modes.pop()
             del scope.tests[len(scope.tests) - len(negations):]
             del scope.unless[len(scope.unless) - len(maybe_else):]
             scope.eager_only -= dead
@@ -438,6 +444,29 @@ class Walker(AnalyzerBase):
                 merged[name] = T.join(ty, merged[name]) if name in merged else ty
         scope.env = merged
         return False
+
+    def _mode_implied(self, test: ast.expr, truth: bool) -> str | None:
+        """The training mode that ``test`` evaluating to ``truth`` implies: "train" / "eval" when
+        it pins ``self.training`` (``self.training``, ``not self.training``, a conjunct of a true
+        ``and``, a disjunct of a false ``or``, ``self.training is False``), else None."""
+        if isinstance(test, ast.Attribute) and test.attr == "training":
+            if isinstance(test.value, ast.Name) and test.value.id == self.scope.self_name and self.scope.self_name:
+                return "train" if truth else "eval"
+            return None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._mode_implied(test.operand, not truth)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) is truth:
+            for value in test.values:  # every operand of a true `and` / a false `or` has that truth
+                mode = self._mode_implied(value, truth)
+                if mode is not None:
+                    return mode
+            return None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+            right = test.comparators[0]
+            if isinstance(right, ast.Constant) and isinstance(right.value, bool):
+                value = right.value if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not right.value
+                return self._mode_implied(test.left, value if truth else not value)
+        return None
 
     def _narrow_submodule(self, test: ast.expr) -> None:
         """``for m in model.modules(): if isinstance(m, Block): m.compile()``: inside the branch,
@@ -765,6 +794,7 @@ class Walker(AnalyzerBase):
             scope.func = parent.func
             scope.loops = list(parent.loops)
             scope.cold = list(parent.cold)
+            scope.modes = list(parent.modes)
             scope.eager_only = parent.eager_only
             scope.self_name = parent.self_name
             scope.counters = set(parent.counters)

@@ -191,6 +191,29 @@ def test_idiom_gives_the_same_findings(tmp_path, rel: str, line: int, idiom: str
 # Hazard idioms seen in real libraries (issue 12): a program and the findings expected at the
 # default confidence, as (line, code).  Each program was run under Dynamo 2.13 (backend "eager"):
 # the expected lines are the breaks it reports, and the absent ones were traced without one.
+_GUARDED_DROP = """\
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.aux = True
+
+    def forward(self, x):
+        h = self.lin(x)
+        if {test}:
+            for i in range(2):
+                print("aux", i)
+        n = h.sum().item()
+        print("after", n)
+        return h * n
+
+
+"""
+_EVAL_SITE = "model = torch.compile(Net().eval())\n"
+
 HAZARD_IDIOMS: list[tuple[str, str, set[tuple[int, str]]]] = [
     # torchdiffeq: an assert on a tensor with a computed message breaks (a constant message does not)
     ("assert-formatted-message", """\
@@ -307,6 +330,27 @@ class Net(nn.Module):
 
 model = torch.compile(Net())
 """, set()),
+    # a whole-frame break (a print in a loop body) behind `self.training`: it drops `forward` only
+    # in train mode.  Measured (2.13, eager, one call each): built with `.eval()`
+    # Dynamo reports 15 and 16 (the loop never runs); in train mode only 14 (15 and 16 never run
+    # compiled); with `not self.training` it is the reverse.  A break behind the mode the module
+    # does not run in is never traced (low confidence: hidden by default).
+    ("training-guarded-drop-in-eval", _GUARDED_DROP.format(test="self.training and self.aux") + _EVAL_SITE,
+     {(15, "TC101"), (16, "TC104")}),
+    ("training-only-drop-in-eval", _GUARDED_DROP.format(test="self.training") + _EVAL_SITE, {(15, "TC101"), (16, "TC104")}),
+    ("eval-statement-before-compile", _GUARDED_DROP.format(test="self.training") + "net = Net()\nnet.eval()\nmodel = torch.compile(net)\n",
+     {(15, "TC101"), (16, "TC104")}),
+    ("training-guarded-drop-in-train", _GUARDED_DROP.format(test="self.training and self.aux") + "model = torch.compile(Net().train())\n",
+     {(14, "TC104")}),
+    ("eval-guarded-drop-in-eval", _GUARDED_DROP.format(test="not self.training") + _EVAL_SITE, {(14, "TC104")}),
+    ("eval-guarded-drop-in-train", _GUARDED_DROP.format(test="not self.training") + "model = torch.compile(Net())\n",
+     {(15, "TC101"), (16, "TC104")}),
+    # the mode is not known (called, then switched to eval): the first call's mode decides (here
+    # train: Dynamo reports only 14, and the skipped frame stays skipped after `.eval()`), which
+    # tclint does not follow, so the later breaks stay reported, at medium confidence, not hidden
+    ("training-guarded-drop-mode-unknown", _GUARDED_DROP.format(test="self.training")
+     + "net = Net()\nmodel = torch.compile(net)\nmodel(torch.randn(2, 4))\nnet.eval()\nmodel(torch.randn(2, 4))\n",
+     {(14, "TC104"), (15, "TC101"), (16, "TC104")}),
 ]
 
 
