@@ -449,8 +449,11 @@ def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: 
             diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region)
         except Exception:  # reported where the file's own diagnostics are made
             continue
-        if diag is not None and diag.confidence in (Confidence.HIGH, Confidence.MEDIUM):
-            return True
+        if diag is None or diag.confidence not in (Confidence.HIGH, Confidence.MEDIUM):
+            continue
+        if cand.mode is not None and _region_mode(project, ff.path, qualname) not in (cand.mode, "any"):
+            continue  # behind `if self.training` in the other mode (or one not known): drops no caller for sure
+        return True
     return False
 
 

@@ -213,6 +213,33 @@ class Net(nn.Module):
 
 """
 _EVAL_SITE = "model = torch.compile(Net().eval())\n"
+_CALLEE_DROP = """\
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if self.training:
+            print("block")
+        return self.lin(x)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        n = x.sum().item()
+        return x * n
+
+
+"""
 
 HAZARD_IDIOMS: list[tuple[str, str, set[tuple[int, str]]]] = [
     # torchdiffeq: an assert on a tensor with a computed message breaks (a constant message does not)
@@ -351,6 +378,10 @@ model = torch.compile(Net())
     ("training-guarded-drop-mode-unknown", _GUARDED_DROP.format(test="self.training")
      + "net = Net()\nmodel = torch.compile(net)\nmodel(torch.randn(2, 4))\nnet.eval()\nmodel(torch.randn(2, 4))\n",
      {(14, "TC104"), (15, "TC101"), (16, "TC104")}),
+    # the same in a block called from the loop of its parent (measured: eval reports only 22, the
+    # `print` never runs and the parent is not dropped; train reports 11 and drops Net.forward)
+    ("training-guarded-callee-drop-in-eval", _CALLEE_DROP + "model = torch.compile(Net().eval())\n", {(22, "TC101")}),
+    ("training-guarded-callee-drop-in-train", _CALLEE_DROP + "model = torch.compile(Net())\n", {(11, "TC104")}),
 ]
 
 
