@@ -36,6 +36,7 @@ test-fast: $(VENV)/.installed-test
 # pyproject.toml), so a link named tclint to it, in the venv, is mypy's search path.
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check rules runtime_probe server tests bench
+	$(BIN)/ruff format --check rules runtime_probe server tests bench
 	mkdir -p $(VENV)/mypy-path && ln -sfn $(CURDIR) $(VENV)/mypy-path/tclint
 	MYPYPATH=$(VENV)/mypy-path $(BIN)/mypy -p tclint.rules -p tclint.server -p tclint.runtime_probe
 	$(BIN)/tclint examples/ --exit-zero --quiet > /dev/null

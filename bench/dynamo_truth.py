@@ -86,8 +86,9 @@ def _under(path: str, pkg_dirs: Sequence[str]) -> bool:
     return any(path.startswith(d + os.sep) for d in pkg_dirs)
 
 
-def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: dict[str, str],
-                depth: int | None = 8) -> dict[str, Any]:
+def parse_break(
+    payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: dict[str, str], depth: int | None = 8
+) -> dict[str, Any]:
     """One graph-break artifact -> its GB id, type, and the innermost frame inside ``pkg_dirs``.
 
     ``file`` is relative to ``base`` (the folder holding the packages: site-packages), None when no
@@ -97,7 +98,11 @@ def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: di
     """
     lines = payload.splitlines()
     reported = lines[0].split(" at ", 1)[1] if lines and " at " in lines[0] else ""
-    reason = lines[1].split("Graph Break Reason: ", 1)[1] if len(lines) > 1 and "Graph Break Reason: " in lines[1] else ""
+    reason = (
+        lines[1].split("Graph Break Reason: ", 1)[1]
+        if len(lines) > 1 and "Graph Break Reason: " in lines[1]
+        else ""
+    )
     gb_type = reason
     if reason.endswith(":"):
         gb_type = next((ln.strip() for ln in lines[2:] if ln.strip()), "")
@@ -124,7 +129,7 @@ def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: di
     explanation = ""
     for ln in lines:
         if ln.strip().startswith("Explanation:"):
-            explanation = ln.strip()[len("Explanation:"):].strip()
+            explanation = ln.strip()[len("Explanation:") :].strip()
             break
 
     def show(path: str) -> str:
@@ -138,7 +143,7 @@ def parse_break(payload: str, pkg_dirs: Sequence[str], base: str, gb_by_type: di
         "line": user[1] if user else None,
         "func": user[2] if user else None,
         "reported_at": reported.replace(base + os.sep, ""),
-        "stack": [f"{show(f[0])}:{f[1]}:{f[2]}" for f in frames][-depth if depth else 0:],
+        "stack": [f"{show(f[0])}:{f[1]}:{f[2]}" for f in frames][-depth if depth else 0 :],
         "innermost": f"{show(frames[-1][0])}:{frames[-1][1]}:{frames[-1][2]}" if frames else None,
     }
 
@@ -224,15 +229,23 @@ class SourceIndex:
                 qual = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
                     self.funcs.append((child.lineno, child.end_lineno or child.lineno, first, qual))
-                    self.headers.append((child.lineno, child.body[0].lineno - 1 if child.body[0].lineno > child.lineno else child.lineno))
+                    self.headers.append(
+                        (
+                            child.lineno,
+                            child.body[0].lineno - 1 if child.body[0].lineno > child.lineno else child.lineno,
+                        )
+                    )
                     self._walk(child, qual + ".<locals>.")
                 else:
                     self.headers.append((child.lineno, child.lineno))
                     self._walk(child, qual + ".")
                 continue
             if isinstance(child, ast.stmt):
-                body_starts = [getattr(child, a)[0].lineno for a in ("body", "orelse", "finalbody", "handlers", "cases")
-                               if isinstance(getattr(child, a, None), list) and getattr(child, a)]
+                body_starts = [
+                    getattr(child, a)[0].lineno
+                    for a in ("body", "orelse", "finalbody", "handlers", "cases")
+                    if isinstance(getattr(child, a, None), list) and getattr(child, a)
+                ]
                 if body_starts:
                     end = max(child.lineno, min(body_starts) - 1)
                     # `if x: y` on one line: the header is that line
@@ -244,8 +257,11 @@ class SourceIndex:
     def stmt(self, line: int) -> int:
         best = None
         for s, e in self.headers:
-            if s <= line <= e and (best is None or (e - s) < (best[1] - best[0]) or
-                                   ((e - s) == (best[1] - best[0]) and s > best[0])):
+            if s <= line <= e and (
+                best is None
+                or (e - s) < (best[1] - best[0])
+                or ((e - s) == (best[1] - best[0]) and s > best[0])
+            ):
                 best = (s, e)
         return best[0] if best else line
 
@@ -282,11 +298,15 @@ class Executed:
     eager_funcs: set[Site]
 
 
-def executed(traced: Iterable[Sequence[Any]], eager: Iterable[Sequence[Any]],
-             idx: Callable[[str], SourceIndex]) -> Executed:
+def executed(
+    traced: Iterable[Sequence[Any]], eager: Iterable[Sequence[Any]], idx: Callable[[str], SourceIndex]
+) -> Executed:
     """Map the recorded (file, line) pairs of a run to statements and functions."""
     out = Executed(set(), set(), set(), set())
-    for lines, stmts, funcs in ((traced, out.traced_stmts, out.traced_funcs), (eager, out.eager_stmts, out.eager_funcs)):
+    for lines, stmts, funcs in (
+        (traced, out.traced_stmts, out.traced_funcs),
+        (eager, out.eager_stmts, out.eager_funcs),
+    ):
         for f, ln in lines:
             try:
                 ix = idx(f)
@@ -299,8 +319,9 @@ def executed(traced: Iterable[Sequence[Any]], eager: Iterable[Sequence[Any]],
     return out
 
 
-def classify_site(key: Site, actual: dict[Site, Any] | set[Site], ran: Executed,
-                  idx: Callable[[str], SourceIndex]) -> str:
+def classify_site(
+    key: Site, actual: dict[Site, Any] | set[Site], ran: Executed, idx: Callable[[str], SourceIndex]
+) -> str:
     """The verdict on one static graph-break site.
 
     tp: Dynamo broke there; fp-traced: Dynamo traced the statement and did not break there;
@@ -328,8 +349,9 @@ def ratio(num: int, den: int) -> float | None:
 LEVELS = ("default", "low")  # default: medium/high-confidence findings; low: all of them
 
 
-def static_break_sites(diagnostics: Iterable[dict[str, Any]], rel: Callable[[str], str],
-                       idx: Callable[[str], SourceIndex]) -> dict[str, dict[Site, list[dict[str, Any]]]]:
+def static_break_sites(
+    diagnostics: Iterable[dict[str, Any]], rel: Callable[[str], str], idx: Callable[[str], SourceIndex]
+) -> dict[str, dict[Site, list[dict[str, Any]]]]:
     """tclint's JSON diagnostics -> its graph-break (TC1xx) sites per level, keyed like Dynamo's."""
     static: dict[str, dict[Site, list[dict[str, Any]]]] = {lv: {} for lv in LEVELS}
     for d in diagnostics:
@@ -338,16 +360,27 @@ def static_break_sites(diagnostics: Iterable[dict[str, Any]], rel: Callable[[str
         f = rel(d["filename"])
         row = d["location"]["row"]
         ix = idx(f)
-        item = {"code": d["code"], "row": row, "severity": d["severity"], "confidence": d["confidence"],
-                "message": d["message"], "region": d.get("region"), "source": ix.source(row)}
+        item = {
+            "code": d["code"],
+            "row": row,
+            "severity": d["severity"],
+            "confidence": d["confidence"],
+            "message": d["message"],
+            "region": d.get("region"),
+            "source": ix.source(row),
+        }
         levels = ["low"] + (["default"] if d["confidence"] in ("medium", "high") else [])
         for lv in levels:
             static[lv].setdefault((f, ix.stmt(row)), []).append(item)
     return static
 
 
-def score_breaks(static: dict[Site, list[dict[str, Any]]], actual: dict[Site, list[dict[str, Any]]],
-                 ran: Executed, idx: Callable[[str], SourceIndex]) -> dict[str, Any]:
+def score_breaks(
+    static: dict[Site, list[dict[str, Any]]],
+    actual: dict[Site, list[dict[str, Any]]],
+    ran: Executed,
+    idx: Callable[[str], SourceIndex],
+) -> dict[str, Any]:
     """Every static and dynamic site with its verdict (:func:`classify_site`, or "fn"), and the scores.
 
     precision counts findings on statements Dynamo executed (tp / (tp + fp-traced + fp-compile-dead));
@@ -359,16 +392,39 @@ def score_breaks(static: dict[Site, list[dict[str, Any]]], actual: dict[Site, li
         c = classify_site(key, actual, ran, idx)
         counts[c] += 1
         fn = idx(key[0]).func(key[1])
-        sites.append({"file": key[0], "line": key[1], "status": c, "function": fn[1] if fn else None,
-                      "source": idx(key[0]).source(key[1]), "static": items, "dynamic": actual.get(key, [])})
+        sites.append(
+            {
+                "file": key[0],
+                "line": key[1],
+                "status": c,
+                "function": fn[1] if fn else None,
+                "source": idx(key[0]).source(key[1]),
+                "static": items,
+                "dynamic": actual.get(key, []),
+            }
+        )
     for key, evs in sorted(actual.items()):
         if key in static:
             continue
         counts["fn"] += 1
         fn = idx(key[0]).func(key[1])
-        sites.append({"file": key[0], "line": key[1], "status": "fn", "function": fn[1] if fn else None,
-                      "source": idx(key[0]).source(key[1]), "static": [], "dynamic": evs})
+        sites.append(
+            {
+                "file": key[0],
+                "line": key[1],
+                "status": "fn",
+                "function": fn[1] if fn else None,
+                "source": idx(key[0]).source(key[1]),
+                "static": [],
+                "dynamic": evs,
+            }
+        )
     tp, fp = counts["tp"], counts["fp-traced"] + counts["fp-compile-dead"]
-    return {"counts": counts, "sites": sites, "precision": ratio(tp, tp + fp),
-            "strict_precision": ratio(tp, tp + fp + counts["eager-only"]),
-            "recall": ratio(tp, len(actual)), "actual": len(actual)}
+    return {
+        "counts": counts,
+        "sites": sites,
+        "precision": ratio(tp, tp + fp),
+        "strict_precision": ratio(tp, tp + fp + counts["eager-only"]),
+        "recall": ratio(tp, len(actual)),
+        "actual": len(actual),
+    }

@@ -112,78 +112,300 @@ class ModelSpec:
 
 def _lm(name, folder, config_cls, model_cls, config, **kw):
     module = f"transformers.models.{folder}.modeling_{folder}"
-    return ModelSpec(name, folder, config_cls, model_cls, config, "lm", [f"{module}:{model_cls}.forward"], **kw)
+    return ModelSpec(
+        name, folder, config_cls, model_cls, config, "lm", [f"{module}:{model_cls}.forward"], **kw
+    )
 
 
-_DEC = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=128, pad_token_id=0, eos_token_id=1, bos_token_id=2)
+_DEC = dict(
+    vocab_size=256,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=128,
+    pad_token_id=0,
+    eos_token_id=1,
+    bos_token_id=2,
+)
 
 MODELS: dict[str, ModelSpec] = {
     s.name: s
     for s in [
         _lm("llama", "llama", "LlamaConfig", "LlamaForCausalLM", _DEC),
         _lm("mistral", "mistral", "MistralConfig", "MistralForCausalLM", {**_DEC, "sliding_window": 8}),
-        _lm("mixtral", "mixtral", "MixtralConfig", "MixtralForCausalLM",
-            {**_DEC, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": None,
-             "output_router_logits": True}),
-        _lm("qwen2_moe", "qwen2_moe", "Qwen2MoeConfig", "Qwen2MoeForCausalLM",
-            {**_DEC, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64, "num_experts": 4,
-             "num_experts_per_tok": 2, "decoder_sparse_step": 1, "output_router_logits": True}),
-        _lm("gpt2", "gpt2", "GPT2Config", "GPT2LMHeadModel",
-            dict(vocab_size=256, n_positions=128, n_embd=64, n_layer=2, n_head=4, pad_token_id=0, eos_token_id=1,
-                 bos_token_id=2)),
-        _lm("gpt_neox", "gpt_neox", "GPTNeoXConfig", "GPTNeoXForCausalLM",
-            dict(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
-                 max_position_embeddings=128, pad_token_id=0, eos_token_id=1, bos_token_id=2)),
-        _lm("phi", "phi", "PhiConfig", "PhiForCausalLM",
-            dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                 max_position_embeddings=128, pad_token_id=0, eos_token_id=1, bos_token_id=2)),
-        _lm("falcon", "falcon", "FalconConfig", "FalconForCausalLM",
-            dict(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                 pad_token_id=0, eos_token_id=1, bos_token_id=2)),
-        _lm("mamba", "mamba", "MambaConfig", "MambaForCausalLM",
-            dict(vocab_size=256, hidden_size=64, state_size=8, num_hidden_layers=2, expand=2, conv_kernel=4,
-                 pad_token_id=0, eos_token_id=1, bos_token_id=2), static_generate=False),
-        ModelSpec("bert", "bert", "BertConfig", "BertForSequenceClassification",
-                  dict(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                       intermediate_size=128, max_position_embeddings=128, num_labels=3, pad_token_id=0),
-                  "encoder", ["transformers.models.bert.modeling_bert:BertForSequenceClassification.forward"]),
-        ModelSpec("t5", "t5", "T5Config", "T5ForConditionalGeneration",
-                  dict(vocab_size=256, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
-                       num_heads=4, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1),
-                  "seq2seq", ["transformers.models.t5.modeling_t5:T5ForConditionalGeneration.forward"]),
-        ModelSpec("bart", "bart", "BartConfig", "BartForConditionalGeneration",
-                  dict(vocab_size=256, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-                       decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
-                       max_position_embeddings=128, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-                       decoder_start_token_id=2, forced_eos_token_id=2),
-                  "seq2seq", ["transformers.models.bart.modeling_bart:BartForConditionalGeneration.forward"]),
-        ModelSpec("whisper", "whisper", "WhisperConfig", "WhisperForConditionalGeneration",
-                  dict(vocab_size=256, num_mel_bins=16, encoder_layers=2, decoder_layers=2, d_model=64,
-                       encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
-                       decoder_ffn_dim=128, max_source_positions=32, max_target_positions=64, pad_token_id=0,
-                       bos_token_id=1, eos_token_id=2, decoder_start_token_id=3, suppress_tokens=None,
-                       begin_suppress_tokens=None),
-                  "speech_seq2seq",
-                  ["transformers.models.whisper.modeling_whisper:WhisperForConditionalGeneration.forward"]),
-        ModelSpec("wav2vec2", "wav2vec2", "Wav2Vec2Config", "Wav2Vec2ForCTC",
-                  dict(vocab_size=32, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                       intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
-                       num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, mask_time_prob=0.2,
-                       mask_time_length=2, pad_token_id=0, ctc_loss_reduction="mean"),
-                  "ctc", ["transformers.models.wav2vec2.modeling_wav2vec2:Wav2Vec2ForCTC.forward"]),
-        ModelSpec("vit", "vit", "ViTConfig", "ViTForImageClassification",
-                  dict(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                       intermediate_size=128, num_labels=3),
-                  "vision", ["transformers.models.vit.modeling_vit:ViTForImageClassification.forward"]),
-        ModelSpec("clip", "clip", "CLIPConfig", "CLIPModel",
-                  dict(text_config=dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                        num_attention_heads=4, max_position_embeddings=32, pad_token_id=0,
-                                        bos_token_id=1, eos_token_id=2),
-                       vision_config=dict(image_size=32, patch_size=8, hidden_size=64, intermediate_size=128,
-                                          num_hidden_layers=2, num_attention_heads=4),
-                       projection_dim=32),
-                  "clip", ["transformers.models.clip.modeling_clip:CLIPModel.forward"]),
+        _lm(
+            "mixtral",
+            "mixtral",
+            "MixtralConfig",
+            "MixtralForCausalLM",
+            {
+                **_DEC,
+                "num_local_experts": 4,
+                "num_experts_per_tok": 2,
+                "sliding_window": None,
+                "output_router_logits": True,
+            },
+        ),
+        _lm(
+            "qwen2_moe",
+            "qwen2_moe",
+            "Qwen2MoeConfig",
+            "Qwen2MoeForCausalLM",
+            {
+                **_DEC,
+                "moe_intermediate_size": 32,
+                "shared_expert_intermediate_size": 64,
+                "num_experts": 4,
+                "num_experts_per_tok": 2,
+                "decoder_sparse_step": 1,
+                "output_router_logits": True,
+            },
+        ),
+        _lm(
+            "gpt2",
+            "gpt2",
+            "GPT2Config",
+            "GPT2LMHeadModel",
+            dict(
+                vocab_size=256,
+                n_positions=128,
+                n_embd=64,
+                n_layer=2,
+                n_head=4,
+                pad_token_id=0,
+                eos_token_id=1,
+                bos_token_id=2,
+            ),
+        ),
+        _lm(
+            "gpt_neox",
+            "gpt_neox",
+            "GPTNeoXConfig",
+            "GPTNeoXForCausalLM",
+            dict(
+                vocab_size=256,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=128,
+                max_position_embeddings=128,
+                pad_token_id=0,
+                eos_token_id=1,
+                bos_token_id=2,
+            ),
+        ),
+        _lm(
+            "phi",
+            "phi",
+            "PhiConfig",
+            "PhiForCausalLM",
+            dict(
+                vocab_size=256,
+                hidden_size=64,
+                intermediate_size=128,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                max_position_embeddings=128,
+                pad_token_id=0,
+                eos_token_id=1,
+                bos_token_id=2,
+            ),
+        ),
+        _lm(
+            "falcon",
+            "falcon",
+            "FalconConfig",
+            "FalconForCausalLM",
+            dict(
+                vocab_size=256,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                pad_token_id=0,
+                eos_token_id=1,
+                bos_token_id=2,
+            ),
+        ),
+        _lm(
+            "mamba",
+            "mamba",
+            "MambaConfig",
+            "MambaForCausalLM",
+            dict(
+                vocab_size=256,
+                hidden_size=64,
+                state_size=8,
+                num_hidden_layers=2,
+                expand=2,
+                conv_kernel=4,
+                pad_token_id=0,
+                eos_token_id=1,
+                bos_token_id=2,
+            ),
+            static_generate=False,
+        ),
+        ModelSpec(
+            "bert",
+            "bert",
+            "BertConfig",
+            "BertForSequenceClassification",
+            dict(
+                vocab_size=256,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=128,
+                max_position_embeddings=128,
+                num_labels=3,
+                pad_token_id=0,
+            ),
+            "encoder",
+            ["transformers.models.bert.modeling_bert:BertForSequenceClassification.forward"],
+        ),
+        ModelSpec(
+            "t5",
+            "t5",
+            "T5Config",
+            "T5ForConditionalGeneration",
+            dict(
+                vocab_size=256,
+                d_model=64,
+                d_kv=16,
+                d_ff=128,
+                num_layers=2,
+                num_decoder_layers=2,
+                num_heads=4,
+                decoder_start_token_id=0,
+                pad_token_id=0,
+                eos_token_id=1,
+            ),
+            "seq2seq",
+            ["transformers.models.t5.modeling_t5:T5ForConditionalGeneration.forward"],
+        ),
+        ModelSpec(
+            "bart",
+            "bart",
+            "BartConfig",
+            "BartForConditionalGeneration",
+            dict(
+                vocab_size=256,
+                d_model=64,
+                encoder_layers=2,
+                decoder_layers=2,
+                encoder_attention_heads=4,
+                decoder_attention_heads=4,
+                encoder_ffn_dim=128,
+                decoder_ffn_dim=128,
+                max_position_embeddings=128,
+                pad_token_id=1,
+                bos_token_id=0,
+                eos_token_id=2,
+                decoder_start_token_id=2,
+                forced_eos_token_id=2,
+            ),
+            "seq2seq",
+            ["transformers.models.bart.modeling_bart:BartForConditionalGeneration.forward"],
+        ),
+        ModelSpec(
+            "whisper",
+            "whisper",
+            "WhisperConfig",
+            "WhisperForConditionalGeneration",
+            dict(
+                vocab_size=256,
+                num_mel_bins=16,
+                encoder_layers=2,
+                decoder_layers=2,
+                d_model=64,
+                encoder_attention_heads=4,
+                decoder_attention_heads=4,
+                encoder_ffn_dim=128,
+                decoder_ffn_dim=128,
+                max_source_positions=32,
+                max_target_positions=64,
+                pad_token_id=0,
+                bos_token_id=1,
+                eos_token_id=2,
+                decoder_start_token_id=3,
+                suppress_tokens=None,
+                begin_suppress_tokens=None,
+            ),
+            "speech_seq2seq",
+            ["transformers.models.whisper.modeling_whisper:WhisperForConditionalGeneration.forward"],
+        ),
+        ModelSpec(
+            "wav2vec2",
+            "wav2vec2",
+            "Wav2Vec2Config",
+            "Wav2Vec2ForCTC",
+            dict(
+                vocab_size=32,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=128,
+                conv_dim=(32, 32, 32),
+                conv_stride=(5, 2, 2),
+                conv_kernel=(10, 3, 3),
+                num_conv_pos_embeddings=16,
+                num_conv_pos_embedding_groups=4,
+                mask_time_prob=0.2,
+                mask_time_length=2,
+                pad_token_id=0,
+                ctc_loss_reduction="mean",
+            ),
+            "ctc",
+            ["transformers.models.wav2vec2.modeling_wav2vec2:Wav2Vec2ForCTC.forward"],
+        ),
+        ModelSpec(
+            "vit",
+            "vit",
+            "ViTConfig",
+            "ViTForImageClassification",
+            dict(
+                image_size=32,
+                patch_size=8,
+                hidden_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=128,
+                num_labels=3,
+            ),
+            "vision",
+            ["transformers.models.vit.modeling_vit:ViTForImageClassification.forward"],
+        ),
+        ModelSpec(
+            "clip",
+            "clip",
+            "CLIPConfig",
+            "CLIPModel",
+            dict(
+                text_config=dict(
+                    vocab_size=256,
+                    hidden_size=64,
+                    intermediate_size=128,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                    max_position_embeddings=32,
+                    pad_token_id=0,
+                    bos_token_id=1,
+                    eos_token_id=2,
+                ),
+                vision_config=dict(
+                    image_size=32,
+                    patch_size=8,
+                    hidden_size=64,
+                    intermediate_size=128,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                ),
+                projection_dim=32,
+            ),
+            "clip",
+            ["transformers.models.clip.modeling_clip:CLIPModel.forward"],
+        ),
     ]
 }
 
@@ -238,6 +460,7 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
             if checkpointing:
                 model.gradient_checkpointing_disable()
             model.eval()
+
         return run
 
     outputs = dict(output_attentions=True, output_hidden_states=True)
@@ -268,9 +491,11 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 for attr in ("_compiled_call", "_last_compile_config"):
                     if attr in model.__dict__:
                         del model.__dict__[attr]
+
         return run
 
     if spec.kind == "lm":
+
         def lm_inputs(b, n, labels=False):
             ids, mask = _ids(torch, b, n, vocab, left_pad=not labels)
             kw = dict(input_ids=ids, attention_mask=mask)
@@ -280,14 +505,27 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 kw["labels"] = lab
             return kw
 
-        phases.append(("eval_forward", fwd_calls(lm_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: lm_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True)))
+        phases.append(
+            ("eval_forward", fwd_calls(lm_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False))
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, n: lm_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(lm_inputs, [(2, 8), (3, 10)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: lm_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True)))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, n: lm_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True),
+            )
+        )
         phases.append(("generate", gen_calls(lm_inputs, [(1, 5), (2, 7), (3, 9)])))
         if spec.static_generate:
             phases.append(("generate_static", gen_calls(lm_inputs, [(1, 5), (2, 7)], static=True)))
     elif spec.kind == "encoder":
+
         def enc_inputs(b, n, labels=False):
             ids, mask = _ids(torch, b, n, vocab, left_pad=False)
             kw = dict(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))
@@ -295,11 +533,24 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 kw["labels"] = torch.arange(b) % cfg.num_labels
             return kw
 
-        phases.append(("eval_forward", fwd_calls(enc_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: enc_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True)))
+        phases.append(
+            ("eval_forward", fwd_calls(enc_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False))
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, n: enc_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(enc_inputs, [(2, 8), (3, 10)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: enc_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True)))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, n: enc_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True),
+            )
+        )
     elif spec.kind == "seq2seq":
+
         def s2s_inputs(b, n, labels=False, gen=False):
             ids, mask = _ids(torch, b, n, vocab, left_pad=False)
             kw = dict(input_ids=ids, attention_mask=mask)
@@ -312,13 +563,32 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 kw["decoder_input_ids"] = dec
             return kw
 
-        phases.append(("eval_forward", fwd_calls(s2s_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: s2s_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True)))
+        phases.append(
+            ("eval_forward", fwd_calls(s2s_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False))
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, n: s2s_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(s2s_inputs, [(2, 8), (3, 10)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: s2s_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True)))
-        phases.append(("generate", gen_calls(lambda b, n: s2s_inputs(b, n, gen=True), [(1, 5), (2, 7), (3, 9)])))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, n: s2s_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True),
+            )
+        )
+        phases.append(
+            ("generate", gen_calls(lambda b, n: s2s_inputs(b, n, gen=True), [(1, 5), (2, 7), (3, 9)]))
+        )
         if spec.static_generate:
-            phases.append(("generate_static", gen_calls(lambda b, n: s2s_inputs(b, n, gen=True), [(1, 5), (2, 7)], static=True)))
+            phases.append(
+                (
+                    "generate_static",
+                    gen_calls(lambda b, n: s2s_inputs(b, n, gen=True), [(1, 5), (2, 7)], static=True),
+                )
+            )
     elif spec.kind == "speech_seq2seq":
         frames = 2 * cfg.max_source_positions
 
@@ -335,18 +605,31 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
             return kw
 
         phases.append(("eval_forward", fwd_calls(sp_inputs, [(2, 4), (2, 7), (3, 9), (1, 3), (4, 6)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: sp_inputs(b, n, True), [(2, 4), (2, 8), (3, 6), (2, 10)], True)))
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, n: sp_inputs(b, n, True), [(2, 4), (2, 8), (3, 6), (2, 10)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(sp_inputs, [(2, 4), (3, 6)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: sp_inputs(b, n, True), [(2, 4), (3, 6)], True, checkpointing=True)))
-        phases.append(("generate", gen_calls(lambda b, n: sp_inputs(b, n, gen=True), [(1, 0), (2, 0), (3, 0)])))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, n: sp_inputs(b, n, True), [(2, 4), (3, 6)], True, checkpointing=True),
+            )
+        )
+        phases.append(
+            ("generate", gen_calls(lambda b, n: sp_inputs(b, n, gen=True), [(1, 0), (2, 0), (3, 0)]))
+        )
     elif spec.kind == "ctc":
+
         def ctc_inputs(b, n, labels=False):
             g = torch.Generator().manual_seed(b * 100 + n)
             x = torch.randn(b, n, generator=g)
             mask = torch.ones(b, n, dtype=torch.long)
             if b > 1:
-                mask[0, -n // 4:] = 0
-                x[0, -n // 4:] = 0
+                mask[0, -n // 4 :] = 0
+                x[0, -n // 4 :] = 0
             kw = dict(input_values=x, attention_mask=mask)
             if labels:
                 lab = torch.randint(3, cfg.vocab_size, (b, 5), generator=g)
@@ -354,11 +637,31 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 kw["labels"] = lab
             return kw
 
-        phases.append(("eval_forward", fwd_calls(ctc_inputs, [(2, 1600), (2, 2000), (3, 2400), (1, 1200), (4, 1800)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: ctc_inputs(b, n, True), [(2, 1600), (2, 2000), (3, 1800), (2, 2400)], True)))
+        phases.append(
+            (
+                "eval_forward",
+                fwd_calls(ctc_inputs, [(2, 1600), (2, 2000), (3, 2400), (1, 1200), (4, 1800)], False),
+            )
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(
+                    lambda b, n: ctc_inputs(b, n, True), [(2, 1600), (2, 2000), (3, 1800), (2, 2400)], True
+                ),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(ctc_inputs, [(2, 1600), (3, 2000)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: ctc_inputs(b, n, True), [(2, 1600), (3, 2000)], True, checkpointing=True)))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(
+                    lambda b, n: ctc_inputs(b, n, True), [(2, 1600), (3, 2000)], True, checkpointing=True
+                ),
+            )
+        )
     elif spec.kind == "vision":
+
         def vis_inputs(b, size, labels=False):
             g = torch.Generator().manual_seed(b * 100 + size)
             kw = dict(pixel_values=torch.randn(b, 3, size, size, generator=g))
@@ -368,10 +671,22 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
                 kw["labels"] = torch.arange(b) % cfg.num_labels
             return kw
 
-        phases.append(("eval_forward", fwd_calls(vis_inputs, [(2, 32), (3, 32), (1, 32), (4, 32), (2, 48)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, s: vis_inputs(b, s, True), [(2, 32), (3, 32), (4, 32), (2, 32)], True)))
+        phases.append(
+            ("eval_forward", fwd_calls(vis_inputs, [(2, 32), (3, 32), (1, 32), (4, 32), (2, 48)], False))
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, s: vis_inputs(b, s, True), [(2, 32), (3, 32), (4, 32), (2, 32)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(vis_inputs, [(2, 32), (3, 32)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, s: vis_inputs(b, s, True), [(2, 32), (3, 32)], True, checkpointing=True)))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, s: vis_inputs(b, s, True), [(2, 32), (3, 32)], True, checkpointing=True),
+            )
+        )
     elif spec.kind == "clip":
         tv = cfg.text_config.vocab_size
         isz = cfg.vision_config.image_size
@@ -380,13 +695,29 @@ def build_phases(spec: ModelSpec, model, compile_fn: Callable, torch) -> list[tu
             ids, mask = _ids(torch, b, n, tv, left_pad=False)
             ids[:, -1] = cfg.text_config.eos_token_id
             g = torch.Generator().manual_seed(b * 100 + n)
-            return dict(input_ids=ids, attention_mask=mask, pixel_values=torch.randn(b, 3, isz, isz, generator=g),
-                        return_loss=loss)
+            return dict(
+                input_ids=ids,
+                attention_mask=mask,
+                pixel_values=torch.randn(b, 3, isz, isz, generator=g),
+                return_loss=loss,
+            )
 
-        phases.append(("eval_forward", fwd_calls(clip_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False)))
-        phases.append(("train_step", fwd_calls(lambda b, n: clip_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True)))
+        phases.append(
+            ("eval_forward", fwd_calls(clip_inputs, [(2, 8), (2, 11), (3, 14), (1, 6), (4, 9)], False))
+        )
+        phases.append(
+            (
+                "train_step",
+                fwd_calls(lambda b, n: clip_inputs(b, n, True), [(2, 8), (2, 12), (3, 10), (2, 16)], True),
+            )
+        )
         phases.append(("eval_outputs", fwd_calls(clip_inputs, [(2, 8), (3, 10)], False, outputs)))
-        phases.append(("train_checkpointing", fwd_calls(lambda b, n: clip_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True)))
+        phases.append(
+            (
+                "train_checkpointing",
+                fwd_calls(lambda b, n: clip_inputs(b, n, True), [(2, 8), (3, 10)], True, checkpointing=True),
+            )
+        )
     else:
         raise ValueError(spec.kind)
     del transformers
@@ -442,8 +773,12 @@ def dynamic_one(name: str) -> dict[str, Any]:
     def compile_fn(m):
         return torch.compile(m, backend="eager")
 
-    result: dict[str, Any] = {"model": name, "phases": {}, "torch": torch.__version__,
-                              "transformers": transformers.__version__}
+    result: dict[str, Any] = {
+        "model": name,
+        "phases": {},
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }
     traced: set[tuple[str, int]] = set()
     model = build_model(spec, torch)
     for phase, run in build_phases(spec, model, compile_fn, torch):
@@ -469,8 +804,13 @@ def dynamic_one(name: str) -> dict[str, Any]:
             if m.fail_type:
                 rec["fail"].append(f"{m.fail_type}: {(m.fail_reason or '')[:200]}")
         limit_hits = sum(v for k, v in counters["unimplemented"].items() if "recompile limit" in k.lower())
-        result["phases"][phase] = {"seconds": round(time.time() - t0, 1), "error": error, "breaks": breaks,
-                                   "frames": frames, "limit_hits": limit_hits}
+        result["phases"][phase] = {
+            "seconds": round(time.time() - t0, 1),
+            "error": error,
+            "breaks": breaks,
+            "frames": frames,
+            "limit_hits": limit_hits,
+        }
     torch._dynamo.reset()
     # eager coverage: the same phases, uncompiled, on a fresh copy of the model
     eager: set[tuple[str, int]] = set()
@@ -492,8 +832,13 @@ def dynamic_one(name: str) -> dict[str, Any]:
 
 
 def transformers_dir(python: str) -> str:
-    out = subprocess.run([python, "-c", "import transformers, os; print(os.path.dirname(transformers.__file__))"],
-                         capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    out = subprocess.run(
+        [python, "-c", "import transformers, os; print(os.path.dirname(transformers.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -522,8 +867,23 @@ def lint_paths(tf: str, spec: ModelSpec) -> list[str]:
 
 def run_tclint(python: str, tclint_root: str, tf: str, spec: ModelSpec) -> dict[str, Any]:
     out_json = os.path.join(tempfile.gettempdir(), f"hf_eval_{spec.name}.json")
-    cmd = [python, "-m", "tclint.rules", "check", *lint_paths(tf, spec), "--isolated", "--no-cache",
-           "--output-format", "json", "-o", out_json, "--exit-zero", "-q", "--min-confidence", "low"]
+    cmd = [
+        python,
+        "-m",
+        "tclint.rules",
+        "check",
+        *lint_paths(tf, spec),
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "json",
+        "-o",
+        out_json,
+        "--exit-zero",
+        "-q",
+        "--min-confidence",
+        "low",
+    ]
     for root in spec.roots:
         cmd += ["--assume-compiled", root]
     env = {**os.environ, "PYTHONPATH": tclint_shim(tclint_root)}
@@ -536,9 +896,21 @@ def run_tclint(python: str, tclint_root: str, tf: str, spec: ModelSpec) -> dict[
         diags = json.load(fh)
     os.remove(out_json)
     regions = subprocess.run(
-        [python, "-m", "tclint.rules", "regions", *lint_paths(tf, spec), "--output-format", "json",
-         *[a for r in spec.roots for a in ("--assume-compiled", r)]],
-        capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+        [
+            python,
+            "-m",
+            "tclint.rules",
+            "regions",
+            *lint_paths(tf, spec),
+            "--output-format",
+            "json",
+            *[a for r in spec.roots for a in ("--assume-compiled", r)],
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
     reg = None
     with contextlib.suppress(Exception):
         reg = json.loads(regions.stdout)
@@ -556,7 +928,13 @@ _GUARD_SITE = re.compile(r"#\s+(transformers/[^\s:]+):(\d+) in ")
 def _reason_kind(reason: str) -> str:
     """A coarse kind of one recompile reason (guard failure text)."""
     r = reason.split(": ", 1)[-1]
-    if "size mismatch" in r or "stride mismatch" in r or ".size()[" in r or "<= " in r.split("#")[0] and "size" in r:
+    if (
+        "size mismatch" in r
+        or "stride mismatch" in r
+        or ".size()[" in r
+        or "<= " in r.split("#")[0]
+        and "size" in r
+    ):
         return "shape"
     if "dtype mismatch" in r or "device mismatch" in r or "requires_grad" in r:
         return "tensor-meta"
@@ -571,8 +949,11 @@ def _reason_kind(reason: str) -> str:
     return "other"
 
 
-WRAPPER_FRAMES = {("utils/deprecation.py", "wrapped_func"), ("utils/generic.py", "wrapper"),
-                  ("utils/output_capturing.py", "wrapper")}
+WRAPPER_FRAMES = {
+    ("utils/deprecation.py", "wrapped_func"),
+    ("utils/generic.py", "wrapper"),
+    ("utils/output_capturing.py", "wrapper"),
+}
 
 
 def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base: str) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
@@ -590,7 +971,11 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
     for phase, pr in dyn["phases"].items():
         for b in pr.get("breaks", []):
             where, _, num = b["reported_at"].rpartition(":")
-            if where.startswith("transformers/") and num.isdigit() and (b["file"], b["line"]) != (where, int(num)):
+            if (
+                where.startswith("transformers/")
+                and num.isdigit()
+                and (b["file"], b["line"]) != (where, int(num))
+            ):
                 # "Graph break in user code at" is the innermost user frame: when it is in the package it
                 # is the site (older cached results took provenance lines for frames, see dynamo_truth.parse_break)
                 b = {**b, "file": where, "line": int(num)}
@@ -616,12 +1001,25 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
         fn = ix.func(row)
         if fn is None:
             continue
-        item = {"code": d["code"], "row": row, "severity": d["severity"], "confidence": d["confidence"],
-                "message": d["message"], "region": d.get("region"), "source": ix.source(row)}
+        item = {
+            "code": d["code"],
+            "row": row,
+            "severity": d["severity"],
+            "confidence": d["confidence"],
+            "message": d["message"],
+            "region": d.get("region"),
+            "source": ix.source(row),
+        }
         for lv in ["low"] + (["default"] if d["confidence"] in ("medium", "high") else []):
             recompile_static[lv].append({**item, "file": f, "function": fn[1], "fkey": (f, fn[0])})
 
-    out: dict[str, Any] = {"model": spec.name, "roots": spec.roots, "errors": {}, "breaks": {}, "recompiles": {}}
+    out: dict[str, Any] = {
+        "model": spec.name,
+        "roots": spec.roots,
+        "errors": {},
+        "breaks": {},
+        "recompiles": {},
+    }
     for phase, pr in dyn["phases"].items():
         if pr.get("error"):
             out["errors"][phase] = pr["error"]
@@ -648,7 +1046,10 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
             if name.startswith("torch_dynamo_resume") or f.startswith("/") or first == "None":
                 continue
             targets = [(f, int(first))]
-            shared = any(re.search(r"___check_(type|obj)_id\(args\[0\]|len\(args\)|: not args", r) for r in rec["reasons"])
+            shared = any(
+                re.search(r"___check_(type|obj)_id\(args\[0\]|len\(args\)|: not args", r)
+                for r in rec["reasons"]
+            )
             if (f.split("transformers/", 1)[-1], name) in WRAPPER_FRAMES and not shared:
                 # a decorator's wrapper entered only by the compiled root: it stands for the root.
                 # (Once a graph break makes other decorated functions frames too, the wrapper's one
@@ -660,10 +1061,16 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
                     guards = []
                     for r in rec["reasons"]:
                         m = _GUARD_SITE.search(r)
-                        guards.append({"reason": r, "kind": _reason_kind(r),
-                                       "site": f"{m.group(1)}:{m.group(2)}" if m else None})
-                    hazardous.setdefault(t, []).append({"phase": phase, "frame": key, "compiles": rec["compiles"],
-                                                        "guards": guards})
+                        guards.append(
+                            {
+                                "reason": r,
+                                "kind": _reason_kind(r),
+                                "site": f"{m.group(1)}:{m.group(2)}" if m else None,
+                            }
+                        )
+                    hazardous.setdefault(t, []).append(
+                        {"phase": phase, "frame": key, "compiles": rec["compiles"], "guards": guards}
+                    )
     root_pats = [r.split(":")[0] for r in spec.roots]
     for lv in ("default", "low"):
         pred: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -672,7 +1079,9 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
             g = item["fkey"]
             if g in frames_compiled:
                 pred.setdefault(g, []).append({**item, "attributed": "in-function"})
-            elif root_funcs and item.get("region") and any(p in item["region"] for p in spec.roots + root_pats):
+            elif (
+                root_funcs and item.get("region") and any(p in item["region"] for p in spec.roots + root_pats)
+            ):
                 for r in root_funcs:
                     pred.setdefault(r, []).append({**item, "attributed": "in the root's region"})
             else:
@@ -681,7 +1090,10 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
         tp = [k for k in pred if k in hazardous]
         fp = [k for k in pred if k not in hazardous]
         fn_ = [k for k in hazardous if k not in pred]
-        def shape_only(k):  # every phase's recompiles are tensor size/stride changes (the dynamic-shape ladder)
+
+        def shape_only(
+            k,
+        ):  # every phase's recompiles are tensor size/stride changes (the dynamic-shape ladder)
             return all(g["kind"] == "shape" for h in hazardous[k] for g in h["guards"])
 
         def cause_matched(k, pred=pred):  # a TC2xx finding on the statement a guard failure points at
@@ -698,16 +1110,30 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
             for k in keys:
                 ix = idx(k[0])
                 fn = ix.func(ix.def_line(k[1]))
-                funcs.append({"file": k[0], "line": ix.def_line(k[1]), "function": fn[1] if fn else None,
-                              "status": status, "max_compiles": frames_compiled.get(k, 0),
-                              "shape_only": shape_only(k) if k in hazardous else None,
-                              "cause_matched": cause_matched(k) if k in hazardous else None,
-                              "static": pred.get(k, []), "dynamic": hazardous.get(k, [])})
+                funcs.append(
+                    {
+                        "file": k[0],
+                        "line": ix.def_line(k[1]),
+                        "function": fn[1] if fn else None,
+                        "status": status,
+                        "max_compiles": frames_compiled.get(k, 0),
+                        "shape_only": shape_only(k) if k in hazardous else None,
+                        "cause_matched": cause_matched(k) if k in hazardous else None,
+                        "static": pred.get(k, []),
+                        "dynamic": hazardous.get(k, []),
+                    }
+                )
         ns = [k for k in hazardous if not shape_only(k)]
         out["recompiles"][lv] = {
-            "counts": {"tp": len(tp), "fp": len(fp), "not-a-frame": len(not_frame), "fn": len(fn_),
-                       "hazards_not_shape_only": len(ns), "tp_not_shape_only": len([k for k in ns if k in pred]),
-                       "tp_cause_matched": len([k for k in tp if cause_matched(k)])},
+            "counts": {
+                "tp": len(tp),
+                "fp": len(fp),
+                "not-a-frame": len(not_frame),
+                "fn": len(fn_),
+                "hazards_not_shape_only": len(ns),
+                "tp_not_shape_only": len([k for k in ns if k in pred]),
+                "tp_cause_matched": len([k for k in tp if cause_matched(k)]),
+            },
             "precision": len(tp) / (len(tp) + len(fp)) if tp or fp else None,
             "recall": len(tp) / len(hazardous) if hazardous else None,
             "functions": funcs,
@@ -726,22 +1152,40 @@ def score_model(spec: ModelSpec, dyn: dict[str, Any], stat: dict[str, Any], base
     missed_funcs, extra_funcs = [], []
     for key in sorted(ran.traced_funcs):
         if key not in region_funcs:
-            missed_funcs.append({"file": key[0], "line": idx(key[0]).def_line(key[1]),
-                                 "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1]})
+            missed_funcs.append(
+                {
+                    "file": key[0],
+                    "line": idx(key[0]).def_line(key[1]),
+                    "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1],
+                }
+            )
     for key, via in sorted(region_funcs.items()):
-        if key not in ran.traced_funcs and key in ran.eager_funcs and any(r.split(":")[0] in via for r in spec.roots):
-            extra_funcs.append({"file": key[0], "line": idx(key[0]).def_line(key[1]),
-                                "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1], "via": via})
+        if (
+            key not in ran.traced_funcs
+            and key in ran.eager_funcs
+            and any(r.split(":")[0] in via for r in spec.roots)
+        ):
+            extra_funcs.append(
+                {
+                    "file": key[0],
+                    "line": idx(key[0]).def_line(key[1]),
+                    "function": idx(key[0]).func(idx(key[0]).def_line(key[1]))[1],
+                    "via": via,
+                }
+            )
     out["regions_vs_traced"] = {
         "traced_functions": len(ran.traced_funcs),
         "traced_in_region": len(ran.traced_funcs) - len(missed_funcs),
         "traced_not_in_region": missed_funcs,
         "region_eager_only": extra_funcs,
     }
-    out["frame_compiles"] = {ph: {k: v["compiles"] for k, v in pr.get("frames", {}).items()}
-                             for ph, pr in dyn["phases"].items()}
-    out["recompile_reasons"] = {ph: {k: v["reasons"] for k, v in pr.get("frames", {}).items() if v["reasons"]}
-                                for ph, pr in dyn["phases"].items()}
+    out["frame_compiles"] = {
+        ph: {k: v["compiles"] for k, v in pr.get("frames", {}).items()} for ph, pr in dyn["phases"].items()
+    }
+    out["recompile_reasons"] = {
+        ph: {k: v["reasons"] for k, v in pr.get("frames", {}).items() if v["reasons"]}
+        for ph, pr in dyn["phases"].items()
+    }
     out["phase_seconds"] = {ph: pr.get("seconds") for ph, pr in dyn["phases"].items()}
     out["static_seconds"] = stat["seconds"]
     out["tclint_stderr"] = stat["stderr"]
@@ -766,8 +1210,12 @@ def _dyn_cache_key(python: str) -> str:
     own = own.split(b"# static side")[0]
     with open(os.path.join(HERE, "dynamo_truth.py"), "rb") as fh:
         own += fh.read().split(b"# scoring side")[0]
-    ver = subprocess.run([python, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)"],
-                         capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}).stdout.strip()
+    ver = subprocess.run(
+        [python, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    ).stdout.strip()
     return hashlib.sha1(own + ver.encode()).hexdigest()[:12]
 
 
@@ -803,9 +1251,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.fresh or not os.path.exists(cache):
             tmp = cache + ".tmp"
             try:
-                subprocess.run([args.python, os.path.abspath(__file__), "--dynamic-one", name, "--dynamic-out", tmp],
-                               check=True, timeout=args.timeout, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                               stdout=subprocess.DEVNULL, stderr=open(cache + ".stderr", "w"))
+                subprocess.run(
+                    [args.python, os.path.abspath(__file__), "--dynamic-one", name, "--dynamic-out", tmp],
+                    check=True,
+                    timeout=args.timeout,
+                    env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                    stdout=subprocess.DEVNULL,
+                    stderr=open(cache + ".stderr", "w"),
+                )
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
                 print(f"{name}: dynamic run failed: {exc} (see {cache}.stderr)", file=sys.stderr)
                 continue
@@ -815,13 +1268,25 @@ def main(argv: list[str] | None = None) -> int:
         t1 = time.time()
         stat = run_tclint(args.python, os.path.abspath(args.tclint_root), tf, spec)
         results[name] = score_model(spec, dyn, stat, base)
-        print(f"{name}: dynamic {t1 - t0:.0f}s (cached)" if t1 - t0 < 2 else f"{name}: dynamic {t1 - t0:.0f}s",
-              f"static {stat['seconds']:.0f}s", file=sys.stderr)
+        print(
+            f"{name}: dynamic {t1 - t0:.0f}s (cached)" if t1 - t0 < 2 else f"{name}: dynamic {t1 - t0:.0f}s",
+            f"static {stat['seconds']:.0f}s",
+            file=sys.stderr,
+        )
     summary = summarize(results)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as fh:
-        json.dump({"summary": summary, "models": results, "tclint_root": args.tclint_root,
-                   "tclint_commit": _git_head(args.tclint_root)}, fh, indent=1, default=list)
+        json.dump(
+            {
+                "summary": summary,
+                "models": results,
+                "tclint_root": args.tclint_root,
+                "tclint_commit": _git_head(args.tclint_root),
+            },
+            fh,
+            indent=1,
+            default=list,
+        )
     print_table(summary)
     report = os.path.splitext(args.json)[0] + ".md"
     write_report(report, summary, results, _git_head(args.tclint_root))
@@ -835,29 +1300,46 @@ def write_report(path: str, summary: dict[str, Any], results: dict[str, Any], co
     for lv in ("default", "low"):
         o = summary[lv]["overall"]
         d = o["distinct_breaks"]
-        lines += [f"## min-confidence {'medium (default)' if lv == 'default' else 'low'}", "",
-                  "| model | break sites (Dynamo) | TP | FP traced | FP compile-dead | eager-only | unexecuted | FN |"
-                  " precision | strict | recall | hazard fns TP | FP | FN | rc precision | rc recall |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## min-confidence {'medium (default)' if lv == 'default' else 'low'}",
+            "",
+            "| model | break sites (Dynamo) | TP | FP traced | FP compile-dead | eager-only | unexecuted | FN |"
+            " precision | strict | recall | hazard fns TP | FP | FN | rc precision | rc recall |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for name, r in list(summary[lv]["models"].items()) + [("**overall (sum)**", o)]:
             bb, rr = r["breaks"], r["recompiles"]
-            lines.append(f"| {name} | {bb['actual']} | {bb['tp']} | {bb['fp-traced']} | {bb['fp-compile-dead']} |"
-                         f" {bb['eager-only']} | {bb['unexecuted']} | {bb['fn']} | {_fmt(bb['precision'])} |"
-                         f" {_fmt(bb['strict_precision'])} | {_fmt(bb['recall'])} | {rr['tp']} | {rr['fp']} |"
-                         f" {rr['fn']} | {_fmt(rr['precision'])} | {_fmt(rr['recall'])} |")
-        lines += ["", f"Distinct (file, statement) break sites over all models: TP {d['tp']}, FP {d['fp']}, "
-                  f"FN {d['fn']}, eager-only {d['eager-only']}, unexecuted {d['unexecuted']}; precision "
-                  f"{_fmt(d['precision'])}, recall {_fmt(d['recall'])}", ""]
+            lines.append(
+                f"| {name} | {bb['actual']} | {bb['tp']} | {bb['fp-traced']} | {bb['fp-compile-dead']} |"
+                f" {bb['eager-only']} | {bb['unexecuted']} | {bb['fn']} | {_fmt(bb['precision'])} |"
+                f" {_fmt(bb['strict_precision'])} | {_fmt(bb['recall'])} | {rr['tp']} | {rr['fp']} |"
+                f" {rr['fn']} | {_fmt(rr['precision'])} | {_fmt(rr['recall'])} |"
+            )
+        lines += [
+            "",
+            f"Distinct (file, statement) break sites over all models: TP {d['tp']}, FP {d['fp']}, "
+            f"FN {d['fn']}, eager-only {d['eager-only']}, unexecuted {d['unexecuted']}; precision "
+            f"{_fmt(d['precision'])}, recall {_fmt(d['recall'])}",
+            "",
+        ]
         sites: dict[tuple[str, int], dict[str, Any]] = {}
         for name, r in results.items():
             for site in r["breaks"][lv]["sites"]:
                 e = sites.setdefault((site["file"], site["line"]), {"site": site, "models": {}})
                 e["models"][name] = site["status"]
-        for title, want in (("Missed graph-break sites (FN)", {"fn"}), ("False positives", {"fp-traced", "fp-compile-dead"}),
-                            ("Eager-only (function ran, never under Dynamo)", {"eager-only"}),
-                            ("True positives", {"tp"}), ("Unexecuted static findings", {"unexecuted"})):
-            chosen = [(k, e) for k, e in sorted(sites.items()) if set(e["models"].values()) & want
-                      and not ("tp" in e["models"].values() and "tp" not in want)]
+        for title, want in (
+            ("Missed graph-break sites (FN)", {"fn"}),
+            ("False positives", {"fp-traced", "fp-compile-dead"}),
+            ("Eager-only (function ran, never under Dynamo)", {"eager-only"}),
+            ("True positives", {"tp"}),
+            ("Unexecuted static findings", {"unexecuted"}),
+        ):
+            chosen = [
+                (k, e)
+                for k, e in sorted(sites.items())
+                if set(e["models"].values()) & want
+                and not ("tp" in e["models"].values() and "tp" not in want)
+            ]
             lines += [f"### {title} ({len(chosen)})", ""]
             for (f, ln), e in chosen:
                 site = e["site"]
@@ -871,35 +1353,48 @@ def write_report(path: str, summary: dict[str, Any], results: dict[str, Any], co
                     if k in seen:
                         continue
                     seen.add(k)
-                    lines.append(f"  Dynamo {ev['gb_id']} `{ev['gb_type'][:80]}` in phase {ev['phase']}, reported at "
-                                 f"`{ev['reported_at']}`  ")
+                    lines.append(
+                        f"  Dynamo {ev['gb_id']} `{ev['gb_type'][:80]}` in phase {ev['phase']}, reported at "
+                        f"`{ev['reported_at']}`  "
+                    )
             lines.append("")
         lines += ["### Recompile-hazard functions", ""]
         for name, r in results.items():
             for fn in r["recompiles"][lv]["functions"]:
-                tags = ("; shape ladder only" if fn.get("shape_only") else "") + \
-                    ("; a TC2xx names a guard statement" if fn.get("cause_matched") else "")
-                lines.append(f"- {name}: **{fn['status']}** `{fn['file']}:{fn['line']}` `{fn['function']}` "
-                             f"(max {fn['max_compiles']} compiles in one phase{tags})  ")
+                tags = ("; shape ladder only" if fn.get("shape_only") else "") + (
+                    "; a TC2xx names a guard statement" if fn.get("cause_matched") else ""
+                )
+                lines.append(
+                    f"- {name}: **{fn['status']}** `{fn['file']}:{fn['line']}` `{fn['function']}` "
+                    f"(max {fn['max_compiles']} compiles in one phase{tags})  "
+                )
                 for dd in fn["dynamic"]:
                     kinds: dict[str, int] = {}
                     for g in dd["guards"]:
                         kinds[g["kind"]] = kinds.get(g["kind"], 0) + 1
                     gsites = sorted({g["site"] for g in dd["guards"] if g["site"]})
-                    lines.append(f"  {dd['phase']}: {dd['compiles']} compiles of `{dd['frame']}`; guard kinds {kinds};"
-                                 f" guard sites {gsites}  ")
+                    lines.append(
+                        f"  {dd['phase']}: {dd['compiles']} compiles of `{dd['frame']}`; guard kinds {kinds};"
+                        f" guard sites {gsites}  "
+                    )
                 for st in fn["static"]:
-                    lines.append(f"  tclint {st['code']} at `{st['file']}:{st['row']}` ({st['attributed']}): {st['message'][:140]}  ")
+                    lines.append(
+                        f"  tclint {st['code']} at `{st['file']}:{st['row']}` ({st['attributed']}): {st['message'][:140]}  "
+                    )
             for st in r["recompiles"][lv]["not_a_frame"]:
-                lines.append(f"- {name}: TC2xx not in a compiled frame: {st['code']} `{st['file']}:{st['row']}` "
-                             f"`{st['function']}`: {st['message'][:140]}  ")
+                lines.append(
+                    f"- {name}: TC2xx not in a compiled frame: {st['code']} `{st['file']}:{st['row']}` "
+                    f"`{st['function']}`: {st['message'][:140]}  "
+                )
         lines.append("")
     lines += ["## Regions: functions Dynamo traced that tclint does not consider compiled", ""]
     miss: dict[tuple[str, str], list[str]] = {}
     for name, r in results.items():
         rv = r["regions_vs_traced"]
-        lines.append(f"- {name}: Dynamo traced {rv['traced_functions']} transformers functions, "
-                     f"{rv['traced_in_region']} of them in tclint's regions")
+        lines.append(
+            f"- {name}: Dynamo traced {rv['traced_functions']} transformers functions, "
+            f"{rv['traced_in_region']} of them in tclint's regions"
+        )
         for m in rv["traced_not_in_region"]:
             miss.setdefault((m["file"], m["function"]), []).append(name)
     lines += ["", "Distinct functions traced but outside every region (models):", ""]
@@ -911,9 +1406,14 @@ def write_report(path: str, summary: dict[str, Any], results: dict[str, Any], co
 
 def _git_head(root: str) -> str:
     try:
-        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "rules"],
-                               capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "rules"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         return head + ("+dirty rules/" if dirty else "")
     except OSError:
         return "?"
@@ -922,9 +1422,24 @@ def _git_head(root: str) -> str:
 def summarize(results: dict[str, Any]) -> dict[str, Any]:
     rows = {}
     for lv in ("default", "low"):
-        tot = {"tp": 0, "fp-traced": 0, "fp-compile-dead": 0, "eager-only": 0, "unexecuted": 0, "fn": 0, "actual": 0}
-        rt = {"tp": 0, "fp": 0, "not-a-frame": 0, "fn": 0, "hazards_not_shape_only": 0, "tp_not_shape_only": 0,
-              "tp_cause_matched": 0}
+        tot = {
+            "tp": 0,
+            "fp-traced": 0,
+            "fp-compile-dead": 0,
+            "eager-only": 0,
+            "unexecuted": 0,
+            "fn": 0,
+            "actual": 0,
+        }
+        rt = {
+            "tp": 0,
+            "fp": 0,
+            "not-a-frame": 0,
+            "fn": 0,
+            "hazards_not_shape_only": 0,
+            "tp_not_shape_only": 0,
+            "tp_cause_matched": 0,
+        }
         per = {}
         for name, r in results.items():
             b, rc = r["breaks"][lv], r["recompiles"][lv]
@@ -933,17 +1448,32 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
             tot["actual"] += b["actual"]
             for k, v in rc["counts"].items():
                 rt[k] += v
-            per[name] = {"breaks": {**b["counts"], "actual": b["actual"], "precision": b["precision"],
-                                    "strict_precision": b["strict_precision"], "recall": b["recall"]},
-                         "recompiles": {**rc["counts"], "precision": rc["precision"], "recall": rc["recall"]},
-                         "errors": list(r["errors"])}
+            per[name] = {
+                "breaks": {
+                    **b["counts"],
+                    "actual": b["actual"],
+                    "precision": b["precision"],
+                    "strict_precision": b["strict_precision"],
+                    "recall": b["recall"],
+                },
+                "recompiles": {**rc["counts"], "precision": rc["precision"], "recall": rc["recall"]},
+                "errors": list(r["errors"]),
+            }
         tp, fp = tot["tp"], tot["fp-traced"] + tot["fp-compile-dead"]
         overall = {
-            "breaks": {**tot, "precision": tp / (tp + fp) if tp + fp else None,
-                       "strict_precision": tp / (tp + fp + tot["eager-only"]) if tp + fp + tot["eager-only"] else None,
-                       "recall": tp / tot["actual"] if tot["actual"] else None},
-            "recompiles": {**rt, "precision": rt["tp"] / (rt["tp"] + rt["fp"]) if rt["tp"] + rt["fp"] else None,
-                           "recall": rt["tp"] / (rt["tp"] + rt["fn"]) if rt["tp"] + rt["fn"] else None},
+            "breaks": {
+                **tot,
+                "precision": tp / (tp + fp) if tp + fp else None,
+                "strict_precision": tp / (tp + fp + tot["eager-only"])
+                if tp + fp + tot["eager-only"]
+                else None,
+                "recall": tp / tot["actual"] if tot["actual"] else None,
+            },
+            "recompiles": {
+                **rt,
+                "precision": rt["tp"] / (rt["tp"] + rt["fp"]) if rt["tp"] + rt["fp"] else None,
+                "recall": rt["tp"] / (rt["tp"] + rt["fn"]) if rt["tp"] + rt["fn"] else None,
+            },
         }
         # the same shared helper (utils/output_capturing.py, ...) breaks in every model: also count
         # each (file, statement) once over all models
@@ -963,8 +1493,11 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
                 d["eager-only"] += 1
             else:
                 d["unexecuted"] += 1
-        overall["distinct_breaks"] = {**d, "precision": d["tp"] / (d["tp"] + d["fp"]) if d["tp"] + d["fp"] else None,
-                                      "recall": d["tp"] / (d["tp"] + d["fn"]) if d["tp"] + d["fn"] else None}
+        overall["distinct_breaks"] = {
+            **d,
+            "precision": d["tp"] / (d["tp"] + d["fp"]) if d["tp"] + d["fp"] else None,
+            "recall": d["tp"] / (d["tp"] + d["fn"]) if d["tp"] + d["fn"] else None,
+        }
         rows[lv] = {"models": per, "overall": overall}
     return rows
 
@@ -972,24 +1505,32 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
 def print_table(summary: dict[str, Any]) -> None:
     for lv in ("default", "low"):
         print(f"\n== min-confidence {'medium (default)' if lv == 'default' else 'low'} ==")
-        print(f"{'model':<10} | {'brk: actual':>11} {'TP':>3} {'FP':>3} {'dead':>4} {'eagr':>4} {'unex':>4} {'FN':>3}"
-              f" {'prec':>6} {'strict':>6} {'recall':>6} | {'rc: TP':>6} {'FP':>3} {'nafr':>4} {'FN':>3} {'prec':>6} {'recall':>6} | errors")
+        print(
+            f"{'model':<10} | {'brk: actual':>11} {'TP':>3} {'FP':>3} {'dead':>4} {'eagr':>4} {'unex':>4} {'FN':>3}"
+            f" {'prec':>6} {'strict':>6} {'recall':>6} | {'rc: TP':>6} {'FP':>3} {'nafr':>4} {'FN':>3} {'prec':>6} {'recall':>6} | errors"
+        )
         rows = list(summary[lv]["models"].items()) + [("OVERALL", summary[lv]["overall"])]
         for name, r in rows:
             b, rc = r["breaks"], r["recompiles"]
-            print(f"{name:<10} | {b['actual']:>11} {b['tp']:>3} {b['fp-traced']:>3} {b['fp-compile-dead']:>4}"
-                  f" {b['eager-only']:>4} {b['unexecuted']:>4} {b['fn']:>3} {_fmt(b['precision']):>6}"
-                  f" {_fmt(b['strict_precision']):>6} {_fmt(b['recall']):>6} | {rc['tp']:>6} {rc['fp']:>3}"
-                  f" {rc['not-a-frame']:>4} {rc['fn']:>3} {_fmt(rc['precision']):>6} {_fmt(rc['recall']):>6} |"
-                  f" {','.join(r.get('errors', []))}")
+            print(
+                f"{name:<10} | {b['actual']:>11} {b['tp']:>3} {b['fp-traced']:>3} {b['fp-compile-dead']:>4}"
+                f" {b['eager-only']:>4} {b['unexecuted']:>4} {b['fn']:>3} {_fmt(b['precision']):>6}"
+                f" {_fmt(b['strict_precision']):>6} {_fmt(b['recall']):>6} | {rc['tp']:>6} {rc['fp']:>3}"
+                f" {rc['not-a-frame']:>4} {rc['fn']:>3} {_fmt(rc['precision']):>6} {_fmt(rc['recall']):>6} |"
+                f" {','.join(r.get('errors', []))}"
+            )
         rc = summary[lv]["overall"]["recompiles"]
-        print(f"recompile hazards: {rc['tp'] + rc['fn']} hazardous functions, {rc['hazards_not_shape_only']} of them"
-              f" not only from the dynamic-shape ladder (tclint finds {rc['tp_not_shape_only']});"
-              f" {rc['tp_cause_matched']} of the {rc['tp']} TPs have a TC2xx on a statement a guard failure names")
+        print(
+            f"recompile hazards: {rc['tp'] + rc['fn']} hazardous functions, {rc['hazards_not_shape_only']} of them"
+            f" not only from the dynamic-shape ladder (tclint finds {rc['tp_not_shape_only']});"
+            f" {rc['tp_cause_matched']} of the {rc['tp']} TPs have a TC2xx on a statement a guard failure names"
+        )
         d = summary[lv]["overall"]["distinct_breaks"]
-        print(f"distinct (file, statement) sites over all models: TP {d['tp']}, FP {d['fp']}, FN {d['fn']},"
-              f" eager-only {d['eager-only']}, unexecuted {d['unexecuted']}; precision {_fmt(d['precision'])},"
-              f" recall {_fmt(d['recall'])}")
+        print(
+            f"distinct (file, statement) sites over all models: TP {d['tp']}, FP {d['fp']}, FN {d['fn']},"
+            f" eager-only {d['eager-only']}, unexecuted {d['unexecuted']}; precision {_fmt(d['precision'])},"
+            f" recall {_fmt(d['recall'])}"
+        )
 
 
 if __name__ == "__main__":

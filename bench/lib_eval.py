@@ -84,7 +84,9 @@ class LibSpec:
     # calls in the library whose callee is picked at run time from data a reader cannot follow:
     # "file:line" of the call (as a traceback frame names it) -> how ("registry: ...", "string: ...")
     dispatch: tuple[tuple[str, str], ...] = ()
-    slice_phases: tuple[str, ...] = ()  # the phases of the pinned slice (tests/bench/test_lib_eval.py); () = none
+    slice_phases: tuple[
+        str, ...
+    ] = ()  # the phases of the pinned slice (tests/bench/test_lib_eval.py); () = none
 
 
 _SOLVERS = "registry: `SOLVERS[method](...)`, a dict of solver classes keyed by the method string"
@@ -92,22 +94,56 @@ _SOLVERS = "registry: `SOLVERS[method](...)`, a dict of solver classes keyed by 
 LIBS: dict[str, LibSpec] = {
     s.name: s
     for s in [
-        LibSpec("torch_geometric", "torch-geometric", ("torch_geometric",), "pyg_user.py",
-                ("torch_geometric.nn.*:*.forward", "torch_geometric.nn.pool.glob:*",
-                 "torch_geometric.utils.*:*")),
-        LibSpec("x_transformers", "x-transformers", ("x_transformers",), "xtransformers_user.py",
-                ("x_transformers.*:*.forward", "x_transformers.autoregressive_wrapper:AutoregressiveWrapper.generate"),
-                slice_phases=("generate_with_compiled_net",)),
-        LibSpec("kornia", "kornia", ("kornia",), "kornia_user.py",
-                ("kornia.*:*.forward", "kornia.enhance.adjust:equalize")),
-        LibSpec("torchdiffeq", "torchdiffeq", ("torchdiffeq",), "torchdiffeq_user.py",
-                ("torchdiffeq._impl.odeint:odeint", "torchdiffeq._impl.odeint:odeint_event",
-                 "torchdiffeq._impl.adjoint:odeint_adjoint"),
-                dispatch=(("torchdiffeq/_impl/odeint.py:77", _SOLVERS), ("torchdiffeq/_impl/odeint.py:80", _SOLVERS),
-                          ("torchdiffeq/_impl/odeint.py:82", _SOLVERS)),
-                slice_phases=("fixed_grid_train", "event_eval")),
-        LibSpec("vector_quantize_pytorch", "vector-quantize-pytorch", ("vector_quantize_pytorch",), "vq_user.py",
-                ("vector_quantize_pytorch.*:*.forward",), slice_phases=("vq_train",)),
+        LibSpec(
+            "torch_geometric",
+            "torch-geometric",
+            ("torch_geometric",),
+            "pyg_user.py",
+            ("torch_geometric.nn.*:*.forward", "torch_geometric.nn.pool.glob:*", "torch_geometric.utils.*:*"),
+        ),
+        LibSpec(
+            "x_transformers",
+            "x-transformers",
+            ("x_transformers",),
+            "xtransformers_user.py",
+            (
+                "x_transformers.*:*.forward",
+                "x_transformers.autoregressive_wrapper:AutoregressiveWrapper.generate",
+            ),
+            slice_phases=("generate_with_compiled_net",),
+        ),
+        LibSpec(
+            "kornia",
+            "kornia",
+            ("kornia",),
+            "kornia_user.py",
+            ("kornia.*:*.forward", "kornia.enhance.adjust:equalize"),
+        ),
+        LibSpec(
+            "torchdiffeq",
+            "torchdiffeq",
+            ("torchdiffeq",),
+            "torchdiffeq_user.py",
+            (
+                "torchdiffeq._impl.odeint:odeint",
+                "torchdiffeq._impl.odeint:odeint_event",
+                "torchdiffeq._impl.adjoint:odeint_adjoint",
+            ),
+            dispatch=(
+                ("torchdiffeq/_impl/odeint.py:77", _SOLVERS),
+                ("torchdiffeq/_impl/odeint.py:80", _SOLVERS),
+                ("torchdiffeq/_impl/odeint.py:82", _SOLVERS),
+            ),
+            slice_phases=("fixed_grid_train", "event_eval"),
+        ),
+        LibSpec(
+            "vector_quantize_pytorch",
+            "vector-quantize-pytorch",
+            ("vector_quantize_pytorch",),
+            "vq_user.py",
+            ("vector_quantize_pytorch.*:*.forward",),
+            slice_phases=("vq_train",),
+        ),
         # not in the test extra (measured once, with --python of a venv that has it; no pinned slice)
         LibSpec("vit_pytorch", "vit-pytorch", ("vit_pytorch",), "vit_user.py", ("vit_pytorch.*:*.forward",)),
     ]
@@ -169,9 +205,14 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
     script = load_script(spec)
     dirs = package_dirs(spec)
     base = os.path.dirname(dirs[0])
-    result: dict[str, Any] = {"lib": name, "phases": {}, "torch": torch.__version__,
-                              "version": importlib.metadata.version(spec.dist), "base": base,
-                              "packages": [os.path.relpath(d, base) for d in dirs]}
+    result: dict[str, Any] = {
+        "lib": name,
+        "phases": {},
+        "torch": torch.__version__,
+        "version": importlib.metadata.version(spec.dist),
+        "base": base,
+        "packages": [os.path.relpath(d, base) for d in dirs],
+    }
     traced: set[tuple[str, int]] = set()
     chosen = [ph for ph in script.PHASES if phases is None or ph.__name__ in phases]
     if phases is not None and len(chosen) != len(phases):
@@ -188,9 +229,11 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
                 phase()
             except Exception as exc:  # a failing phase is a result
                 error = f"{type(exc).__name__}: {exc}"[:1000] + "\n" + traceback.format_exc()[-3000:]
-        result["phases"][phase.__name__] = {"seconds": round(time.time() - t0, 1), "error": error,
-                                            "breaks": [parse_break(p, dirs, base, gb_by_type, depth=None)
-                                                       for p in handler.payloads]}
+        result["phases"][phase.__name__] = {
+            "seconds": round(time.time() - t0, 1),
+            "error": error,
+            "breaks": [parse_break(p, dirs, base, gb_by_type, depth=None) for p in handler.payloads],
+        }
     torch._dynamo.reset()
     eager: set[tuple[str, int]] = set()
     with compile_is_identity():
@@ -213,9 +256,11 @@ def dynamic_one(name: str, phases: list[str] | None = None) -> dict[str, Any]:
 
 def lib_location(python: str, spec: LibSpec) -> tuple[str, list[str], str]:
     """(site-packages folder, the packages' folders, the library's version) in the measured venv."""
-    code = ("import importlib, importlib.metadata, os, sys, json; "
-            f"import importlib.util; d = [os.path.dirname(os.path.abspath(importlib.util.find_spec(p).origin)) for p in {list(spec.packages)!r}]; "
-            f"print(json.dumps([d, importlib.metadata.version({spec.dist!r})]))")
+    code = (
+        "import importlib, importlib.metadata, os, sys, json; "
+        f"import importlib.util; d = [os.path.dirname(os.path.abspath(importlib.util.find_spec(p).origin)) for p in {list(spec.packages)!r}]; "
+        f"print(json.dumps([d, importlib.metadata.version({spec.dist!r})]))"
+    )
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     dirs, version = json.loads(out.stdout.strip().splitlines()[-1])
     return os.path.dirname(dirs[0]), dirs, version
@@ -237,9 +282,18 @@ def library_sites(diags: list[dict[str, Any]]) -> list[dict[str, Any]]:
             head, _, rest = r["message"].partition("): ")
             code, _, tags = head.partition(" (")
             heat, _, conf = tags.partition(", ")
-            out.append({"code": code.split(" ", 1)[0], "filename": r["filename"], "location": r["location"],
-                        "severity": "error" if heat == "hot" else "warning", "confidence": conf.split(" ", 1)[0],
-                        "message": rest, "hot": heat == "hot", "site_row": d["location"]["row"]})
+            out.append(
+                {
+                    "code": code.split(" ", 1)[0],
+                    "filename": r["filename"],
+                    "location": r["location"],
+                    "severity": "error" if heat == "hot" else "warning",
+                    "confidence": conf.split(" ", 1)[0],
+                    "message": rest,
+                    "hot": heat == "hot",
+                    "site_row": d["location"]["row"],
+                }
+            )
     return out
 
 
@@ -255,8 +309,24 @@ def run_tclint(python: str, tclint_root: str, spec: LibSpec, dirs: list[str], mo
         extra = ["--follow-libraries"]
     out_json = os.path.join(tempfile.gettempdir(), f"lib_eval_{spec.name}_{mode}.json")
     env = {**os.environ, "PYTHONPATH": tclint_shim(tclint_root)}
-    cmd = [python, "-m", "tclint.rules", "check", *paths, "--isolated", "--no-cache", "--output-format", "json",
-           "-o", out_json, "--exit-zero", "-q", "--min-confidence", "low", *extra]
+    cmd = [
+        python,
+        "-m",
+        "tclint.rules",
+        "check",
+        *paths,
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "json",
+        "-o",
+        out_json,
+        "--exit-zero",
+        "-q",
+        "--min-confidence",
+        "low",
+        *extra,
+    ]
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     secs = time.time() - t0
@@ -269,13 +339,23 @@ def run_tclint(python: str, tclint_root: str, spec: LibSpec, dirs: list[str], mo
     if mode == "follow":
         summaries = [d for d in diags if d["code"] == "TC312"]
         diags = library_sites(diags)
-    regions = subprocess.run([python, "-m", "tclint.rules", "regions", *paths, "--output-format", "json",
-                              *extra], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    regions = subprocess.run(
+        [python, "-m", "tclint.rules", "regions", *paths, "--output-format", "json", *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
     reg = None
     with contextlib.suppress(ValueError):
         reg = json.loads(regions.stdout)
-    return {"diagnostics": diags, "stderr": proc.stderr[-3000:], "seconds": round(secs, 1), "regions": reg,
-            "summaries": summaries}
+    return {
+        "diagnostics": diags,
+        "stderr": proc.stderr[-3000:],
+        "seconds": round(secs, 1),
+        "regions": reg,
+        "summaries": summaries,
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +414,9 @@ def reach(event: dict[str, Any], dispatch: dict[str, str], packages: list[str]) 
     return "static"
 
 
-def region_functions(regions: dict[str, Any] | None, base: str, idx: Callable[[str], SourceIndex]) -> set[tuple[str, int]]:
+def region_functions(
+    regions: dict[str, Any] | None, base: str, idx: Callable[[str], SourceIndex]
+) -> set[tuple[str, int]]:
     """(file, first line) of every library function in tclint's compiled regions."""
     out = set()
     for reg in (regions or {}).get("regions", []):
@@ -367,24 +449,37 @@ def score_lib(spec: LibSpec, dyn: dict[str, Any], stats: dict[str, dict[str, Any
     dispatch = dict(spec.dispatch)
     # a site a reader could see: one of its events breaks in the library's own statement and is
     # reached by calls a reader can follow
-    how = {k: sorted({f"{visibility(e, packages)}; reached {reach(e, dispatch, packages)}" for e in evs})
-           for k, evs in actual.items()}
-    visible = {k for k, evs in actual.items()
-               if any(visibility(e, packages) == "source" and reach(e, dispatch, packages) == "static" for e in evs)}
+    how = {
+        k: sorted({f"{visibility(e, packages)}; reached {reach(e, dispatch, packages)}" for e in evs})
+        for k, evs in actual.items()
+    }
+    visible = {
+        k
+        for k, evs in actual.items()
+        if any(visibility(e, packages) == "source" and reach(e, dispatch, packages) == "static" for e in evs)
+    }
     own = {k for k, evs in actual.items() if any(visibility(e, packages) == "source" for e in evs)}
     ran = executed(dyn["traced"], dyn["eager"], idx)
-    out: dict[str, Any] = {"lib": spec.name, "version": dyn["version"], "torch": dyn["torch"],
-                           "errors": {ph: pr["error"] for ph, pr in dyn["phases"].items() if pr.get("error")},
-                           "eager_errors": {ph: pr["eager_error"] for ph, pr in dyn["phases"].items()
-                                            if pr.get("eager_error")},
-                           "unattributed_breaks": unattributed, "how": {f"{k[0]}:{k[1]}": v for k, v in how.items()},
-                           "modes": {}}
+    out: dict[str, Any] = {
+        "lib": spec.name,
+        "version": dyn["version"],
+        "torch": dyn["torch"],
+        "errors": {ph: pr["error"] for ph, pr in dyn["phases"].items() if pr.get("error")},
+        "eager_errors": {ph: pr["eager_error"] for ph, pr in dyn["phases"].items() if pr.get("eager_error")},
+        "unattributed_breaks": unattributed,
+        "how": {f"{k[0]}:{k[1]}": v for k, v in how.items()},
+        "modes": {},
+    }
     for mode, stat in stats.items():
-        diags = [d for d in stat["diagnostics"]
-                 if in_lib(os.path.relpath(os.path.abspath(d["filename"]), base))]
+        diags = [
+            d for d in stat["diagnostics"] if in_lib(os.path.relpath(os.path.abspath(d["filename"]), base))
+        ]
         static = static_break_sites(diags, lambda p: os.path.relpath(os.path.abspath(p), base), idx)
-        unresolved = [f"{os.path.basename(u['path'])}:{u['line']}" for u in (stat.get("regions") or {}).get("unresolved", [])
-                      if os.path.basename(u["path"]) == spec.script]
+        unresolved = [
+            f"{os.path.basename(u['path'])}:{u['line']}"
+            for u in (stat.get("regions") or {}).get("unresolved", [])
+            if os.path.basename(u["path"]) == spec.script
+        ]
         res: dict[str, Any] = {"unresolved_script_sites": unresolved, "seconds": stat["seconds"]}
         in_region = region_functions(stat.get("regions"), base, idx)
         for lv in LEVELS:
@@ -408,8 +503,15 @@ def score_lib(spec: LibSpec, dyn: dict[str, Any], stats: dict[str, dict[str, Any
     return out
 
 
-def per_model_scores(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any], actual: dict[Any, list[dict[str, Any]]],
-                     visible: set[Any], ran: Any, idx: Callable[[str], SourceIndex]) -> dict[str, Any]:
+def per_model_scores(
+    spec: LibSpec,
+    dyn: dict[str, Any],
+    follow: dict[str, Any],
+    actual: dict[Any, list[dict[str, Any]]],
+    visible: set[Any],
+    ran: Any,
+    idx: Callable[[str], SourceIndex],
+) -> dict[str, Any]:
     """Per phase of the script (one model compiled one way): Dynamo's sites in that phase against the
     library sites TC312 lists at the compile sites written in that phase's function -- recall of all
     and of the visible sites (default confidence), and precision of the sites marked hot."""
@@ -431,10 +533,16 @@ def per_model_scores(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any],
         hot = static_break_sites([d for d in mine if d["hot"]], rel, idx)["default"]
         vis = [k for k in act if k in visible]
         hot_sc = score_breaks(hot, act, ran, idx)
-        out[phase] = {"sites": len(act), "visible": len(vis), "found": len(static), "hot": len(hot),
-                      "recall": ratio(len([k for k in act if k in static]), len(act)),
-                      "visible_recall": ratio(len([k for k in vis if k in static]), len(vis)),
-                      "hot_precision": hot_sc["precision"], "hot_tp": hot_sc["counts"]["tp"]}
+        out[phase] = {
+            "sites": len(act),
+            "visible": len(vis),
+            "found": len(static),
+            "hot": len(hot),
+            "recall": ratio(len([k for k in act if k in static]), len(act)),
+            "visible_recall": ratio(len([k for k in vis if k in static]), len(vis)),
+            "hot_precision": hot_sc["precision"],
+            "hot_tp": hot_sc["counts"]["tp"],
+        }
     return out
 
 
@@ -451,15 +559,30 @@ def _dyn_cache_key(python: str, spec: LibSpec, phases: list[str] | None) -> str:
         h.update(fh.read().split(b"# scoring side")[0])
     with open(os.path.join(SCRIPTS, spec.script), "rb") as fh:
         h.update(fh.read())
-    ver = subprocess.run([python, "-c", "import importlib.metadata as m, torch; "
-                          f"print(torch.__version__, m.version({spec.dist!r}))"], capture_output=True, text=True).stdout
+    ver = subprocess.run(
+        [
+            python,
+            "-c",
+            f"import importlib.metadata as m, torch; print(torch.__version__, m.version({spec.dist!r}))",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     h.update(ver.encode())
     return h.hexdigest()[:12]
 
 
-def measure(name: str, python: str = sys.executable, tclint_root: str = REPO, fresh: bool = False,
-            timeout: int = 900, log: Callable[[str], None] = lambda s: None, phases: Sequence[str] | None = None,
-            cache_dir: str = CACHE_DIR, modes: Sequence[str] = MODES) -> dict[str, Any]:
+def measure(
+    name: str,
+    python: str = sys.executable,
+    tclint_root: str = REPO,
+    fresh: bool = False,
+    timeout: int = 900,
+    log: Callable[[str], None] = lambda s: None,
+    phases: Sequence[str] | None = None,
+    cache_dir: str = CACHE_DIR,
+    modes: Sequence[str] = MODES,
+) -> dict[str, Any]:
     """The dynamic truth of the library's phases (all, or those named; cached in ``cache_dir`` unless
     fresh), the static runs (``modes``, all by default), and the scores of one library."""
     spec = LIBS[name]
@@ -481,9 +604,14 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = REPO, fr
     _base, dirs, _version = lib_location(python, spec)
     stats = {mode: run_tclint(python, os.path.abspath(tclint_root), spec, dirs, mode) for mode in modes}
     if "follow" in stats:
-        stats["follow-hot"] = {**stats["follow"], "diagnostics": [d for d in stats["follow"]["diagnostics"] if d["hot"]]}
-    log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, static "
-        + ", ".join(f"{m} {s['seconds']:.0f}s" for m, s in stats.items()))
+        stats["follow-hot"] = {
+            **stats["follow"],
+            "diagnostics": [d for d in stats["follow"]["diagnostics"] if d["hot"]],
+        }
+    log(
+        f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, static "
+        + ", ".join(f"{m} {s['seconds']:.0f}s" for m, s in stats.items())
+    )
     out = score_lib(spec, dyn, stats)
     out["phases"] = sorted(dyn["phases"])
     return out
@@ -495,11 +623,26 @@ def summary_rows(results: dict[str, Any], level: str = "default") -> list[dict[s
         for mode, res in r["modes"].items():
             sc = res[level]
             c = sc["counts"]
-            rows.append({"lib": name, "version": r["version"], "mode": mode, "sites": sc["actual"],
-                         "own": sc["own"], "visible": sc["visible"], "own_recall": sc["own_recall"], "tp": c["tp"], "fp": c["fp-traced"] + c["fp-compile-dead"],
-                         "eager_only": c["eager-only"], "unexecuted": c["unexecuted"], "fn": c["fn"],
-                         "precision": sc["precision"], "recall": sc["recall"], "visible_recall": sc["visible_recall"],
-                         "unresolved": len(res["unresolved_script_sites"])})
+            rows.append(
+                {
+                    "lib": name,
+                    "version": r["version"],
+                    "mode": mode,
+                    "sites": sc["actual"],
+                    "own": sc["own"],
+                    "visible": sc["visible"],
+                    "own_recall": sc["own_recall"],
+                    "tp": c["tp"],
+                    "fp": c["fp-traced"] + c["fp-compile-dead"],
+                    "eager_only": c["eager-only"],
+                    "unexecuted": c["unexecuted"],
+                    "fn": c["fn"],
+                    "precision": sc["precision"],
+                    "recall": sc["recall"],
+                    "visible_recall": sc["visible_recall"],
+                    "unresolved": len(res["unresolved_script_sites"]),
+                }
+            )
     return rows
 
 
@@ -510,21 +653,29 @@ def _fmt(x: float | None) -> str:
 def print_table(results: dict[str, Any]) -> None:
     for lv in LEVELS:
         print(f"\n== min-confidence {'medium (default)' if lv == 'default' else 'low'} ==")
-        print(f"{'library':<18} {'mode':<7} | {'sites':>5} {'own':>4} {'visbl':>5} | {'TP':>3} {'FP':>3} {'eagr':>4}"
-              f" {'unex':>4} {'FN':>3} | {'prec':>5} {'recall':>6} {'own.rec':>7} {'vis.rec':>7} | unresolved")
+        print(
+            f"{'library':<18} {'mode':<7} | {'sites':>5} {'own':>4} {'visbl':>5} | {'TP':>3} {'FP':>3} {'eagr':>4}"
+            f" {'unex':>4} {'FN':>3} | {'prec':>5} {'recall':>6} {'own.rec':>7} {'vis.rec':>7} | unresolved"
+        )
         for r in summary_rows(results, lv):
-            print(f"{r['lib']:<18} {r['mode']:<7} | {r['sites']:>5} {r['own']:>4} {r['visible']:>5} | {r['tp']:>3}"
-                  f" {r['fp']:>3} {r['eager_only']:>4} {r['unexecuted']:>4} {r['fn']:>3} | {_fmt(r['precision']):>5}"
-                  f" {_fmt(r['recall']):>6} {_fmt(r['own_recall']):>7} {_fmt(r['visible_recall']):>7} | {r['unresolved']}")
+            print(
+                f"{r['lib']:<18} {r['mode']:<7} | {r['sites']:>5} {r['own']:>4} {r['visible']:>5} | {r['tp']:>3}"
+                f" {r['fp']:>3} {r['eager_only']:>4} {r['unexecuted']:>4} {r['fn']:>3} | {_fmt(r['precision']):>5}"
+                f" {_fmt(r['recall']):>6} {_fmt(r['own_recall']):>7} {_fmt(r['visible_recall']):>7} | {r['unresolved']}"
+            )
 
 
 def print_per_model(results: dict[str, Any]) -> None:
     print("\n== follow mode per model (phase): the script alone, library sites from TC312 ==")
-    print(f"{'library':<18} {'phase':<28} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} | {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}")
+    print(
+        f"{'library':<18} {'phase':<28} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} | {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}"
+    )
     for name, r in results.items():
         for phase, m in r.get("per_model", {}).items():
-            print(f"{name:<18} {phase:<28} | {m['sites']:>5} {m['visible']:>5} | {m['found']:>5} {m['hot']:>4} |"
-                  f" {_fmt(m['recall']):>6} {_fmt(m['visible_recall']):>7} {_fmt(m['hot_precision']):>8}")
+            print(
+                f"{name:<18} {phase:<28} | {m['sites']:>5} {m['visible']:>5} | {m['found']:>5} {m['hot']:>4} |"
+                f" {_fmt(m['recall']):>6} {_fmt(m['visible_recall']):>7} {_fmt(m['hot_precision']):>8}"
+            )
 
 
 def _chain(event: dict[str, Any], packages: list[str]) -> str:
@@ -546,23 +697,40 @@ def write_report(path: str, results: dict[str, Any], commit: str) -> None:
         for ph, err in {**r["errors"], **{f"{k} (eager)": v for k, v in r["eager_errors"].items()}}.items():
             lines.append(f"- phase {ph} failed: `{err.splitlines()[0][:200]}`")
         if r["unattributed_breaks"]:
-            lines.append(f"- {len(r['unattributed_breaks'])} break events outside the library (user script or "
-                         "generated code): " + "; ".join(sorted({f"{b['gb_id']} at {b['reported_at']}"
-                                                                  for b in r["unattributed_breaks"]}))[:600])
+            lines.append(
+                f"- {len(r['unattributed_breaks'])} break events outside the library (user script or "
+                "generated code): "
+                + "; ".join(
+                    sorted({f"{b['gb_id']} at {b['reported_at']}" for b in r["unattributed_breaks"]})
+                )[:600]
+            )
         for mode, res in r["modes"].items():
-            lines += ["", f"### mode {mode}: unresolved compile sites in the script: "
-                      f"{', '.join(res['unresolved_script_sites']) or 'none'}", ""]
+            lines += [
+                "",
+                f"### mode {mode}: unresolved compile sites in the script: "
+                f"{', '.join(res['unresolved_script_sites']) or 'none'}",
+                "",
+            ]
             for site in res["default"]["sites"]:
                 if site["status"] == "unexecuted":
                     continue
-                lines.append(f"- **{site['status']}** `{site['file']}:{site['line']}` in `{site['function']}`:"
-                             f" `{site['source'][:110]}`" + (f" ({' | '.join(site['how'])}; {'in' if site['in_region'] else 'NOT in'}"
-                                                 " tclint's regions)" if site.get("how") else ""))
+                lines.append(
+                    f"- **{site['status']}** `{site['file']}:{site['line']}` in `{site['function']}`:"
+                    f" `{site['source'][:110]}`"
+                    + (
+                        f" ({' | '.join(site['how'])}; {'in' if site['in_region'] else 'NOT in'}"
+                        " tclint's regions)"
+                        if site.get("how")
+                        else ""
+                    )
+                )
                 for item in {(i["code"], i["confidence"], i["message"][:150]) for i in site["static"]}:
                     lines.append(f"  - tclint {item[0]} ({item[1]}): {item[2]}")
                 chains: dict[tuple[str, str, str], str] = {}
                 for e in site["dynamic"]:
-                    chains.setdefault((e["gb_id"], e["gb_type"][:70], e.get("innermost") or ""), _chain(e, packages))
+                    chains.setdefault(
+                        (e["gb_id"], e["gb_type"][:70], e.get("innermost") or ""), _chain(e, packages)
+                    )
                 for (gb, gb_type, inner), chain in sorted(chains.items()):
                     lines.append(f"  - Dynamo {gb} `{gb_type}`, innermost frame `{inner}`, via {chain}")
     with open(path, "w") as fh:
@@ -575,19 +743,29 @@ def baseline(results: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for name, r in results.items():
         any_mode = next(iter(r["modes"].values()))["default"]
-        out[name] = {"version": r["version"], "phases": r["phases"],
-                     "sites": sorted(f"{s['file']}:{s['line']}" for s in any_mode["sites"] if s["status"] in ("tp", "fn")),
-                     "modes": {mode: {**{k: res["default"][k] for k in ("precision", "recall", "own_recall", "visible_recall")},
-                                      "tp": res["default"]["counts"]["tp"],
-                                      "fp": res["default"]["counts"]["fp-traced"] + res["default"]["counts"]["fp-compile-dead"]}
-                               for mode, res in r["modes"].items()}}
+        out[name] = {
+            "version": r["version"],
+            "phases": r["phases"],
+            "sites": sorted(
+                f"{s['file']}:{s['line']}" for s in any_mode["sites"] if s["status"] in ("tp", "fn")
+            ),
+            "modes": {
+                mode: {
+                    **{k: res["default"][k] for k in ("precision", "recall", "own_recall", "visible_recall")},
+                    "tp": res["default"]["counts"]["tp"],
+                    "fp": res["default"]["counts"]["fp-traced"] + res["default"]["counts"]["fp-compile-dead"],
+                }
+                for mode, res in r["modes"].items()
+            },
+        }
     return out
 
 
 def _git_head(root: str) -> str:
     try:
-        return subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return "?"
 
@@ -600,10 +778,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tclint-root", default=REPO, help="tclint source tree to measure (default: this repo)")
     ap.add_argument("--python", default=sys.executable, help="the venv's python (torch + the libraries)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per library's dynamic run")
-    ap.add_argument("--slice", action="store_true",
-                    help="only the pinned slice: each library's slice phases (libraries without one are left out)")
+    ap.add_argument(
+        "--slice",
+        action="store_true",
+        help="only the pinned slice: each library's slice phases (libraries without one are left out)",
+    )
     ap.add_argument("--baseline", help="also write the pinned figures for tests/bench/test_lib_eval.py here")
-    ap.add_argument("--modes", default=",".join(MODES), help="static runs to score, comma-separated (default %(default)s)")
+    ap.add_argument(
+        "--modes", default=",".join(MODES), help="static runs to score, comma-separated (default %(default)s)"
+    )
     ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-phases", help=argparse.SUPPRESS)
@@ -622,10 +805,16 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for name in names:
         try:
-            results[name] = measure(name, args.python, args.tclint_root, args.fresh, args.timeout,
-                                    log=lambda s: print(s, file=sys.stderr),
-                                    phases=LIBS[name].slice_phases if args.slice else None,
-                                    modes=[m for m in args.modes.split(",") if m])
+            results[name] = measure(
+                name,
+                args.python,
+                args.tclint_root,
+                args.fresh,
+                args.timeout,
+                log=lambda s: print(s, file=sys.stderr),
+                phases=LIBS[name].slice_phases if args.slice else None,
+                modes=[m for m in args.modes.split(",") if m],
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             print(f"{name}: dynamic run failed: {exc} (see {CACHE_DIR})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

@@ -59,9 +59,16 @@ MODELS: dict[str, LibSpec] = {
 lib_eval.LIBS.update(MODELS)  # lib_eval's dynamic side and scoring look libraries up by name
 
 
-def measure(name: str, python: str = sys.executable, tclint_root: str = lib_eval.REPO, fresh: bool = False,
-            timeout: int = 1800, log: Any = lambda s: None, phases: list[str] | None = None,
-            cache_dir: str = CACHE_DIR) -> dict[str, Any]:
+def measure(
+    name: str,
+    python: str = sys.executable,
+    tclint_root: str = lib_eval.REPO,
+    fresh: bool = False,
+    timeout: int = 1800,
+    log: Any = lambda s: None,
+    phases: list[str] | None = None,
+    cache_dir: str = CACHE_DIR,
+) -> dict[str, Any]:
     """Dynamo's truth for the library's phases (cached in ``cache_dir``), tclint's follow run on the
     script alone, and the per-phase scores."""
     spec = MODELS[name]
@@ -81,7 +88,9 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = lib_eval
     t1 = time.time()
     _base, dirs, _version = lib_eval.lib_location(python, spec)
     follow = lib_eval.run_tclint(python, os.path.abspath(tclint_root), spec, dirs, "follow")
-    log(f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, tclint {follow['seconds']:.1f}s")
+    log(
+        f"{name}: dynamic {t1 - t0:.0f}s{' (cached)' if t1 - t0 < 2 else ''}, tclint {follow['seconds']:.1f}s"
+    )
     out = score(spec, dyn, follow)
     out["dynamic"] = dyn
     return out
@@ -89,7 +98,10 @@ def measure(name: str, python: str = sys.executable, tclint_root: str = lib_eval
 
 def score(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any]) -> dict[str, Any]:
     """lib_eval's scores of a follow run against Dynamo's truth, per phase."""
-    stats = {"follow": follow, "follow-hot": {**follow, "diagnostics": [d for d in follow["diagnostics"] if d["hot"]]}}
+    stats = {
+        "follow": follow,
+        "follow-hot": {**follow, "diagnostics": [d for d in follow["diagnostics"] if d["hot"]]},
+    }
     out = lib_eval.score_lib(spec, dyn, stats)
     out["phases"] = sorted(dyn["phases"])
     out["tclint_seconds"] = follow["seconds"]
@@ -97,7 +109,9 @@ def score(spec: LibSpec, dyn: dict[str, Any], follow: dict[str, Any]) -> dict[st
     return out
 
 
-def follow_only(spec: LibSpec, python: str = sys.executable, tclint_root: str = lib_eval.REPO) -> dict[str, Any]:
+def follow_only(
+    spec: LibSpec, python: str = sys.executable, tclint_root: str = lib_eval.REPO
+) -> dict[str, Any]:
     """tclint's follow run on the script alone (no regions run): what tests/bench/test_lib_models.py
     scores against the pinned truth."""
     alone = tempfile.mkdtemp(prefix="lib_models_")
@@ -105,8 +119,24 @@ def follow_only(spec: LibSpec, python: str = sys.executable, tclint_root: str = 
     shutil.copyfile(os.path.join(lib_eval.SCRIPTS, spec.script), script)
     out_json = os.path.join(alone, "out.json")
     env = {**os.environ, "PYTHONPATH": lib_eval.tclint_shim(os.path.abspath(tclint_root))}
-    cmd = [python, "-m", "tclint.rules", "check", script, "--isolated", "--no-cache", "--output-format", "json",
-           "-o", out_json, "--exit-zero", "-q", "--min-confidence", "low", "--follow-libraries"]
+    cmd = [
+        python,
+        "-m",
+        "tclint.rules",
+        "check",
+        script,
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "json",
+        "-o",
+        out_json,
+        "--exit-zero",
+        "-q",
+        "--min-confidence",
+        "low",
+        "--follow-libraries",
+    ]
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=alone)
     secs = time.time() - t0
@@ -115,8 +145,13 @@ def follow_only(spec: LibSpec, python: str = sys.executable, tclint_root: str = 
     with open(out_json) as fh:
         diags = json.load(fh)
     shutil.rmtree(alone, ignore_errors=True)
-    return {"diagnostics": lib_eval.library_sites(diags), "summaries": [d for d in diags if d["code"] == "TC312"],
-            "seconds": round(secs, 1), "regions": None, "stderr": proc.stderr[-3000:]}
+    return {
+        "diagnostics": lib_eval.library_sites(diags),
+        "summaries": [d for d in diags if d["code"] == "TC312"],
+        "seconds": round(secs, 1),
+        "regions": None,
+        "stderr": proc.stderr[-3000:],
+    }
 
 
 def pinned_truth(dyn: dict[str, Any]) -> dict[str, Any]:
@@ -141,21 +176,32 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     vis_found = sum(round((r["visible_recall"] or 0) * r["visible"]) for r in rows)
     hot_tp = sum(r["hot_tp"] for r in rows)
     hot_scored = sum(round(r["hot_tp"] / r["hot_precision"]) for r in rows if r["hot_precision"])
-    return {"phases": len(rows), "sites": sum(r["sites"] for r in rows), "visible": vis,
-            "visible_recall": lib_eval.ratio(vis_found, vis), "hot": sum(r["hot"] for r in rows),
-            "hot_precision": lib_eval.ratio(hot_tp, hot_scored)}
+    return {
+        "phases": len(rows),
+        "sites": sum(r["sites"] for r in rows),
+        "visible": vis,
+        "visible_recall": lib_eval.ratio(vis_found, vis),
+        "hot": sum(r["hot"] for r in rows),
+        "hot_precision": lib_eval.ratio(hot_tp, hot_scored),
+    }
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     f = lib_eval._fmt
-    print(f"{'library':<13} {'phase':<18} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} |"
-          f" {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}")
+    print(
+        f"{'library':<13} {'phase':<18} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} |"
+        f" {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}"
+    )
     for r in rows:
-        print(f"{r['lib']:<13} {r['phase']:<18} | {r['sites']:>5} {r['visible']:>5} | {r['found']:>5} {r['hot']:>4} |"
-              f" {f(r['recall']):>6} {f(r['visible_recall']):>7} {f(r['hot_precision']):>8}")
+        print(
+            f"{r['lib']:<13} {r['phase']:<18} | {r['sites']:>5} {r['visible']:>5} | {r['found']:>5} {r['hot']:>4} |"
+            f" {f(r['recall']):>6} {f(r['visible_recall']):>7} {f(r['hot_precision']):>8}"
+        )
     t = totals(rows)
-    print(f"{'all':<13} {str(t['phases']) + ' phases':<18} | {t['sites']:>5} {t['visible']:>5} | {'':>5} {t['hot']:>4} |"
-          f" {'':>6} {f(t['visible_recall']):>7} {f(t['hot_precision']):>8}")
+    print(
+        f"{'all':<13} {str(t['phases']) + ' phases':<18} | {t['sites']:>5} {t['visible']:>5} | {'':>5} {t['hot']:>4} |"
+        f" {'':>6} {f(t['visible_recall']):>7} {f(t['hot_precision']):>8}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,16 +210,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phases", help="comma-separated phase names (default: every phase of each script)")
     ap.add_argument("--json", default=DEFAULT_OUT, help="where to write every site (default %(default)s)")
     ap.add_argument("--fresh", action="store_true", help="re-measure Dynamo even if a cached result exists")
-    ap.add_argument("--tclint-root", default=lib_eval.REPO, help="tclint source tree to measure (default: this repo)")
+    ap.add_argument(
+        "--tclint-root", default=lib_eval.REPO, help="tclint source tree to measure (default: this repo)"
+    )
     ap.add_argument("--python", default=sys.executable, help="the venv's python (torch + the libraries)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per library's dynamic run")
-    ap.add_argument("--baseline", help="also write Dynamo's truth and tclint's figures for tests/bench/test_lib_models.py")
+    ap.add_argument(
+        "--baseline", help="also write Dynamo's truth and tclint's figures for tests/bench/test_lib_models.py"
+    )
     ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-phases", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.dynamic_one:
-        res = lib_eval.dynamic_one(args.dynamic_one, args.dynamic_phases.split(",") if args.dynamic_phases else None)
+        res = lib_eval.dynamic_one(
+            args.dynamic_one, args.dynamic_phases.split(",") if args.dynamic_phases else None
+        )
         with open(args.dynamic_out, "w") as fh:
             json.dump(res, fh)
         return 0
@@ -181,23 +233,59 @@ def main(argv: list[str] | None = None) -> int:
     phases = args.phases.split(",") if args.phases else None
     for name in [n.strip() for n in args.libs.split(",") if n.strip()]:
         try:
-            results[name] = measure(name, args.python, args.tclint_root, args.fresh, args.timeout,
-                                    log=lambda s: print(s, file=sys.stderr), phases=phases)
+            results[name] = measure(
+                name,
+                args.python,
+                args.tclint_root,
+                args.fresh,
+                args.timeout,
+                log=lambda s: print(s, file=sys.stderr),
+                phases=phases,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
             print(f"{name}: dynamic run failed: {exc} (see {CACHE_DIR})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     if args.baseline:
         rows = per_model(results)
         with open(args.baseline, "w") as fh:
-            json.dump({name: {"version": r["version"], "truth": pinned_truth(r["dynamic"]),
-                              "figures": {**totals([x for x in rows if x["lib"] == name]),
-                                          "phases": {x["phase"]: {k: x[k] for k in ("sites", "visible", "found", "hot",
-                                                                                     "visible_recall", "hot_precision")}
-                                                     for x in rows if x["lib"] == name}}}
-                       for name, r in results.items()}, fh, sort_keys=True, separators=(",", ":"))
+            json.dump(
+                {
+                    name: {
+                        "version": r["version"],
+                        "truth": pinned_truth(r["dynamic"]),
+                        "figures": {
+                            **totals([x for x in rows if x["lib"] == name]),
+                            "phases": {
+                                x["phase"]: {
+                                    k: x[k]
+                                    for k in (
+                                        "sites",
+                                        "visible",
+                                        "found",
+                                        "hot",
+                                        "visible_recall",
+                                        "hot_precision",
+                                    )
+                                }
+                                for x in rows
+                                if x["lib"] == name
+                            },
+                        },
+                    }
+                    for name, r in results.items()
+                },
+                fh,
+                sort_keys=True,
+                separators=(",", ":"),
+            )
             fh.write("\n")
     with open(args.json, "w") as fh:
-        json.dump({"libs": results, "tclint_commit": lib_eval._git_head(args.tclint_root)}, fh, indent=1, default=list)
+        json.dump(
+            {"libs": results, "tclint_commit": lib_eval._git_head(args.tclint_root)},
+            fh,
+            indent=1,
+            default=list,
+        )
     print_rows(per_model(results))
     report = os.path.splitext(args.json)[0] + ".md"
     lib_eval.write_report(report, results, lib_eval._git_head(args.tclint_root))

@@ -28,7 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-FUNCTION_SRC = '''\
+FUNCTION_SRC = """\
 import torch
 from torch import Tensor
 
@@ -37,9 +37,9 @@ def scale(x: Tensor, training: bool) -> Tensor:
     y = x * 2
     print("break")
     return y + 1 if training else y - 1
-'''
+"""
 
-PROGRAM_SRC = '''\
+PROGRAM_SRC = """\
 import torch
 
 
@@ -52,7 +52,7 @@ def step(x):
 
 for _ in range(5):
     step(torch.ones(16))
-'''
+"""
 
 
 def _stats(values: list[float]) -> tuple[float, float]:
@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     from tclint.runtime_probe.options import ProbeOptions
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="warm runs per case (cold: max(2, repeat // 2))")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="warm runs per case (cold: max(2, repeat // 2))"
+    )
     parser.add_argument("--python", default=None, help="the interpreter that runs the worker")
     args = parser.parse_args(argv)
 
@@ -108,20 +110,30 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         pool.stop()
 
-    print(f"tclint probe latency ({ready.get('python', sys.executable)}, torch {ready.get('torch', '?')}, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
-    print(f"warm worker start (import torch {ready.get('import_s', 0):.2f} s + warm-up "
-          f"{ready.get('warmup_s', 0):.2f} s): {pool_start:.2f} s, paid once per editor session")
+    print(
+        f"tclint probe latency ({ready.get('python', sys.executable)}, torch {ready.get('torch', '?')}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"warm worker start (import torch {ready.get('import_s', 0):.2f} s + warm-up "
+        f"{ready.get('warmup_s', 0):.2f} s): {pool_start:.2f} s, paid once per editor session"
+    )
     print()
-    print(f"{'case':<10} {'cold median':>12} {'cold p90':>10} {'warm median':>12} {'warm p90':>10} {'cold/warm':>10}")
+    print(
+        f"{'case':<10} {'cold median':>12} {'cold p90':>10} {'warm median':>12} {'warm p90':>10} {'cold/warm':>10}"
+    )
     for name, r in results.items():
         c_med, c_p90 = _stats(r["cold"])
         w_med, w_p90 = _stats(r["warm"])
-        print(f"{name:<10} {c_med:>11.3f}s {c_p90:>9.3f}s {w_med:>11.3f}s {w_p90:>9.3f}s {c_med / w_med:>9.1f}x")
+        print(
+            f"{name:<10} {c_med:>11.3f}s {c_p90:>9.3f}s {w_med:>11.3f}s {w_p90:>9.3f}s {c_med / w_med:>9.1f}x"
+        )
     print()
     worst = max(_stats(r["warm"])[1] for r in results.values())
-    print(f"target: a repeated warm probe of a small function < 1 s end to end: p90 {worst:.3f} s "
-          f"({'met' if worst < 1.0 else 'NOT met'} in this run)")
+    print(
+        f"target: a repeated warm probe of a small function < 1 s end to end: p90 {worst:.3f} s "
+        f"({'met' if worst < 1.0 else 'NOT met'} in this run)"
+    )
     return 0
 
 

@@ -65,7 +65,9 @@ def child(cmd: list[str], cwd: str | None = None, env: dict | None = None) -> Me
             rss = int(line.split("=", 1)[1]) / 1024
         elif line.startswith("BENCH_CHILD_RSS_KB="):
             worker_rss = int(line.split("=", 1)[1]) / 1024
-    return Measure(" ".join(os.path.basename(c) for c in cmd[:2]), cpu, wall, rss, proc.stdout.strip()[-200:], worker_rss)
+    return Measure(
+        " ".join(os.path.basename(c) for c in cmd[:2]), cpu, wall, rss, proc.stdout.strip()[-200:], worker_rss
+    )
 
 
 RSS_WRAPPER = r"""
@@ -206,7 +208,9 @@ def torchfix_python() -> str | None:
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python):
         subprocess.run([PY, "-m", "venv", venv], check=True)
-        proc = subprocess.run([python, "-m", "pip", "install", "-q", "torchfix"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [python, "-m", "pip", "install", "-q", "torchfix"], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             print("TorchFix could not be installed:", proc.stderr[-500:], file=sys.stderr)
             return None
@@ -263,25 +267,47 @@ def bench_corpus(name: str, root: str, tf_python: str | None, assume: list[str],
     measure(rows, "tclint cold -j2", tclint_cmd(root, [*common, "--no-cache", "-j", "2"]))
     # the plain `tclint check` (text output): codemod fixes are recorded, never computed, libcst is
     # not imported; the JSON rows above compute them (JSON carries the edits)
-    measure(rows, "tclint cold -j1, text output", tclint_cmd(root, [*common, "--no-cache", "-j", "1", "--output-format", "concise"]))
+    measure(
+        rows,
+        "tclint cold -j1, text output",
+        tclint_cmd(root, [*common, "--no-cache", "-j", "1", "--output-format", "concise"]),
+    )
     measure(rows, "tclint cold (fills cache)", tclint_cmd(root, [*common, "-j", "1"]))
     measure(rows, "tclint warm (unchanged)", tclint_cmd(root, [*common]))
-    victim = next(os.path.join(d, f) for d, _, fs in sorted(os.walk(root)) for f in sorted(fs) if f.endswith(".py"))
+    victim = next(
+        os.path.join(d, f) for d, _, fs in sorted(os.walk(root)) for f in sorted(fs) if f.endswith(".py")
+    )
     with open(victim, "a") as fh:
         fh.write("\n# touched by bench/run.py\n")
     measure(rows, "tclint warm (1 file touched)", tclint_cmd(root, [*common]))
     ruff = shutil.which("ruff") or os.path.join(os.path.dirname(PY), "ruff")
     if os.path.exists(ruff):
-        measure(rows, "ruff check --select ALL", [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", root])
+        measure(
+            rows,
+            "ruff check --select ALL",
+            [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", root],
+        )
     s_lines = 0
     if tf_python is not None:
         sample = subset(root, name, tf_lines) if lines > tf_lines else root
         s_files, s_lines = count_lines(sample)
         print(f"  TorchFix sample: {s_files:,} files, {s_lines:,} lines", flush=True)
         measure(rows, "sample: libcst parse", py_with_rss([script("parse_libcst.py", PARSE_LIBCST), sample]))
-        measure(rows, "sample: tclint cold -j2", tclint_cmd(sample, ["--isolated", "--no-cache", "-j", "2", *roots]))
-        measure(rows, "sample: TorchFix --select ALL -j1", py_with_rss(["torchfix", "--select", "ALL", "-j", "1", sample], tf_python))
-        measure(rows, "sample: TorchFix --select ALL (2 workers)", py_with_rss(["torchfix", "--select", "ALL", sample], tf_python))
+        measure(
+            rows,
+            "sample: tclint cold -j2",
+            tclint_cmd(sample, ["--isolated", "--no-cache", "-j", "2", *roots]),
+        )
+        measure(
+            rows,
+            "sample: TorchFix --select ALL -j1",
+            py_with_rss(["torchfix", "--select", "ALL", "-j", "1", sample], tf_python),
+        )
+        measure(
+            rows,
+            "sample: TorchFix --select ALL (2 workers)",
+            py_with_rss(["torchfix", "--select", "ALL", sample], tf_python),
+        )
     return {"files": files, "lines": lines, "rows": rows, "sample_lines": s_lines}
 
 
@@ -291,7 +317,9 @@ def print_table(name: str, result: dict) -> None:
     parse = rows["libcst parse"].cpu
     rh = rows["read+hash"].wall
     print(f"\n## {name}: {result['files']:,} files, {lines:,} lines")
-    print("| tool | CPU s | wall s | lines/s (wall) | CPU vs libcst parse | peak RSS MiB (main / largest worker) |")
+    print(
+        "| tool | CPU s | wall s | lines/s (wall) | CPU vs libcst parse | peak RSS MiB (main / largest worker) |"
+    )
     print("|---|---|---|---|---|---|")
     s_lines = result.get("sample_lines") or lines
     s_parse = rows["sample: libcst parse"].cpu if "sample: libcst parse" in rows else parse
@@ -303,40 +331,63 @@ def print_table(name: str, result: dict) -> None:
         print(f"| {key} | {m.cpu:.2f} | {m.wall:.2f} | {n / m.wall:,.0f} | {m.cpu / ref:.2f}x | {rss} |")
     cold = rows["tclint cold -j1"]
     print()
-    print(f"- cold, 1 process: {cold.cpu / parse:.2f}x the CPU of a bare libcst parse (target <= 2.5x); "
-          f"peak RSS {cold.rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x libcst's parse peak (target <= 1.3x)")
+    print(
+        f"- cold, 1 process: {cold.cpu / parse:.2f}x the CPU of a bare libcst parse (target <= 2.5x); "
+        f"peak RSS {cold.rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x libcst's parse peak (target <= 1.3x)"
+    )
     cold2 = rows["tclint cold -j2"]
-    print(f"- cold, 2 processes: {lines / cold2.wall:,.0f} lines/s wall (target >= 10,000); largest worker peak "
-          f"{cold2.worker_rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x libcst's parse peak, the main process "
-          f"(which holds every file's facts for the project pass) {cold2.rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x")
+    print(
+        f"- cold, 2 processes: {lines / cold2.wall:,.0f} lines/s wall (target >= 10,000); largest worker peak "
+        f"{cold2.worker_rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x libcst's parse peak, the main process "
+        f"(which holds every file's facts for the project pass) {cold2.rss_mb / max(rows['libcst parse'].rss_mb, 1):.2f}x"
+    )
     if "sample: tclint cold -j2" in rows:
         ours = rows["sample: tclint cold -j2"]
         for tf in ("sample: TorchFix --select ALL (2 workers)", "sample: TorchFix --select ALL -j1"):
-            print(f"- {tf[8:]}: on the same {s_lines:,}-line sample tclint -j2 is {rows[tf].wall / ours.wall:.1f}x faster (wall); "
-                  f"TorchFix costs {rows[tf].cpu / s_parse:.1f}x a libcst parse (CPU), tclint {ours.cpu / s_parse:.1f}x")
+            print(
+                f"- {tf[8:]}: on the same {s_lines:,}-line sample tclint -j2 is {rows[tf].wall / ours.wall:.1f}x faster (wall); "
+                f"TorchFix costs {rows[tf].cpu / s_parse:.1f}x a libcst parse (CPU), tclint {ours.cpu / s_parse:.1f}x"
+            )
     plain = rows["tclint cold -j1, text output"]
-    print(f"- plain check (text output, fixes not computed): {plain.cpu / parse:.2f}x the CPU of a bare libcst parse, "
-          f"{plain.cpu / cold.cpu:.2f}x the JSON run that computes the codemod fixes (same run)")
+    print(
+        f"- plain check (text output, fixes not computed): {plain.cpu / parse:.2f}x the CPU of a bare libcst parse, "
+        f"{plain.cpu / cold.cpu:.2f}x the JSON run that computes the codemod fixes (same run)"
+    )
     warm = rows["tclint warm (unchanged)"]
-    print(f"- warm, unchanged tree: {warm.wall:.2f} s = {warm.wall / rh:.2f}x reading + hashing every file (target <= 1.5x)")
+    print(
+        f"- warm, unchanged tree: {warm.wall:.2f} s = {warm.wall / rh:.2f}x reading + hashing every file (target <= 1.5x)"
+    )
     touched = rows["tclint warm (1 file touched)"]
-    print(f"- one file touched: {touched.wall:.2f} s, {cold.wall / touched.wall:.1f}x faster than cold (target >= 10x)")
+    print(
+        f"- one file touched: {touched.wall:.2f} s, {cold.wall / touched.wall:.1f}x faster than cold (target >= 10x)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", action="append", choices=("torch", "transformers", "examples"))
     parser.add_argument("--quick", action="store_true", help="examples/ and a 300-file torch sample")
     parser.add_argument("--no-torchfix", action="store_true")
-    parser.add_argument("--torchfix-lines", type=int, default=150_000,
-                        help="TorchFix runs on a sample of this many lines of each corpus (default 150,000)")
+    parser.add_argument(
+        "--torchfix-lines",
+        type=int,
+        default=150_000,
+        help="TorchFix runs on a sample of this many lines of each corpus (default 150,000)",
+    )
     parser.add_argument("--json", help="also write the measurements to this file")
     args = parser.parse_args(argv)
     os.makedirs(WORK, exist_ok=True)
-    corpora = args.corpus or (["examples", "torch-sample"] if args.quick else ["torch", "transformers", "examples"])
+    corpora = args.corpus or (
+        ["examples", "torch-sample"] if args.quick else ["torch", "transformers", "examples"]
+    )
     tf_python = None if args.no_torchfix else torchfix_python()
-    print(f"# tclint benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, Python {platform.python_version()}", flush=True)
+    print(
+        f"# tclint benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+        flush=True,
+    )
     out = {}
     for name in corpora:
         if name == "torch":
@@ -349,8 +400,12 @@ def main(argv: list[str] | None = None) -> int:
             root, assume = corpus_examples(), []
         result = bench_corpus(name, root, tf_python, assume, args.torchfix_lines)
         print_table(name, result)
-        out[name] = {"files": result["files"], "lines": result["lines"], "sample_lines": result["sample_lines"],
-                     "rows": {k: vars(v) for k, v in result["rows"].items()}}
+        out[name] = {
+            "files": result["files"],
+            "lines": result["lines"],
+            "sample_lines": result["sample_lines"],
+            "rows": {k: vars(v) for k, v in result["rows"].items()},
+        }
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=2)

@@ -56,8 +56,15 @@ TOUCH = {
     "torch": "torch/nn/modules/linear.py",
     "examples": "examples/tinylm/model.py",
 }
-HEAVY = ("tclint.rules.analysis", "tclint.rules.project", "tclint.rules.catalog", "tclint.rules.facts",
-         "tclint.rules.plaindata", "libcst", "pygls")
+HEAVY = (
+    "tclint.rules.analysis",
+    "tclint.rules.project",
+    "tclint.rules.catalog",
+    "tclint.rules.facts",
+    "tclint.rules.plaindata",
+    "libcst",
+    "pygls",
+)
 
 PARSE_LARGEST = r"""
 import os, sys, libcst
@@ -98,8 +105,12 @@ def measure(cmd: list[str], cwd: str) -> bench_run.Measure:
 
 
 def median(rows: list[bench_run.Measure]) -> bench_run.Measure:
-    return bench_run.Measure(rows[0].name, statistics.median(m.cpu for m in rows), statistics.median(m.wall for m in rows),
-                             max(m.rss_mb for m in rows))
+    return bench_run.Measure(
+        rows[0].name,
+        statistics.median(m.cpu for m in rows),
+        statistics.median(m.wall for m in rows),
+        max(m.rss_mb for m in rows),
+    )
 
 
 def prepare(name: str, transformers: str | None) -> str:
@@ -108,13 +119,19 @@ def prepare(name: str, transformers: str | None) -> str:
     if name == "examples":
         source, package, settings = os.path.join(ROOT, "examples"), "examples", ""
     elif name == "torch":
-        source, package, settings = os.path.join(bench_run.corpus_torch(), "torch"), "torch", ""  # corpora/torch/torch
+        source, package, settings = (
+            os.path.join(bench_run.corpus_torch(), "torch"),
+            "torch",
+            "",
+        )  # corpora/torch/torch
     else:
         source = transformers or bench_run.corpus_transformers()
         package, settings = "transformers", 'assume-compiled = ["transformers.models.*:*.forward"]\n'
     if not os.path.isdir(os.path.join(dest, package)):
         os.makedirs(dest, exist_ok=True)
-        shutil.copytree(source, os.path.join(dest, package), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            source, os.path.join(dest, package), ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
     with open(os.path.join(dest, "pyproject.toml"), "w") as fh:
         fh.write(f"[tool.tclint]\n{settings}")
     shutil.rmtree(os.path.join(dest, ".tclint_cache"), ignore_errors=True)
@@ -128,12 +145,20 @@ def tclint(*args: str, rss: bool = False) -> list[str]:
 
 def warm_imports(project: str) -> dict:
     """What a warm run imports: the number of modules and the heavy ones among them."""
-    proc = subprocess.run([PY, "-X", "importtime", *tclint()[1:]], cwd=project, env=child_env(),
-                          capture_output=True, text=True)
-    names = [line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:") and "|" in line]
+    proc = subprocess.run(
+        [PY, "-X", "importtime", *tclint()[1:]], cwd=project, env=child_env(), capture_output=True, text=True
+    )
+    names = [
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
     names = [n for n in names if n != "package"]
-    return {"modules": len(names), "tclint": sorted(n for n in names if n.startswith("tclint")),
-            "heavy": sorted(n for n in names if n.startswith(HEAVY))}
+    return {
+        "modules": len(names),
+        "tclint": sorted(n for n in names if n.startswith("tclint")),
+        "heavy": sorted(n for n in names if n.startswith(HEAVY)),
+    }
 
 
 def bench_tree(name: str, transformers: str | None, repeat: int, libcst_files: int) -> dict:
@@ -176,7 +201,9 @@ def bench_tree(name: str, transformers: str | None, repeat: int, libcst_files: i
             fh.write(original)
     show("tclint touched", median(touched))
     imports = warm_imports(project)
-    print(f"  a warm run imports {imports['modules']} modules; heavy ones: {', '.join(imports['heavy']) or 'none'}")
+    print(
+        f"  a warm run imports {imports['modules']} modules; heavy ones: {', '.join(imports['heavy']) or 'none'}"
+    )
     return {"files": files, "lines": lines, "rows": rows, "imports": imports}
 
 
@@ -203,33 +230,65 @@ def summary(name: str, result: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tree", action="append", choices=("transformers", "torch", "examples"))
-    parser.add_argument("--transformers", help="an unpacked transformers package folder (default: bench/run.py's corpus)")
+    parser.add_argument(
+        "--transformers", help="an unpacked transformers package folder (default: bench/run.py's corpus)"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="runs per timed row (median; default 5)")
-    parser.add_argument("--libcst-files", type=int, default=40,
-                        help="libcst parses this many of the largest files for its peak (0: every file)")
+    parser.add_argument(
+        "--libcst-files",
+        type=int,
+        default=40,
+        help="libcst parses this many of the largest files for its peak (0: every file)",
+    )
     parser.add_argument("--json", help="also write the measurements to this file")
     args = parser.parse_args(argv)
     os.makedirs(SCALE, exist_ok=True)
     import importlib.util
 
-    spec = importlib.util.find_spec("tclint.rules")  # the tclint the children import (PYTHONPATH may pick one)
-    package = os.path.dirname(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else ROOT
-    subprocess.run([PY, "-m", "compileall", "-q", os.path.join(package, "rules"), os.path.join(package, "server")],
-                   env=child_env(), check=False, stdout=subprocess.DEVNULL)
-    print(f"# tclint at scale, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}", flush=True)
-    results = {name: bench_tree(name, args.transformers, args.repeat, args.libcst_files)
-               for name in args.tree or ["transformers", "torch"]}
+    spec = importlib.util.find_spec(
+        "tclint.rules"
+    )  # the tclint the children import (PYTHONPATH may pick one)
+    package = (
+        os.path.dirname(list(spec.submodule_search_locations)[0])
+        if spec and spec.submodule_search_locations
+        else ROOT
+    )
+    subprocess.run(
+        [PY, "-m", "compileall", "-q", os.path.join(package, "rules"), os.path.join(package, "server")],
+        env=child_env(),
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
+    print(
+        f"# tclint at scale, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    results = {
+        name: bench_tree(name, args.transformers, args.repeat, args.libcst_files)
+        for name in args.tree or ["transformers", "torch"]
+    }
     print()
     for name, result in results.items():
         print("\n".join(summary(name, result)))
     print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({name: {**{k: v for k, v in r.items() if k != "rows"}, "rows": {k: vars(m) for k, m in r["rows"].items()}}
-                       for name, r in results.items()}, fh, indent=2)
+            json.dump(
+                {
+                    name: {
+                        **{k: v for k, v in r.items() if k != "rows"},
+                        "rows": {k: vars(m) for k, m in r["rows"].items()},
+                    }
+                    for name, r in results.items()
+                },
+                fh,
+                indent=2,
+            )
     return 0
 
 

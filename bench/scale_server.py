@@ -59,9 +59,11 @@ class PrefixEditor(Editor):
             return self._change(self.target, self.col, self.target, self.col, "s")
         target, col = self.target, self.col
         if kind == 1:
-            return self._change(target, len(lines[target]), target, len(lines[target]), "\n" + " " * col + "t = 1")
+            return self._change(
+                target, len(lines[target]), target, len(lines[target]), "\n" + " " * col + "t = 1"
+            )
         nxt = target + 1
-        return self._change(target, col, nxt, len(lines[nxt]), lines[target][col + 1:])
+        return self._change(target, col, nxt, len(lines[nxt]), lines[target][col + 1 :])
 
 
 def workspace(tree: Path, work: Path) -> Path:
@@ -81,8 +83,13 @@ def env_for(checkout: str | None) -> dict[str, str]:
 def fill_cache(ws: Path, checkout: str | None) -> float:
     started = time.perf_counter()
     code = "import sys; from tclint.rules.cli import main; sys.exit(main())"
-    subprocess.run([sys.executable, "-c", code, "check", ".", "--quiet"], cwd=ws,
-                   env={**os.environ, **env_for(checkout)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", code, "check", ".", "--quiet"],
+        cwd=ws,
+        env={**os.environ, **env_for(checkout)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
@@ -103,12 +110,20 @@ async def measure(ws: Path, edits: int, checkout: str | None) -> dict:
     text = path.read_text()
     client = await RawClient.start(cwd=str(ws), env=env_for(checkout))
     try:
-        await client.initialize(str(ws), {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
-                                {"settings": {"lintDebounce": 0}})
+        await client.initialize(
+            str(ws),
+            {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
+            {"settings": {"lintDebounce": 0}},
+        )
         uri = path.as_uri()
-        first = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
+        first = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
         t0 = time.perf_counter()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
         await asyncio.wait_for(first, 600)
         open_ms = (time.perf_counter() - t0) * 1000
         await idle(client.proc.pid)
@@ -128,9 +143,15 @@ async def measure(ws: Path, edits: int, checkout: str | None) -> dict:
         await client.shutdown()
     return {
         "checkout": checkout or "(installed)",
-        "open_ms": open_ms, "ready_s": ready_s, "edits": len(latencies),
-        "median_ms": statistics.median(latencies), "p95_ms": pct(latencies, 0.95), "max_ms": max(latencies),
-        "typing_p95_ms": pct(by_kind[0], 0.95), "newline_p95_ms": pct(by_kind[1], 0.95), "delete_p95_ms": pct(by_kind[2], 0.95),
+        "open_ms": open_ms,
+        "ready_s": ready_s,
+        "edits": len(latencies),
+        "median_ms": statistics.median(latencies),
+        "p95_ms": pct(latencies, 0.95),
+        "max_ms": max(latencies),
+        "typing_p95_ms": pct(by_kind[0], 0.95),
+        "newline_p95_ms": pct(by_kind[1], 0.95),
+        "delete_p95_ms": pct(by_kind[2], 0.95),
         "server_cpu_median_ms": statistics.median(editor.cpu),
     }
 
@@ -139,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tree", required=True, help="the transformers package folder (holding models/)")
     p.add_argument("--edits", type=int, default=30)
-    p.add_argument("--checkout", action="append", help="run the server from DIR/tclint (repeatable: A/B in one run)")
+    p.add_argument(
+        "--checkout", action="append", help="run the server from DIR/tclint (repeatable: A/B in one run)"
+    )
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     tree = Path(args.tree)
@@ -153,13 +176,19 @@ def main(argv: list[str] | None = None) -> int:
             row["cache_fill_s"] = cache_s
             rows.append(row)
             print(f"measured {row['checkout']}", file=sys.stderr)
-    print(f"\ntclint server, edit -> diagnostics on {TARGET} inside the whole package ({files:,} files, "
-          f"assume-compiled forwards), debounce 0, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
-    print(f"{'server':<28} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'CPU med':>8}")
+    print(
+        f"\ntclint server, edit -> diagnostics on {TARGET} inside the whole package ({files:,} files, "
+        f"assume-compiled forwards), debounce 0, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n"
+    )
+    print(
+        f"{'server':<28} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'CPU med':>8}"
+    )
     for r in rows:
         kinds = f"{r['typing_p95_ms']:.0f}/{r['newline_p95_ms']:.0f}/{r['delete_p95_ms']:.0f} ms"
-        print(f"{r['checkout'][-28:]:<28} {r['edits']:>5} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms {r['max_ms']:>6.0f}ms"
-              f"  {kinds:>25}  {r['server_cpu_median_ms']:>6.0f}ms")
+        print(
+            f"{r['checkout'][-28:]:<28} {r['edits']:>5} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms {r['max_ms']:>6.0f}ms"
+            f"  {kinds:>25}  {r['server_cpu_median_ms']:>6.0f}ms"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"files": files, "rows": rows}, fh, indent=1)

@@ -118,7 +118,13 @@ class Editor:
         start = sum(len(x) + 1 for x in lines[:line]) + col
         end = sum(len(x) + 1 for x in lines[:end_line]) + end_col
         self.text = self.text[:start] + new + self.text[end:]
-        return {"range": {"start": {"line": line, "character": col}, "end": {"line": end_line, "character": end_col}}, "text": new}
+        return {
+            "range": {
+                "start": {"line": line, "character": col},
+                "end": {"line": end_line, "character": end_col},
+            },
+            "text": new,
+        }
 
     def edit(self, n: int) -> dict:
         """The n-th edit of a typing session, cycling over three kinds around the middle of the
@@ -140,12 +146,18 @@ class Editor:
         self.version += 1
         version = self.version
         got = self.client.expect(
-            lambda m: m.get("method") == "textDocument/publishDiagnostics"
-            and m["params"]["uri"] == self.uri and m["params"].get("version") == version
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == self.uri
+                and m["params"].get("version") == version
+            )
         )
         cpu0 = cpu_ms(self.client.proc.pid)
         start = time.perf_counter()
-        self.client.notify("textDocument/didChange", {"textDocument": {"uri": self.uri, "version": version}, "contentChanges": [change]})
+        self.client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": self.uri, "version": version}, "contentChanges": [change]},
+        )
         await asyncio.wait_for(got, 120)
         elapsed = (time.perf_counter() - start) * 1000
         self.cpu.append(cpu_ms(self.client.proc.pid) - cpu0)
@@ -160,7 +172,9 @@ def full_relint_ms(path: str, text: str, root: str, reps: int) -> list[float]:
     out = []
     for _ in range(reps):
         start = time.perf_counter()
-        Linter(ConfigResolver(), cache=None, jobs=1).lint_files([path], [path, os.path.join(root, "train.py")], {os.path.abspath(path): text.encode()})
+        Linter(ConfigResolver(), cache=None, jobs=1).lint_files(
+            [path], [path, os.path.join(root, "train.py")], {os.path.abspath(path): text.encode()}
+        )
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -182,11 +196,20 @@ async def measure(size: int, edits: int, workdir: Path, reps: int, checkout: str
     (root / "train.py").write_text(TRAIN)
     client = await RawClient.start(cwd=str(root), env=server_env(checkout))
     try:
-        await client.initialize(str(root), {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}}, {"settings": {"lintDebounce": 0}})
+        await client.initialize(
+            str(root),
+            {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
+            {"settings": {"lintDebounce": 0}},
+        )
         uri = model.as_uri()
-        first = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
+        first = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
         t0 = time.perf_counter()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
         opened = await asyncio.wait_for(first, 300)
         open_ms = (time.perf_counter() - t0) * 1000
         editor = Editor(client, uri, text)
@@ -235,10 +258,17 @@ async def memory(edits: int, workdir: Path) -> dict:
     client = await RawClient.start(cwd=str(root))
     samples: list[tuple[int, int]] = []
     try:
-        await client.initialize(str(root), {"textDocument": {"publishDiagnostics": {}}}, {"settings": {"lintDebounce": 0}})
+        await client.initialize(
+            str(root), {"textDocument": {"publishDiagnostics": {}}}, {"settings": {"lintDebounce": 0}}
+        )
         uri = model.as_uri()
-        first = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        first = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
         await asyncio.wait_for(first, 300)
         editor = Editor(client, uri, text)
         step = max(1, edits // 20)
@@ -270,12 +300,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-edits", type=int, default=10_000, help="edits for the memory run (0: skip)")
     p.add_argument("--quick", action="store_true", help="2,000 lines, 20 edits, 1,000 edits for memory")
     p.add_argument("--json", help="also write the results here")
-    p.add_argument("--checkout", action="append",
-                   help="run the server from DIR/tclint (repeatable: each checkout measured in the same run)")
+    p.add_argument(
+        "--checkout",
+        action="append",
+        help="run the server from DIR/tclint (repeatable: each checkout measured in the same run)",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.sizes, args.edits, args.memory_edits, args.full_reps = [2000], 20, 1000, 3
-    results: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "date": time.strftime("%Y-%m-%d")}
+    results: dict = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+    }
     with tempfile.TemporaryDirectory(prefix="tclint-server-bench-") as tmp:
         work = Path(tmp)
         rows = []
@@ -288,8 +324,12 @@ def main(argv: list[str] | None = None) -> int:
         results["latency"] = rows
         if args.memory_edits:
             results["memory"] = asyncio.run(memory(args.memory_edits, work))
-    print(f"\ntclint server latency: change -> published diagnostics (debounce 0), {results['machine']}, {results['date']}\n")
-    print(f"{'server':<20} {'lines':>6} {'findings':>8} {'open':>8} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'server CPU med/p95':>18}  {'full re-lint':>12} {'speed-up':>8}")
+    print(
+        f"\ntclint server latency: change -> published diagnostics (debounce 0), {results['machine']}, {results['date']}\n"
+    )
+    print(
+        f"{'server':<20} {'lines':>6} {'findings':>8} {'open':>8} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  {'p95 typing/newline/delete':>25}  {'server CPU med/p95':>18}  {'full re-lint':>12} {'speed-up':>8}"
+    )
     for r in results["latency"]:
         kinds = f"{r['typing_p95_ms']:.0f}/{r['newline_p95_ms']:.0f}/{r['delete_p95_ms']:.0f} ms"
         cpu = f"{r['server_cpu_median_ms']:.0f}/{r['server_cpu_p95_ms']:.0f} ms"
@@ -297,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['checkout'][-20:]:<20} {r['lines']:>6} {r['findings']:>8} {r['open_ms']:>6.0f}ms {r['edits']:>5} {r['median_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms"
             f"  {kinds:>25}  {cpu:>18}  {r['full_relint_median_ms']:>10.0f}ms {r['full_relint_median_ms'] / r['median_ms']:>7.1f}x"
         )
-    print(f"\n(load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 'server CPU' is the server process's user+system time per edit)")
+    print(
+        f"\n(load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 'server CPU' is the server process's user+system time per edit)"
+    )
     if "memory" in results:
         m = results["memory"]
         print(

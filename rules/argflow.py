@@ -37,7 +37,9 @@ TRACE = "argflow_trace"  # Project.memo key: each path's walks (see ``refine``)
 _NOT_TENSOR_KINDS = ("bool", "counter", "len", "clock", "fstring")
 _EDGE_KINDS = ("name", "local", "self", "super", "instance", "deferred", "elem")
 
-Reanalyze = Callable[[FileFacts, "dict[str, dict[str, Ty]] | None", "Callable[[str], Ty | None] | None"], "FileFacts | None"]
+Reanalyze = Callable[
+    [FileFacts, "dict[str, dict[str, Ty]] | None", "Callable[[str], Ty | None] | None"], "FileFacts | None"
+]
 
 
 def _classify(kind: str) -> str:
@@ -56,7 +58,12 @@ def _site_kinds(edge: CallEdge, callee: FunctionFacts) -> dict[str, str]:
     """Per parameter of ``callee``, the class (see ``_classify``) of what this call passes."""
     params = [p for p in callee.params if p.kind in ("pos", "kwonly")]
     out: dict[str, str] = {}
-    if edge.kind == "name" and callee.cls is not None and callee.name != "__init__" and edge.target.endswith("." + callee.name):
+    if (
+        edge.kind == "name"
+        and callee.cls is not None
+        and callee.name != "__init__"
+        and edge.target.endswith("." + callee.name)
+    ):
         # `Base.method(self, x)`: an unbound call, the arguments are shifted by `self`
         return {p.name: "U" for p in params}
     positional = [p for p in params if p.kind == "pos"]
@@ -90,7 +97,9 @@ def _join(classes: list[str]) -> Ty | None:
     return Ty(T.TENSOR, T.LOW if "U" in seen else T.MEDIUM)
 
 
-def compute_seeds(project: Project, original: dict[str, FileFacts] | None = None) -> dict[str, dict[str, dict[str, Ty]]]:
+def compute_seeds(
+    project: Project, original: dict[str, FileFacts] | None = None
+) -> dict[str, dict[str, dict[str, Ty]]]:
     """path -> function qualname -> parameter -> seeded type, from the region call sites.  The
     parameters considered are those the first walk (``original``: the files' facts before any
     re-walk) left untyped; the call sites are read from the current facts."""
@@ -109,7 +118,11 @@ def compute_seeds(project: Project, original: dict[str, FileFacts] | None = None
                 cff, cfn = project.functions[callee]
                 first = original.get(cff.path) if original is not None else None
                 first_fn = first.functions.get(cfn.qualname) if first is not None else None
-                untyped = [p for p in (first_fn or cfn).params if p.ty.kind == T.UNKNOWN and p.kind in ("pos", "kwonly")]
+                untyped = [
+                    p
+                    for p in (first_fn or cfn).params
+                    if p.ty.kind == T.UNKNOWN and p.kind in ("pos", "kwonly")
+                ]
                 if not untyped:
                     continue
                 kinds = _site_kinds(edge, cfn)
@@ -125,8 +138,12 @@ def compute_seeds(project: Project, original: dict[str, FileFacts] | None = None
     return out
 
 
-def _returns_of(project: Project, ff: FileFacts, original: dict[str, FileFacts] | None = None,
-                applied: dict[str, dict[str, dict[str, Ty]]] | None = None) -> Callable[[str], Ty | None]:
+def _returns_of(
+    project: Project,
+    ff: FileFacts,
+    original: dict[str, FileFacts] | None = None,
+    applied: dict[str, dict[str, dict[str, Ty]]] | None = None,
+) -> Callable[[str], Ty | None]:
     """For the walk of ``ff``: the return type of the project function a qualified name resolves
     to, when it is a tensor.  A function whose parameters were seeded (``applied``) and whose first
     walk (``original``) did not return a tensor returns one only because of its arguments
@@ -140,14 +157,24 @@ def _returns_of(project: Project, ff: FileFacts, original: dict[str, FileFacts] 
             if ty.kind != T.TENSOR:
                 memo[ref] = None
             else:
-                memo[ref] = Ty(T.TENSOR, ty.conf, ty.dtype, T.FROM_ARGS if _from_args(project, ref, ff, original, applied) else None)
+                memo[ref] = Ty(
+                    T.TENSOR,
+                    ty.conf,
+                    ty.dtype,
+                    T.FROM_ARGS if _from_args(project, ref, ff, original, applied) else None,
+                )
         return memo[ref]
 
     return returns_of
 
 
-def _from_args(project: Project, ref: str, ff: FileFacts, original: dict[str, FileFacts] | None,
-               applied: dict[str, dict[str, dict[str, Ty]]] | None) -> bool:
+def _from_args(
+    project: Project,
+    ref: str,
+    ff: FileFacts,
+    original: dict[str, FileFacts] | None,
+    applied: dict[str, dict[str, dict[str, Ty]]] | None,
+) -> bool:
     """Whether the function ``ref`` names returns a tensor only since its parameters were seeded."""
     if not original or not applied:
         return False
@@ -185,7 +212,9 @@ def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[s
                     continue
                 cfn = project.functions[callee][1]
                 ret = cfn.returns
-                if (ret is not None and ret.kind == T.TENSOR) or any(t.kind == T.TENSOR for t in cfn.returns_items):
+                if (ret is not None and ret.kind == T.TENSOR) or any(
+                    t.kind == T.TENSOR for t in cfn.returns_items
+                ):
                     # a tensor, or a tuple holding one (`edge_index, value = to_edge_index(adj)`)
                     out.add(ff.path)
                     break
@@ -238,7 +267,9 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
     return project
 
 
-def _recording(returns_of: Callable[[str], Ty | None], answers: dict[str, Ty | None]) -> Callable[[str], Ty | None]:
+def _recording(
+    returns_of: Callable[[str], Ty | None], answers: dict[str, Ty | None]
+) -> Callable[[str], Ty | None]:
     def recording(ref: str) -> Ty | None:
         found = answers[ref] = returns_of(ref)
         return found
@@ -257,4 +288,3 @@ def _rebuilt(project: Project, files: list[FileFacts]) -> Project:
     share_resolution(project, new)  # re-walks change types, not names
     new.build()
     return new
-

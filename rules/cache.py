@@ -77,7 +77,9 @@ class Cache:
         self.hits = 0
         self.misses = 0
 
-    def facts_key(self, digest: str, module: str, is_package: bool, root: str, predicates: Any, path: str = "") -> str:
+    def facts_key(
+        self, digest: str, module: str, is_package: bool, root: str, predicates: Any, path: str = ""
+    ) -> str:
         h = hashlib.blake2b(digest_size=16)
         h.update(_key_bytes(f"{digest}|{module}|{is_package}|{root}|{sorted(predicates or ())}"))
         return h.hexdigest()
@@ -117,7 +119,12 @@ class Cache:
     def get_run(self, key: str) -> list[Any] | None:
         from tclint.rules.plaindata import decode_diagnostics
 
-        return self._load("runs", key, os.path.join(self.directory, "runs", self.fingerprint, key + SUFFIX), decode_diagnostics)
+        return self._load(
+            "runs",
+            key,
+            os.path.join(self.directory, "runs", self.fingerprint, key + SUFFIX),
+            decode_diagnostics,
+        )
 
     def put_run(self, key: str, diagnostics: list[Any]) -> None:
         self._pending_runs[key] = diagnostics
@@ -137,7 +144,9 @@ class Cache:
     def get_output(self, key: str) -> tuple[str, int] | None:
         """A report as printed before for the same run and the same way of printing it, with its
         number of findings (keyed by ``output_key``)."""
-        value = self._load("outputs", key, os.path.join(self.directory, "outputs", self.fingerprint, key + SUFFIX), None)
+        value = self._load(
+            "outputs", key, os.path.join(self.directory, "outputs", self.fingerprint, key + SUFFIX), None
+        )
         if not (type(value) is tuple and len(value) == 2 and type(value[0]) is str and type(value[1]) is int):
             return None
         return value
@@ -216,7 +225,9 @@ class Cache:
                     continue
             # keep the most recent results only: one per tree state is all a re-run needs
             entries = sorted(
-                (e for e in os.scandir(folder) if e.name.endswith(SUFFIX)), key=lambda e: e.stat().st_mtime, reverse=True
+                (e for e in os.scandir(folder) if e.name.endswith(SUFFIX)),
+                key=lambda e: e.stat().st_mtime,
+                reverse=True,
             )
             for stale in entries[keep:]:
                 os.unlink(stale.path)

@@ -125,7 +125,9 @@ def prepare(directory: str) -> None:
     check(directory)
     links = [name for name in sorted(_OWN_FOLDERS) if os.path.islink(os.path.join(directory, name))]
     if links:  # a cloned cache folder whose `facts` points elsewhere would have entries written there
-        raise CacheDirError(f"cache folder {directory} holds links tclint did not create ({', '.join(links)})")
+        raise CacheDirError(
+            f"cache folder {directory} holds links tclint did not create ({', '.join(links)})"
+        )
     # the .gitignore first: a run stopped before the marker leaves nothing git would offer
     for name, text in ((GITIGNORE, GITIGNORE_TEXT), (MARKER, MARKER_TEXT)):
         path = os.path.join(directory, name)

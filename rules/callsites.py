@@ -97,7 +97,9 @@ def _edges(ff: FileFacts) -> Iterator[tuple[CallEdge, FunctionFacts | None]]:
             yield edge, fn
 
 
-def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge, root_keys: set[str]) -> list[tuple[str, bool]]:
+def _edge_roots(
+    project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge, root_keys: set[str]
+) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     if edge.kind == "compiled":
         if edge.method not in ("__call__", "forward"):
@@ -110,7 +112,11 @@ def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, e
         r = project.resolve(edge.target, ff)
         if r is not None and r[0] == "function" and r[1] in root_keys:
             region = project.regions[r[1]]
-            if region.site is not None and region.site.how in ("decorator", "optimize", "wrapper") and region.site.target_kind == "func":
+            if (
+                region.site is not None
+                and region.site.how in ("decorator", "optimize", "wrapper")
+                and region.site.target_kind == "func"
+            ):
                 out.append((r[1], False))
             return out
         # a module-level compiled callable imported from another file
@@ -126,7 +132,12 @@ def _edge_roots(project: Project, ff: FileFacts, caller: FunctionFacts | None, e
             return out
         for key, _m in project.edge_targets(ff, caller, edge):
             target = project.regions.get(key)
-            if key in root_keys and target is not None and target.site is not None and target.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method"):
+            if (
+                key in root_keys
+                and target is not None
+                and target.site is not None
+                and target.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method")
+            ):
                 out.append((key, True))
     return out
 

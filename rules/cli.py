@@ -25,6 +25,8 @@ from tclint.rules.options import overrides_from_args as overrides_from_args
 from tclint.rules.version import TARGET_TORCH, __version__
 
 SUBCOMMANDS = ("check", "rule", "regions", "variants", "probe", "bench", "server", "clean", "version")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -165,16 +167,25 @@ def _prepare_check(argv: list[str]) -> _Check | int:
         root = project_root(paths) or os.getcwd()
         cache = Cache(args.cache_dir or os.path.join(root, base_settings.cache_dir))
         if cache.refused:
-            print(f"tclint: error: {cache.refused}: refusing to use it as the cache; set `cache-dir` (or "
-                  "--cache-dir) to a new folder, or pass --no-cache", file=sys.stderr)
+            print(
+                f"tclint: error: {cache.refused}: refusing to use it as the cache; set `cache-dir` (or "
+                "--cache-dir) to a new folder, or pass --no-cache",
+                file=sys.stderr,
+            )
             return 2
-    linter = Linter(resolver, cache, jobs=args.jobs, index_project=not args.no_project_index, exits_after_run=True)
+    linter = Linter(
+        resolver, cache, jobs=args.jobs, index_project=not args.no_project_index, exits_after_run=True
+    )
     unsafe = bool(base_settings.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes)
     fmt = args.output_format or base_settings.output_format
-    plain = cache is not None and not (args.add_noqa or args.fix or args.diff or args.silent or args.statistics)
+    plain = cache is not None and not (
+        args.add_noqa or args.fix or args.diff or args.silent or args.statistics
+    )
     if plain and cache is not None:
         found = cache
-        linter.output_lookup = lambda run_key: found.get_output(found.output_key(run_key, fmt, unsafe, args.quiet))
+        linter.output_lookup = lambda run_key: found.get_output(
+            found.output_key(run_key, fmt, unsafe, args.quiet)
+        )
     return _Check(args, resolver, paths, stdin_mode, cache, linter, unsafe, fmt, plain)
 
 
@@ -324,7 +335,9 @@ def _fix(
     return diags, sources, fixed, any_fix
 
 
-def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Writes, out: io.StringIO) -> tuple[bool, int]:
+def _fix_notebook(
+    run: _Check, path: str, digest: str, diags: list, writes: _Writes, out: io.StringIO
+) -> tuple[bool, int]:
     """--fix / --diff for one notebook: the cells' fixes (``notebook.fix_notebook``) written back
     through writeback, or for --diff the notebook's JSON before and after.  Returns (whether a
     fix changed it, fixes written)."""
@@ -352,8 +365,14 @@ def _fix_notebook(run: _Check, path: str, digest: str, diags: list, writes: _Wri
 
 
 def _report(
-    run: _Check, result: Any, diags: list, sources: Mapping[str, str | None], writes: _Writes,
-    out: io.StringIO, fixed: int, any_fix: bool,
+    run: _Check,
+    result: Any,
+    diags: list,
+    sources: Mapping[str, str | None],
+    writes: _Writes,
+    out: io.StringIO,
+    fixed: int,
+    any_fix: bool,
 ) -> int:
     """Print the findings (or their statistics) and decide the exit status."""
     args, cache = run.args, run.cache
@@ -364,9 +383,13 @@ def _report(
 
         _emit(statistics(diags), args.output_file)
     else:
-        text = render(run.fmt, diags, sources, run.unsafe, fixed, quiet=args.quiet or run.stdin_mode and args.fix)
+        text = render(
+            run.fmt, diags, sources, run.unsafe, fixed, quiet=args.quiet or run.stdin_mode and args.fix
+        )
         if run.plain and cache is not None and result.run_key is not None:
-            cache.put_output(cache.output_key(result.run_key, run.fmt, run.unsafe, args.quiet), text, len(diags))
+            cache.put_output(
+                cache.output_key(result.run_key, run.fmt, run.unsafe, args.quiet), text, len(diags)
+            )
             cache.flush()
         _emit(text, args.output_file, prefix=out.getvalue() if run.stdin_mode and args.fix else "")
     if not args.silent:
@@ -380,8 +403,17 @@ def _report(
     return 1 if diags else 0
 
 
-def render(fmt: str, diags: list, sources: Mapping[str, str | None], unsafe: bool, fixed: int = 0, quiet: bool = False) -> str:
-    if fmt in ("json", "json-lines", "sarif") and any(f.codemod for d in diags for f in (d.fix, *d.alternatives) if f):
+def render(
+    fmt: str,
+    diags: list,
+    sources: Mapping[str, str | None],
+    unsafe: bool,
+    fixed: int = 0,
+    quiet: bool = False,
+) -> str:
+    if fmt in ("json", "json-lines", "sarif") and any(
+        f.codemod for d in diags for f in (d.fix, *d.alternatives) if f
+    ):
         from tclint.rules.fixes import resolve_fixes
 
         diags = resolve_fixes(diags, sources.get)  # these formats carry the edits: compute codemod fixes
@@ -459,7 +491,10 @@ class _Writes:
 
     def summary(self) -> None:
         if self.skipped:
-            print(f"Skipped {self.skipped} file{'s' if self.skipped != 1 else ''} changed during the run.", file=sys.stderr)
+            print(
+                f"Skipped {self.skipped} file{'s' if self.skipped != 1 else ''} changed during the run.",
+                file=sys.stderr,
+            )
         if self.failed:
             print(f"Could not write {self.failed} file{'s' if self.failed != 1 else ''}.", file=sys.stderr)
 
@@ -555,10 +590,22 @@ def run_regions(argv: list[str]) -> int:
         if os.path.abspath(path) not in shown and not library:
             continue
         _ff, fn = project.functions[key]
-        rows.append({"path": path, "line": fn.name_loc.line, "function": qual, "via": project.chain_text(region),
-                     "multiplier": region.multiplier, "fullgraph": region.fullgraph, "library": library})
-    unresolved = [{"path": u.path, "line": u.site.loc.line, "reason": u.reason} for u in project.unresolved
-                  if os.path.abspath(u.path) in shown]
+        rows.append(
+            {
+                "path": path,
+                "line": fn.name_loc.line,
+                "function": qual,
+                "via": project.chain_text(region),
+                "multiplier": region.multiplier,
+                "fullgraph": region.fullgraph,
+                "library": library,
+            }
+        )
+    unresolved = [
+        {"path": u.path, "line": u.site.loc.line, "reason": u.reason}
+        for u in project.unresolved
+        if os.path.abspath(u.path) in shown
+    ]
     if args.output_format == "json":
         import json
 
@@ -572,13 +619,19 @@ def run_regions(argv: list[str]) -> int:
     for key, r in zip((f"{r['path']}::{r['function']}" for r in rows), rows, strict=True):
         extra = f" [{r['multiplier']}]" if r["multiplier"] else ""
         extra += " (library)" if r["library"] else ""
-        print(f"{printable(str(r['path']))}:{r['line']}: {r['function']}{extra}\n    {printable(str(r['via']))}")
+        print(
+            f"{printable(str(r['path']))}:{r['line']}: {r['function']}{extra}\n    {printable(str(r['via']))}"
+        )
         if key in predicted:
             print(f"    variants: {predicted[key].summary()}")
     for u in unresolved:
-        print(f"{printable(str(u['path']))}:{u['line']}: unresolved: {printable(str(u['reason']))} "
-              "(declare it with assume-compiled or `# tclint: compiled`)")
-    print(f"{len(rows)} compiled function{'s' if len(rows) != 1 else ''}, {len(unresolved)} unresolved compile site{'s' if len(unresolved) != 1 else ''}.")
+        print(
+            f"{printable(str(u['path']))}:{u['line']}: unresolved: {printable(str(u['reason']))} "
+            "(declare it with assume-compiled or `# tclint: compiled`)"
+        )
+    print(
+        f"{len(rows)} compiled function{'s' if len(rows) != 1 else ''}, {len(unresolved)} unresolved compile site{'s' if len(unresolved) != 1 else ''}."
+    )
     return 0
 
 
@@ -604,10 +657,14 @@ def run_clean(argv: list[str]) -> int:
         print(f"tclint: error: {exc}: not a tclint cache, nothing removed", file=sys.stderr)
         return 2
     if kept:
-        print(f"tclint: {target}: removed tclint's files; kept what tclint did not create: {', '.join(kept)}", file=sys.stderr)
+        print(
+            f"tclint: {target}: removed tclint's files; kept what tclint did not create: {', '.join(kept)}",
+            file=sys.stderr,
+        )
         return 2
     print(f"Removed {target}")
     return 0
+
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

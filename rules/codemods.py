@@ -64,7 +64,7 @@ def minimal_edits(before: str, after: str) -> tuple[Edit, ...]:
             s += 1
         start = starts[i1] + p
         end = starts[i1] + len(a) - s
-        edits.append(Edit(_span(before, starts, start, end), b[p:len(b) - s]))
+        edits.append(Edit(_span(before, starts, start, end), b[p : len(b) - s]))
     return tuple(edits)
 
 
@@ -124,8 +124,14 @@ def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) 
             if fn.name.value == "__init__" and not saw_super and "__init__(" in module.code_for_node(stmt):
                 saw_super = True
                 continue
-            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and self_attr(small.targets[0].target, self_name):
+            small = (
+                stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            )
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and self_attr(small.targets[0].target, self_name)
+            ):
                 value = int_value(small.value)
                 if value is None:
                     return None  # assigned something that is not an int literal: not a plain counter
@@ -133,8 +139,11 @@ def int_counter_to_buffer(text: str, cls_name: str, attr: str, torch_name: str) 
                     if not saw_super:
                         return None  # before Module.__init__: register_buffer would fail there
                     init_stmt = small
-                    make = (f"{torch_name}.zeros((), dtype={torch_name}.long)" if value == "0"
-                            else f"{torch_name}.full((), {value}, dtype={torch_name}.long)")
+                    make = (
+                        f"{torch_name}.zeros((), dtype={torch_name}.long)"
+                        if value == "0"
+                        else f"{torch_name}.full((), {value}, dtype={torch_name}.long)"
+                    )
                     call = f'{self_name}.register_buffer("{attr}", {make}, persistent=False)'
                 else:
                     call = f"{self_name}.{attr}.fill_({value})"
@@ -172,8 +181,12 @@ def _is_store(stmt: Any, node: Any) -> bool:
             return True
         if isinstance(sub, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and sub.target is node:
             return True
-        if isinstance(sub, (cst.Tuple, cst.List)) and any(getattr(e, "value", None) is node for e in sub.elements):
-            parent_assign = any(isinstance(a, cst.Assign) and any(t.target is sub for t in a.targets) for a in _walk(stmt))
+        if isinstance(sub, (cst.Tuple, cst.List)) and any(
+            getattr(e, "value", None) is node for e in sub.elements
+        ):
+            parent_assign = any(
+                isinstance(a, cst.Assign) and any(t.target is sub for t in a.targets) for a in _walk(stmt)
+            )
             if parent_assign:
                 return True
     return False
@@ -201,15 +214,26 @@ def compile_in_place(text: str, at: Span) -> Result | None:
         return None
     stmt = found[0]
     assign = stmt.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and m.matches(assign.targets[0].target, m.Name())):
+    if not (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and m.matches(assign.targets[0].target, m.Name())
+    ):
         return None
     name = assign.targets[0].target.value  # type: ignore[attr-defined]
-    if not (m.matches(assign.targets[0].target, m.Name(name))
-            and m.matches(assign.value, m.Call(func=m.Attribute(attr=m.Name("compile"))))):
+    if not (
+        m.matches(assign.targets[0].target, m.Name(name))
+        and m.matches(assign.value, m.Call(func=m.Attribute(attr=m.Name("compile"))))
+    ):
         return None
     call = assign.value
     args = list(call.args)  # type: ignore[attr-defined]
-    if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None or a.star for a in args[1:]):
+    if (
+        not args
+        or args[0].keyword is not None
+        or args[0].star
+        or any(a.keyword is None or a.star for a in args[1:])
+    ):
         return None
     target = args[0].value
     options = ", ".join(module.code_for_node(a).strip().rstrip(",") for a in args[1:])
@@ -219,7 +243,11 @@ def compile_in_place(text: str, at: Span) -> Result | None:
     elif not m.matches(target, m.Name(name) | m.Call()):
         safe = False  # some other expression: it may be held elsewhere
     for node in _walk(module):
-        if isinstance(node, cst.Attribute) and m.matches(node.value, m.Name(name)) and node.attr.value in ("_orig_mod", "_torchdynamo_orig_callable"):
+        if (
+            isinstance(node, cst.Attribute)
+            and m.matches(node.value, m.Name(name))
+            and node.attr.value in ("_orig_mod", "_torchdynamo_orig_callable")
+        ):
             return None  # code that unwraps the wrapper: in place there is nothing to unwrap
     if safe and _bare_uses(module, name, stmt):
         safe = False
@@ -247,13 +275,17 @@ def _bare_uses(module: Any, name: str, skip: Any) -> bool:
     for node in _walk(module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
             owned.add(id(node.func))
-        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+        elif (
+            isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name
+        ):
             owned.add(id(node.value))
         elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
             owned.add(id(node.target))  # binding the name is not holding the wrapper elsewhere
     for node in _walk(skip):
         owned.add(id(node))
-    return any(isinstance(node, cst.Name) and node.value == name and id(node) not in owned for node in _walk(module))
+    return any(
+        isinstance(node, cst.Name) and node.value == name and id(node) not in owned for node in _walk(module)
+    )
 
 
 # -- TC101: `.item()` feeding arithmetic only -> kept as a 0-d tensor ------------------------------
@@ -272,23 +304,37 @@ def item_as_tensor(text: str, at: Span) -> Result | None:
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     want = (at.start.line, at.start.column, at.end.line, at.end.column)
-    calls = [n for n, p in positions.items()
-             if isinstance(n, cst.Call) and (p.start.line, p.start.column, p.end.line, p.end.column) == want
-             and isinstance(n.func, cst.Attribute) and n.func.attr.value == "item" and not n.args]
+    calls = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, cst.Call)
+        and (p.start.line, p.start.column, p.end.line, p.end.column) == want
+        and isinstance(n.func, cst.Attribute)
+        and n.func.attr.value == "item"
+        and not n.args
+    ]
     if len(calls) != 1:
         return None
     call = calls[0]
 
     def arith_operand(node: cst.CSTNode) -> bool:
         parent = parents.get(node)
-        return (isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _ARITH
-                and (parent.left is node or parent.right is node))
+        return (
+            isinstance(parent, cst.BinaryOperation)
+            and type(parent.operator).__name__ in _ARITH
+            and (parent.left is node or parent.right is node)
+        )
 
     if not arith_operand(call):
         assign = parents.get(call)
         line_node = parents.get(assign) if assign is not None else None
-        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name) and isinstance(line_node, cst.SimpleStatementLine)):
+        if not (
+            isinstance(assign, cst.Assign)
+            and assign.value is call
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(line_node, cst.SimpleStatementLine)
+        ):
             return None
         name = assign.targets[0].target
         func = parents.get(line_node)
@@ -296,7 +342,9 @@ def item_as_tensor(text: str, at: Span) -> Result | None:
             func = parents.get(func)
         if func is None:
             return None
-        uses = [n for n in _walk(func.body) if isinstance(n, cst.Name) and n.value == name.value and n is not name]
+        uses = [
+            n for n in _walk(func.body) if isinstance(n, cst.Name) and n.value == name.value and n is not name
+        ]
         if not uses or not all(arith_operand(n) for n in uses):
             return None  # bound again, or read where a Python number may be needed
 
@@ -322,13 +370,22 @@ def mark_before_call(text: str, at: Span) -> Result | None:
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    stmts = [n for n, p in positions.items() if isinstance(n, cst.SimpleStatementLine) and p.start.line == at.start.line]
+    stmts = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, cst.SimpleStatementLine) and p.start.line == at.start.line
+    ]
     if len(stmts) != 1 or len(stmts[0].body) != 1 or not isinstance(stmts[0].body[0], cst.Expr):
         return None
     stmt = stmts[0]
     mark = stmt.body[0].value  # type: ignore[attr-defined]  # checked above: an Expr
-    if not (isinstance(mark, cst.Call) and mark.args and isinstance(mark.args[0].value, cst.Name)
-            and mark.args[0].keyword is None and not mark.args[0].star):
+    if not (
+        isinstance(mark, cst.Call)
+        and mark.args
+        and isinstance(mark.args[0].value, cst.Name)
+        and mark.args[0].keyword is None
+        and not mark.args[0].star
+    ):
         return None
     param = mark.args[0].value.value
     block = parents.get(stmt)
@@ -349,7 +406,9 @@ def mark_before_call(text: str, at: Span) -> Result | None:
     class Move(cst.CSTTransformer):
         def leave_SimpleStatementLine(self, original, updated):  # type: ignore[override]
             if original is stmt:
-                return cst.RemoveFromParent() if len(block.body) > 1 else updated.with_changes(body=[cst.Pass()])
+                return (
+                    cst.RemoveFromParent() if len(block.body) > 1 else updated.with_changes(body=[cst.Pass()])
+                )
             if original in inserts:
                 before = [cst.parse_statement(code + "\n") for code in inserts[original]]
                 return cst.FlattenSentinel([*before, updated])
@@ -375,11 +434,15 @@ def _marks_at_calls(module: Any, parents: Any, fname: str, index: int, param: st
         if arg is None or not isinstance(arg.value, cst.Name) or any(a.star for a in node.args):
             return None
         holder = parents.get(node)
-        while holder is not None and not isinstance(holder, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        while holder is not None and not isinstance(
+            holder, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
             holder = parents.get(holder)
         if not isinstance(holder, cst.SimpleStatementLine):
             return None
-        moved = mark.with_changes(args=[mark.args[0].with_changes(value=cst.Name(arg.value.value)), *mark.args[1:]])
+        moved = mark.with_changes(
+            args=[mark.args[0].with_changes(value=cst.Name(arg.value.value)), *mark.args[1:]]
+        )
         inserts.setdefault(holder, []).append(cst.Module([]).code_for_node(moved))
     return inserts
 
@@ -400,8 +463,11 @@ def float_arg_as_tensor(text: str, at: Span, torch_name: str) -> Result | None:
     module = wrapper.module
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
-    found = [n for n, pos in positions.items() if isinstance(n, cst.Param)
-             and (pos.start.line, pos.start.column) == (at.start.line, at.start.column)]
+    found = [
+        n
+        for n, pos in positions.items()
+        if isinstance(n, cst.Param) and (pos.start.line, pos.start.column) == (at.start.line, at.start.column)
+    ]
     if len(found) != 1:
         return None
     param = found[0]
@@ -414,21 +480,34 @@ def float_arg_as_tensor(text: str, at: Span, torch_name: str) -> Result | None:
 
     def arith_operand(node: cst.CSTNode) -> bool:
         parent = parents.get(node)
-        return (isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _ARITH
-                and (parent.left is node or parent.right is node))
+        return (
+            isinstance(parent, cst.BinaryOperation)
+            and type(parent.operator).__name__ in _ARITH
+            and (parent.left is node or parent.right is node)
+        )
 
     uses = [n for n in _walk(func.body) if isinstance(n, cst.Name) and n.value == name]
     if not uses or not all(arith_operand(n) for n in uses):
         return None
     wrap: dict[cst.Arg, cst.Arg] = {}
     for node in _walk(module):
-        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == func.name.value):
+        if not (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == func.name.value
+        ):
             continue
         if any(a.star for a in node.args):
             return None
         keyword = [a for a in node.args if a.keyword is not None and a.keyword.value == name]
         positional = [a for a in node.args if a.keyword is None]
-        arg = keyword[0] if keyword else positional[index] if index is not None and index < len(positional) else None
+        arg = (
+            keyword[0]
+            if keyword
+            else positional[index]
+            if index is not None and index < len(positional)
+            else None
+        )
         if arg is None:
             return None
         code = module.code_for_node(arg.value)
@@ -451,7 +530,11 @@ def float_arg_as_tensor(text: str, at: Span, torch_name: str) -> Result | None:
             return retyped if retyped is not None and original is annotation else updated
 
     new = module.visit(Swap()).code
-    return new, "; the function now gets a 0-d tensor: code that needs the Python number (formatting, `int(...)`) must call `.item()` outside the compiled code", None
+    return (
+        new,
+        "; the function now gets a 0-d tensor: code that needs the Python number (formatting, `int(...)`) must call `.item()` outside the compiled code",
+        None,
+    )
 
 
 # -- TC207: `dynamic=False` -> `dynamic=True`, or the option removed ------------------------------
@@ -465,10 +548,18 @@ def compile_keyword(text: str, at: Span, keyword: str, value: str) -> Result | N
 
     wrapper = _parsed(text)
     positions = wrapper.resolve(PositionProvider)
-    calls = [n for n, p in positions.items() if isinstance(n, cst.Call)
-             and (p.start.line, p.start.column) == (at.start.line, at.start.column)
-             and (isinstance(n.func, cst.Attribute) and n.func.attr.value == "compile"
-                  or isinstance(n.func, cst.Name) and n.func.value == "compile")]
+    calls = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, cst.Call)
+        and (p.start.line, p.start.column) == (at.start.line, at.start.column)
+        and (
+            isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == "compile"
+            or isinstance(n.func, cst.Name)
+            and n.func.value == "compile"
+        )
+    ]
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -510,7 +601,7 @@ def _without_argument(text: str, positions: Any, call: Any, arg: Any) -> str:
         at = list(call.args).index(arg)
         if at > 0 and isinstance(call.args[at - 1].comma, cst.Comma):
             comma = off(positions[call.args[at - 1].comma].start)
-            between = text[comma + 1:start]
+            between = text[comma + 1 : start]
             if between.strip(" \t"):
                 cuts.append((comma, comma + 1))  # a comment or line break: only the comma goes
             else:
@@ -527,8 +618,23 @@ def _without_argument(text: str, positions: Any, call: Any, arg: Any) -> str:
 
 
 # -- a break in a loop body that drops the whole frame -> the body in a helper function ------------
-_NO_EXTRACT = ("Break", "Continue", "Return", "Yield", "Await", "Global", "Nonlocal", "FunctionDef", "ClassDef",
-               "Lambda", "ListComp", "SetComp", "DictComp", "GeneratorExp", "NamedExpr")
+_NO_EXTRACT = (
+    "Break",
+    "Continue",
+    "Return",
+    "Yield",
+    "Await",
+    "Global",
+    "Nonlocal",
+    "FunctionDef",
+    "ClassDef",
+    "Lambda",
+    "ListComp",
+    "SetComp",
+    "DictComp",
+    "GeneratorExp",
+    "NamedExpr",
+)
 
 
 def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the name analysis is one piece
@@ -554,7 +660,11 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     positions = wrapper.resolve(PositionProvider)
     parents = wrapper.resolve(ParentNodeProvider)
     contexts = wrapper.resolve(ExpressionContextProvider)
-    loops = [n for n, p in positions.items() if isinstance(n, (cst.For, cst.While)) and p.start.line == at.start.line]
+    loops = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, (cst.For, cst.While)) and p.start.line == at.start.line
+    ]
     if len(loops) != 1 or not isinstance(loops[0].body, cst.IndentedBlock):
         return None
     loop = loops[0]
@@ -564,7 +674,13 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     if func is None:
         return None
     outer = parents.get(parents.get(func))  # FunctionDef -> IndentedBlock/Module -> ...
-    top: Any = func if parents.get(func) is module else outer if isinstance(outer, cst.ClassDef) and parents.get(outer) is module else None
+    top: Any = (
+        func
+        if parents.get(func) is module
+        else outer
+        if isinstance(outer, cst.ClassDef) and parents.get(outer) is module
+        else None
+    )
     if top is None:
         return None  # a nested function: its closure would not reach a module-level helper
     body = loop.body.body
@@ -579,11 +695,17 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
         for n in _walk(node):
             if isinstance(n, cst.Name) and contexts.get(n) == ctx:
                 out.add(n.value)
-            if ctx == ExpressionContext.LOAD and isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            if (
+                ctx == ExpressionContext.LOAD
+                and isinstance(n, cst.AugAssign)
+                and isinstance(n.target, cst.Name)
+            ):
                 out.add(n.target.value)  # `t += 1` reads t first
         return out
 
-    params = [p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)]
+    params = [
+        p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    ]
     for star in (func.params.star_arg, func.params.star_kwarg):
         if isinstance(star, cst.Param):
             params.append(star.name.value)
@@ -595,13 +717,20 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
         for name in sorted(names(stmt, ExpressionContext.LOAD)):
             if name in local and name not in stored and name not in needs:
                 needs.append(name)
-        (stored if isinstance(stmt, cst.SimpleStatementLine) else maybe).update(names(stmt, ExpressionContext.STORE))
+        (stored if isinstance(stmt, cst.SimpleStatementLine) else maybe).update(
+            names(stmt, ExpressionContext.STORE)
+        )
     order = list(needs)
-    needs.sort(key=lambda n: (params.index(n) if n in params else len(params), order.index(n)))  # `self` first
+    needs.sort(
+        key=lambda n: (params.index(n) if n in params else len(params), order.index(n))
+    )  # `self` first
     written = stored | maybe
     body_ids = {id(n) for n in nodes}
-    read_elsewhere = {n.value for n in _walk(func.body) if isinstance(n, cst.Name) and id(n) not in body_ids
-                      and contexts.get(n) == ExpressionContext.LOAD}
+    read_elsewhere = {
+        n.value
+        for n in _walk(func.body)
+        if isinstance(n, cst.Name) and id(n) not in body_ids and contexts.get(n) == ExpressionContext.LOAD
+    }
     returns = sorted(n for n in written if n in read_elsewhere or n in needs)
     if any(n in maybe and n not in stored and n not in needs for n in returns):
         return None  # assigned on some paths only, and needed after the body
@@ -616,8 +745,10 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     ret = [cst.parse_statement(f"return {', '.join(returns)}\n")] if returns else []
     parsed = cst.parse_statement(f"def {helper_name}({args}):\n    pass\n")
     assert isinstance(parsed, cst.FunctionDef) and isinstance(parsed.body, cst.IndentedBlock)
-    helper = parsed.with_changes(body=parsed.body.with_changes(body=[*body, *ret]),
-                                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if module.body.index(top) else [])
+    helper = parsed.with_changes(
+        body=parsed.body.with_changes(body=[*body, *ret]),
+        leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if module.body.index(top) else [],
+    )
     new_body = loop.body.with_changes(body=[cst.parse_statement(call + "\n")])
 
     class Extract(cst.CSTTransformer):
@@ -629,7 +760,11 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
             return updated.with_changes(body=[*updated.body[:index], helper, *updated.body[index:]])
 
     new = module.visit(Extract()).code
-    return new, f"; the loop calls `{helper_name}`, whose frame Dynamo compiles around the break (the loop's own frame still runs eagerly)", None
+    return (
+        new,
+        f"; the loop calls `{helper_name}`, whose frame Dynamo compiles around the break (the loop's own frame still runs eagerly)",
+        None,
+    )
 
 
 # -- TC104/TC105: a logging function registered in torch._dynamo.config ---------------------------
@@ -672,7 +807,9 @@ def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
 def _is_import(stmt: Any) -> bool:
     import libcst as cst
 
-    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
 
 
 @functools.lru_cache(maxsize=4)

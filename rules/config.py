@@ -216,9 +216,13 @@ def _typed_table(schema: dict[str, Any], name: str) -> Callable[[Any, str, str |
                 hint = f"did you mean `{key}.{alt}`? " if alt else ""
                 raise ConfigError(f"unknown key `{key}.{k}` ({hint}known: {known})", path, f"{key}.{k}")
             if isinstance(v, bool) and expected in (int, (int, float), (int, str)):
-                raise ConfigError(f"`{key}.{k}` must be {_type_name(expected)}, got {_describe(v)}", path, key)
+                raise ConfigError(
+                    f"`{key}.{k}` must be {_type_name(expected)}, got {_describe(v)}", path, key
+                )
             if not isinstance(v, expected):
-                raise ConfigError(f"`{key}.{k}` must be {_type_name(expected)}, got {_describe(v)}", path, key)
+                raise ConfigError(
+                    f"`{key}.{k}` must be {_type_name(expected)}, got {_describe(v)}", path, key
+                )
             out[norm] = v
         return out
 
@@ -228,7 +232,14 @@ def _typed_table(schema: dict[str, Any], name: str) -> Callable[[Any, str, str |
 def _type_name(t: Any) -> str:
     if isinstance(t, tuple):
         return " or ".join(_type_name(x) for x in t)
-    return {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(t, t.__name__)
+    return {
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(t, t.__name__)
 
 
 def _choice(*choices: str) -> Callable[[Any, str, str | None], str]:
@@ -249,9 +260,19 @@ def _str(value: Any, key: str, path: str | None) -> str:
 def _cache_dir(value: Any, key: str, path: str | None) -> str:
     text = _str(value, key, path)
     norm = os.path.normpath(text) if text else ""
-    if not text.strip() or norm in (".", "..") or norm.startswith(".." + os.sep) or os.path.isabs(norm) and path and \
-            os.path.dirname(os.path.abspath(path)).startswith(norm.rstrip(os.sep) + os.sep):
-        raise ConfigError(f"`{key}` must name a folder of its own inside the project (e.g. \".tclint_cache\"), got {text!r}", path, key)
+    if (
+        not text.strip()
+        or norm in (".", "..")
+        or norm.startswith(".." + os.sep)
+        or os.path.isabs(norm)
+        and path
+        and os.path.dirname(os.path.abspath(path)).startswith(norm.rstrip(os.sep) + os.sep)
+    ):
+        raise ConfigError(
+            f'`{key}` must name a folder of its own inside the project (e.g. ".tclint_cache"), got {text!r}',
+            path,
+            key,
+        )
     return text
 
 
@@ -265,7 +286,7 @@ def _version(value: Any, key: str, path: str | None) -> str:
     text = _str(value, key, path)
     parts = text.split(".")
     if not (1 <= len(parts) <= 3 and all(p.isdigit() for p in parts)):
-        raise ConfigError(f"`{key}` must look like \"2.13\", got {text!r}", path, key)
+        raise ConfigError(f'`{key}` must look like "2.13", got {text!r}', path, key)
     return text
 
 
@@ -309,7 +330,9 @@ def closest_key(key: str, known: Iterable[str]) -> str | None:
 
 
 def parse_table(table: dict[str, Any], path: str | None, base: Settings | None = None) -> Settings:
-    settings = Settings() if base is None else Settings(**{f.name: getattr(base, f.name) for f in fields(Settings)})
+    settings = (
+        Settings() if base is None else Settings(**{f.name: getattr(base, f.name) for f in fields(Settings)})
+    )
     settings.path = path
     settings.root = os.path.dirname(os.path.abspath(path)) if path else settings.root
     for key, value in table.items():
@@ -343,7 +366,9 @@ def load_file(path: str | os.PathLike[str]) -> Settings | None:
     except OSError as exc:
         raise ConfigError(f"cannot read configuration: {exc.strerror or exc}", path) from None
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise ConfigError("invalid TOML: the file starts with a UTF-8 byte-order mark (BOM); save it without one", path)
+        raise ConfigError(
+            "invalid TOML: the file starts with a UTF-8 byte-order mark (BOM); save it without one", path
+        )
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -366,7 +391,9 @@ def load_file(path: str | os.PathLike[str]) -> Settings | None:
 class ConfigResolver:
     """Finds the settings for each file: the nearest config above it, cached per folder."""
 
-    def __init__(self, explicit: str | None = None, overrides: dict[str, Any] | None = None, isolated: bool = False) -> None:
+    def __init__(
+        self, explicit: str | None = None, overrides: dict[str, Any] | None = None, isolated: bool = False
+    ) -> None:
         self.explicit = explicit
         self.overrides = overrides or {}
         self.isolated = isolated
@@ -375,7 +402,9 @@ class ConfigResolver:
         self._explicit_settings: Settings | None = None
         self._default: Settings | None = None
         if explicit is not None:
-            loaded = load_file(explicit) if os.path.basename(explicit) != "pyproject.toml" else load_file(explicit)
+            loaded = (
+                load_file(explicit) if os.path.basename(explicit) != "pyproject.toml" else load_file(explicit)
+            )
             if loaded is None:
                 raise ConfigError("no [tool.tclint] table in this file", explicit)
             self._explicit_settings = self._apply_overrides(loaded)

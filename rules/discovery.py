@@ -180,7 +180,11 @@ def is_excluded(path: str, settings: Settings) -> bool:
     stop = settings.root
     if stop is None or not absolute.startswith(stop + os.sep):
         cwd = os.getcwd()
-        stop = cwd if absolute.startswith(cwd + os.sep) else _repository_root(absolute) or os.path.dirname(absolute)
+        stop = (
+            cwd
+            if absolute.startswith(cwd + os.sep)
+            else _repository_root(absolute) or os.path.dirname(absolute)
+        )
     current = absolute
     while True:
         if _exclude_match(current, patterns, settings.root):
@@ -234,7 +238,9 @@ def named_path_problem(path: str) -> str | None:
         elif stat.S_ISREG(st.st_mode):
             os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
         else:
-            return f"not a regular file ({file_kind(st.st_mode)}); tclint lints regular files and folders only"
+            return (
+                f"not a regular file ({file_kind(st.st_mode)}); tclint lints regular files and folders only"
+            )
     except PermissionError:
         return "permission denied" + (" (cannot list the folder)" if stat.S_ISDIR(st.st_mode) else "")
     except OSError as exc:
@@ -243,7 +249,10 @@ def named_path_problem(path: str) -> str | None:
 
 
 def discover(
-    paths: list[str], resolver: ConfigResolver, force_exclude: bool | None = None, unlistable: bool = False,
+    paths: list[str],
+    resolver: ConfigResolver,
+    force_exclude: bool | None = None,
+    unlistable: bool = False,
 ) -> Iterator[Discovered]:
     """Yield the source files under ``paths`` (each once), in a stable order; ``unlistable``: also
     each folder the walk found but could not list (the reader turns it into a TC011)."""
@@ -298,7 +307,9 @@ def _git_ignored(path: str) -> bool:
             break
         current = parent
     for folder in reversed(ancestors):
-        if folder != chain[0].base and _ignored(folder, True, [gi for gi in chain if _inside(folder, gi.base)]):
+        if folder != chain[0].base and _ignored(
+            folder, True, [gi for gi in chain if _inside(folder, gi.base)]
+        ):
             return True
     return _ignored(path, False, chain)
 
@@ -350,7 +361,9 @@ def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     return bool(verdict)
 
 
-def _walk_dir(directory: str, resolver: ConfigResolver, ignores: list[GitIgnore], unlistable: bool = False) -> Iterator[str]:  # noqa: C901 - long, not split yet (issue 16)
+def _walk_dir(  # noqa: C901 - long, not split yet (issue 16)
+    directory: str, resolver: ConfigResolver, ignores: list[GitIgnore], unlistable: bool = False
+) -> Iterator[str]:
     settings = resolver.for_dir(directory)
     local = list(ignores)
     if settings.respect_gitignore:

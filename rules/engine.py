@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 # and together they cost more than the rest of that run (``tests/rules/test_startup_imports.py``).
 # ``apply_suppressions``, ``rule_doc_url``, ``CONFIDENCE_NAMES`` and ``MIN_CONFIDENCE`` stay
 # importable from here (``__getattr__`` below).
-_LAZY = {"apply_suppressions": ("tclint.rules.suppress", "apply_suppressions"),
-         "rule_doc_url": ("tclint.rules.model", "rule_doc_url")}
+_LAZY = {
+    "apply_suppressions": ("tclint.rules.suppress", "apply_suppressions"),
+    "rule_doc_url": ("tclint.rules.model", "rule_doc_url"),
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -96,8 +98,13 @@ def ruleset() -> RuleSet:
 
 
 def analyze_source(
-    src: SourceText, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = (),
-    seeds: Any = None, returns_of: Any = None,
+    src: SourceText,
+    module: str,
+    is_package: bool,
+    root: str,
+    compiling_predicates: Iterable[str] = (),
+    seeds: Any = None,
+    returns_of: Any = None,
 ) -> FileFacts:
     """Parse and walk one file: its facts and candidates, or a TC000/TC011 record.  ``seeds`` /
     ``returns_of``: types learnt by the project pass (``tclint.rules.argflow``); without them the
@@ -133,7 +140,9 @@ def analyze_source(
         return facts
     from tclint.rules.analysis import Analyzer
 
-    analyzer = Analyzer(text, src.path, module, is_package, root, ruleset(), compiling_predicates, seeds, returns_of)
+    analyzer = Analyzer(
+        text, src.path, module, is_package, root, ruleset(), compiling_predicates, seeds, returns_of
+    )
     try:
         return analyzer.run(tree)
     except RecursionError:
@@ -145,8 +154,10 @@ def analyze_source(
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        facts.error = (f"internal error while analysing this file ({type(exc).__name__}: {exc} at "
-                       f"{os.path.basename(where.filename)}:{where.lineno}); please report it")
+        facts.error = (
+            f"internal error while analysing this file ({type(exc).__name__}: {exc} at "
+            f"{os.path.basename(where.filename)}:{where.lineno}); please report it"
+        )
         facts.error_code = model.UNREADABLE_FILE
         facts.error_loc = Loc(1, 0, 1, 0)
         return facts
@@ -220,7 +231,12 @@ _fix_chooser: FixChooser = offered_fixes
 
 
 def candidate_to_diagnostic(
-    cand: Candidate, ff: FileFacts, project: Project, settings: Settings, rule: Any, region: Region | None,
+    cand: Candidate,
+    ff: FileFacts,
+    project: Project,
+    settings: Settings,
+    rule: Any,
+    region: Region | None,
     text: str | None = None,
 ) -> Diagnostic | None:
     from tclint.rules.model import Confidence, Diagnostic, gb_url, rule_doc_url
@@ -289,10 +305,14 @@ def severity_and_heat(final: Candidate, rule: Any, region: Region | None) -> tup
     if breaks and region is not None:
         fn_name = final.func.rsplit(".", 1)[-1] if final.func else "the function"
         if final.user_ctx is not None:
-            heat.append(f"inside the user context manager at line {final.user_ctx}: Dynamo gives up on all of `{fn_name}`, which runs eagerly")
+            heat.append(
+                f"inside the user context manager at line {final.user_ctx}: Dynamo gives up on all of `{fn_name}`, which runs eagerly"
+            )
             severity = Severity.ERROR
         elif final.loop_line is not None:
-            heat.append(f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly")
+            heat.append(
+                f"inside the loop at line {final.loop_line}: Dynamo cannot resume in a loop body, so all of `{fn_name}` runs eagerly"
+            )
             severity = Severity.ERROR
         elif region.loop_caller is not None:
             caller, _path, line = region.loop_caller
@@ -333,7 +353,9 @@ def _requirements_met(cand: Candidate, ff: FileFacts, project: Project) -> tuple
     return True, conf
 
 
-def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: str | None = None) -> list[Diagnostic]:
+def file_diagnostics(
+    ff: FileFacts, project: Project, settings: Settings, text: str | None = None
+) -> list[Diagnostic]:
     """Every diagnostic for one file before selection and suppression."""
     from tclint.rules import model, registry
     from tclint.rules.facts import Candidate, Loc
@@ -374,14 +396,16 @@ def file_diagnostics(ff: FileFacts, project: Project, settings: Settings, text: 
         try:
             diag = candidate_to_diagnostic(cand, ff, project, settings, rule, region, text)
         except Exception as exc:
-            print(f"tclint: internal error in {rule.code} at {ff.path}:{cand.loc.line} ({type(exc).__name__}: {exc}); please report it",
-                  file=sys.stderr)
+            print(
+                f"tclint: internal error in {rule.code} at {ff.path}:{cand.loc.line} ({type(exc).__name__}: {exc}); please report it",
+                file=sys.stderr,
+            )
             continue
         if diag is not None:
             out.append(diag)
     drops = caller_drops(project, settings)
     prefix = ff.path + "::"
-    own = {key[len(prefix):]: line for key, line in drops.items() if key.startswith(prefix)}
+    own = {key[len(prefix) :]: line for key, line in drops.items() if key.startswith(prefix)}
     return shadow_after_frame_drops(out, own, lambda func: _region_mode(project, ff.path, func))
 
 
@@ -391,7 +415,10 @@ def _region_mode(project: Project, path: str, func: str) -> str | None:
     return region_mode(project, f"{path}::{func}")
 
 
-SHADOWED_FAMILIES = (Family.GRAPH_BREAK, Family.RECOMPILE)  # a frame that runs eagerly neither breaks nor guards
+SHADOWED_FAMILIES = (
+    Family.GRAPH_BREAK,
+    Family.RECOMPILE,
+)  # a frame that runs eagerly neither breaks nor guards
 
 
 def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
@@ -428,7 +455,9 @@ def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
     return drops
 
 
-def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region) -> bool:
+def _breaks_at_medium(
+    ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
+) -> bool:
     from tclint.rules import types as T
     from tclint.rules.facts import Candidate
     from tclint.rules.model import Confidence
@@ -458,7 +487,9 @@ def _breaks_at_medium(ff: FileFacts, qualname: str, project: Project, settings: 
 
 
 def shadow_after_frame_drops(
-    diags: list[Diagnostic], caller_drops: dict[str, int] | None = None, mode_of: Callable[[str], str | None] | None = None,
+    diags: list[Diagnostic],
+    caller_drops: dict[str, int] | None = None,
+    mode_of: Callable[[str], str | None] | None = None,
 ) -> list[Diagnostic]:
     """After a break that makes Dynamo give up on a function (a break in a loop body, in a user
     context manager, an observed exception, or in a callee called from a loop of this function:
@@ -489,16 +520,26 @@ def shadow_after_frame_drops(
         maybe = maybe_drop.get(func) if func is not None else None
         if maybe is not None and drop_line is not None and maybe[0] >= drop_line:
             maybe = None
-        if (maybe is not None and d.line > maybe[0] and (drop_line is None or d.line <= drop_line)
-                and rule is not None and rule.family in SHADOWED_FAMILIES):
+        if (
+            maybe is not None
+            and d.line > maybe[0]
+            and (drop_line is None or d.line <= drop_line)
+            and rule is not None
+            and rule.family in SHADOWED_FAMILIES
+        ):
             what = "break" if rule.family is Family.GRAPH_BREAK else "hazard"
             lowered = {Confidence.HIGH: Confidence.MEDIUM}.get(d.confidence, d.confidence)
             d = d.with_(
                 confidence=lowered,
                 message=f"{d.message} [maybe shadowed: in {maybe[1]} mode Dynamo gives up on this function at line {maybe[0]}, "
-                        f"so this {what} only shows in the other mode; tclint cannot tell which mode the module runs in]",
+                f"so this {what} only shows in the other mode; tclint cannot tell which mode the module runs in]",
             )
-        elif drop_line is not None and d.line > drop_line and rule is not None and rule.family in SHADOWED_FAMILIES:
+        elif (
+            drop_line is not None
+            and d.line > drop_line
+            and rule is not None
+            and rule.family in SHADOWED_FAMILIES
+        ):
             d = d.with_(
                 confidence=Confidence.LOW,
                 severity=Severity.INFO,
@@ -509,7 +550,9 @@ def shadow_after_frame_drops(
 
 
 def _first_drops(
-    diags: list[Diagnostic], caller_drops: dict[str, int] | None, mode_of: Callable[[str], str | None] | None,
+    diags: list[Diagnostic],
+    caller_drops: dict[str, int] | None,
+    mode_of: Callable[[str], str | None] | None,
 ) -> tuple[dict[str, int], dict[str, tuple[int, str]]]:
     """(qualname -> line of the first break that drops its frame, qualname -> (line, mode) of
     the first one that drops it only in a training mode the region may or may not run in)."""
@@ -584,8 +627,10 @@ def project_diagnostics(project: Project) -> dict[str, list[Diagnostic]]:
         try:
             found = list(rule.project_check(project))
         except Exception as exc:
-            print(f"tclint: internal error in {rule_cls.code} ({type(exc).__name__}: {exc}); please report it",
-                  file=sys.stderr)
+            print(
+                f"tclint: internal error in {rule_cls.code} ({type(exc).__name__}: {exc}); please report it",
+                file=sys.stderr,
+            )
             continue
         for diag in found:
             out.setdefault(diag.path, []).append(diag)
@@ -596,7 +641,13 @@ def select(diags: list[Diagnostic], settings: Settings, path: str) -> list[Diagn
     from tclint.rules import model, registry
     from tclint.rules import types as T
 
-    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
+    enabled = registry.enabled_codes(
+        settings.select,
+        settings.extend_select,
+        settings.ignore,
+        settings.preview,
+        settings.target_torch_version,
+    )
     ignored_here = per_file_ignored(path, settings)
     min_conf = min_confidence().get(settings.min_confidence, T.MEDIUM)
     out = []
@@ -623,7 +674,11 @@ def per_file_ignored(path: str, settings: Settings) -> list[str]:
     for pattern, codes in settings.per_file_ignores.items():
         negate = pattern.startswith("!")
         pat = pattern[1:] if negate else pattern
-        hit = fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*")
+        hit = (
+            fnmatch.fnmatchcase(rel, pat)
+            or fnmatch.fnmatchcase(name, pat)
+            or fnmatch.fnmatchcase(rel, pat.rstrip("/") + "/*")
+        )
         if hit != negate:
             out.extend(codes)
     return out
@@ -680,7 +735,9 @@ class Linter:
         if self.cache is None or not src.digest:
             return None, None
         module, is_package, root = module_for(src.path)
-        key = self.cache.facts_key(src.digest, module, is_package, root, settings.compiling_predicates, src.path)
+        key = self.cache.facts_key(
+            src.digest, module, is_package, root, settings.compiling_predicates, src.path
+        )
         cached = self.cache.get_facts(key)
         if cached is not None:
             cached.path = src.path
@@ -755,14 +812,21 @@ class Linter:
         return report, index
 
     def lint_paths(
-        self, paths: list[str], force_exclude: bool | None = None, overrides: dict[str, bytes] | None = None,
+        self,
+        paths: list[str],
+        force_exclude: bool | None = None,
+        overrides: dict[str, bytes] | None = None,
         need_project: bool = False,
     ) -> LintResult:
         report, index = self.collect(paths, force_exclude)
         return self.lint_files(report, index, overrides, need_project)
 
     def lint_files(
-        self, report: list[str], index: list[str], overrides: dict[str, bytes] | None = None, need_project: bool = False
+        self,
+        report: list[str],
+        index: list[str],
+        overrides: dict[str, bytes] | None = None,
+        need_project: bool = False,
     ) -> LintResult:
         overrides = overrides or {}
         sources: dict[str, SourceText] = {}
@@ -807,7 +871,9 @@ class Linter:
         self, facts: list[FileFacts], report: list[str], report_set: set[str], sources: dict[str, SourceText]
     ) -> tuple[list[Diagnostic], Project, dict[str, Settings]]:
         """Regions across files, then each reported file's diagnostics (selected, suppressed)."""
-        root_settings = self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
+        root_settings = (
+            self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
+        )
         from tclint.rules.project import Project
 
         project = Project(facts, root_settings)
@@ -854,8 +920,15 @@ class Linter:
             key = None
             if self.cache is not None and src.digest:
                 key = self.cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path)
-            return rewalks.walk(key, ff.path, seeds, returns_of,
-                                lambda asked: analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, asked))
+            return rewalks.walk(
+                key,
+                ff.path,
+                seeds,
+                returns_of,
+                lambda asked: analyze_source(
+                    src, ff.module, ff.is_package, ff.root, predicates, seeds, asked
+                ),
+            )
 
         with self.collecting():
             refined = refine(project, reanalyze)
@@ -914,4 +987,3 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
         seen.add(key)
         out.append(d)
     return out
-

@@ -73,7 +73,9 @@ class CallEdge:
     # the other arguments that may be modules, as compile targets: ("#i" position or keyword name,
     # kind, ref, method); what a constructor stores (`Bottleneck(enc, quantizer=VQ())`)
     more_args: tuple[tuple[str, str, str | None, str | None], ...] = ()
-    unless: str | None = None  # not taken under compile if this project function is an is_compiling() predicate
+    unless: str | None = (
+        None  # not taken under compile if this project function is an is_compiling() predicate
+    )
 
 
 @_fast_pickle
@@ -183,7 +185,9 @@ class Need(enum.Enum):
     """What a ``Requirement`` asks of the project before its candidate stands."""
 
     RETURNS_TENSOR = "returns_tensor"  # ref returns a tensor (its return type's confidence then decides)
-    NOT_COMPILING_PREDICATE = "not_compiling_predicate"  # ref is not an is_compiling() predicate (else the code is eager-only)
+    NOT_COMPILING_PREDICATE = (
+        "not_compiling_predicate"  # ref is not an is_compiling() predicate (else the code is eager-only)
+    )
 
 
 @_fast_pickle
@@ -222,7 +226,9 @@ class Candidate:
     frame: FrameEffect = FrameEffect.RESUMES
     severity: Severity | None = None  # over the rule's default_severity and the heat (None: those decide)
     user_ctx: int | None = None  # the line of the enclosing `with` of a user context manager
-    mode: str | None = None  # "train" / "eval": an enclosing `if` runs it only in that mode (`if self.training and ...:`)
+    mode: str | None = (
+        None  # "train" / "eval": an enclosing `if` runs it only in that mode (`if self.training and ...:`)
+    )
 
 
 @_fast_pickle
@@ -231,15 +237,31 @@ class VariantFacts:
     """The eager-side context of calls, for the variant analysis (``analysis.callctx``): keys are
     ``"line:col"`` of a call, as in ``CallEdge.loc``."""
 
-    contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # grad:<mode>@line, autocast:<dtype>@line
-    batches: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>@<DataLoader line>" (last batch smaller)
+    contexts: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # grad:<mode>@line, autocast:<dtype>@line
+    batches: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # "<arg key>@<DataLoader line>" (last batch smaller)
     training_readers: tuple[str, ...] = ()  # qualified classes whose methods read self.training
-    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
-    casts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad"
-    global_reads: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function qualname -> rebound globals it reads
-    global_writes: tuple[str, ...] = ()  # "<name>|<value kind>|<pos>|<writer qualname>|<L: in a loop>" (eager rebinding)
-    buffer_writes: tuple[str, ...] = ()  # "<class qualname>|<buffer>|<pos>": in-place write of a grad value into a buffer
-    fresh_compiles: tuple[str, ...] = ()  # "<pos>|<class text>": torch.compile(<new instance from loop values>) in a loop
+    choices: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
+    casts: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad"
+    global_reads: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # function qualname -> rebound globals it reads
+    global_writes: tuple[
+        str, ...
+    ] = ()  # "<name>|<value kind>|<pos>|<writer qualname>|<L: in a loop>" (eager rebinding)
+    buffer_writes: tuple[
+        str, ...
+    ] = ()  # "<class qualname>|<buffer>|<pos>": in-place write of a grad value into a buffer
+    fresh_compiles: tuple[
+        str, ...
+    ] = ()  # "<pos>|<class text>": torch.compile(<new instance from loop values>) in a loop
 
 
 @_fast_pickle
@@ -255,7 +277,9 @@ class FileFacts:
     module_vars: dict[str, Ty] = field(default_factory=dict)  # module-level variable types
     compile_sites: list[CompileSite] = field(default_factory=list)
     disable_sites: list[DisableSite] = field(default_factory=list)
-    compile_functions: dict[str, dict[str, Any]] = field(default_factory=dict)  # partial(torch.compile) aliases
+    compile_functions: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # partial(torch.compile) aliases
     dynamo_config: dict[str, tuple[Any, Loc]] = field(default_factory=dict)  # torch._dynamo.config.X = v
     candidates: list[Candidate] = field(default_factory=list)
     module_calls: list[CallEdge] = field(default_factory=list)  # calls made at module level

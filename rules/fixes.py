@@ -86,8 +86,12 @@ def extract_loop_body_fix(loop_line: int) -> Fix:
     loop's frame still runs eagerly, and the body's names reach the helper as arguments."""
     from tclint.rules.model import Span
 
-    return Fix(f"Move the body of the loop at line {loop_line} into a helper function", (), Applicability.UNSAFE,
-               codemod=("extract-loop-body", Span.of(loop_line, 0, loop_line, 0)))
+    return Fix(
+        f"Move the body of the loop at line {loop_line} into a helper function",
+        (),
+        Applicability.UNSAFE,
+        codemod=("extract-loop-body", Span.of(loop_line, 0, loop_line, 0)),
+    )
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
@@ -112,7 +116,9 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
             continue
         accepted.add(n)
         taken.extend((s, e) for s, e, _ in edits)
-    chosen = sorted(((s, e, c) for n in accepted for s, e, c in by_fix[n]), key=lambda r: (r[0], r[1]), reverse=True)
+    chosen = sorted(
+        ((s, e, c) for n in accepted for s, e, c in by_fix[n]), key=lambda r: (r[0], r[1]), reverse=True
+    )
     out = text
     for start, end, content in chosen:
         out = out[:start] + content + out[end:]
@@ -161,7 +167,7 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
         end = index.starts[lineno] if lineno < len(index.starts) else len(text)
         raw = text[start:end]
         body = raw.rstrip("\r\n")
-        ending = raw[len(body):]
+        ending = raw[len(body) :]
         codes = by_line.get(lineno)
         comment_at = comments.column(lineno, body) if codes else -1
         if codes and comment_at < 0 and body.rstrip().endswith("\\"):
@@ -175,7 +181,7 @@ def add_noqa(text: str, diags: list[Diagnostic]) -> tuple[str, int]:
                     existing = [c.strip() for c in re.split(r"[,\s]+", match.group("codes")) if c.strip()]
                     merged = existing + sorted(c for c in codes if c not in existing)
                     if merged != existing:
-                        body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end():]
+                        body = body[: match.start()] + "# noqa: " + ", ".join(merged) + body[match.end() :]
                         changed += 1
             else:
                 body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))

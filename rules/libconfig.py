@@ -41,8 +41,12 @@ class UserSide:
 
     training: bool | None = True  # None: called in both modes
     kwargs: dict[str, str] = field(default_factory=dict)  # forward parameter -> "given" | "absent" | "both"
-    calls_seen: bool = False  # a call of the compiled model was found (else the forward's arguments are unseen)
-    extra_kwargs: bool = False  # some call passes a keyword the forward does not name (its **kwargs are not empty)
+    calls_seen: bool = (
+        False  # a call of the compiled model was found (else the forward's arguments are unseen)
+    )
+    extra_kwargs: bool = (
+        False  # some call passes a keyword the forward does not name (its **kwargs are not empty)
+    )
     config: dict[str, Any] = field(default_factory=dict)  # config keyword -> literal (or GIVEN)
     config_class: str | None = None  # project class key of that config
     config_seen: bool = False
@@ -111,7 +115,9 @@ def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunc
         hit = _FUNCTIONS[id(tree)] = (tree, _functions(tree.body))
     best = None
     for node in hit[1]:
-        if node.lineno <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno > best.lineno):
+        if node.lineno <= line <= (node.end_lineno or node.lineno) and (
+            best is None or node.lineno > best.lineno
+        ):
             best = node
     return best
 
@@ -119,13 +125,19 @@ def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunc
 def _statement_at(fn: ast.AST, line: int) -> ast.stmt | None:
     best = None
     for node in ast.walk(fn):
-        if isinstance(node, ast.stmt) and node is not fn and node.lineno <= line <= (node.end_lineno or node.lineno):
+        if (
+            isinstance(node, ast.stmt)
+            and node is not fn
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
             if best is None or node.lineno >= best.lineno:
                 best = node
     return best
 
 
-def guards(path: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
+def guards(
+    path: str, line: int
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
     """(the function holding ``path:line``, the conditions that statement sits behind in it:
     (test, the value it must have)), innermost last."""
     tree = parse(path)
@@ -139,7 +151,9 @@ def guards(path: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef
     return fn, out
 
 
-def _guards(tree: ast.Module, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
+def _guards(
+    tree: ast.Module, line: int
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, list[tuple[ast.expr, bool]]]:
     fn = _function_at(tree, line)
     if fn is None:
         return None, []
@@ -171,7 +185,9 @@ def user_side(project: Any, path: str, line: int, col: int, root_params: list[st
     tree = parse(path)
     if tree is None:
         return side
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.col_offset <= col]
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.col_offset <= col
+    ]
     if not calls:
         return side
     call = max(calls, key=lambda n: n.col_offset)  # the innermost call starting at or before the site
@@ -179,7 +195,9 @@ def user_side(project: Any, path: str, line: int, col: int, root_params: list[st
     scope: ast.AST = call
     while scope is not tree and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         scope = parents.get(id(scope), tree)
-    compiled = call.args[0] if call.args else (call.func.value if isinstance(call.func, ast.Attribute) else None)
+    compiled = (
+        call.args[0] if call.args else (call.func.value if isinstance(call.func, ast.Attribute) else None)
+    )
     assign = parents.get(id(call))
     names = {t.id for t in getattr(assign, "targets", []) if isinstance(t, ast.Name)}
     model_names = set(names)
@@ -191,8 +209,11 @@ def user_side(project: Any, path: str, line: int, col: int, root_params: list[st
     modes = _modes(scope, model_names, compiled)
     side.training = True if not modes else (modes.pop() if len(modes) == 1 else None)
     side.gradient_checkpointing = any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "gradient_checkpointing_enable"
-        for n in ast.walk(scope))
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "gradient_checkpointing_enable"
+        for n in ast.walk(scope)
+    )
     _call_kwargs(side, scope, names or model_names, root_params)
     ctor = _constructor(scope, tree, base, call.lineno)
     if ctor is not None:
@@ -204,8 +225,12 @@ def _modes(scope: ast.AST, model_names: set[str], compiled: ast.expr | None) -> 
     """The modes set on the compiled model in the compile site's function: ``.eval()``/``.train()`` in
     the compiled expression, on the model's names, or in the value assigned to one of them."""
     modes: set[bool] = set()
-    assigned = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id in model_names for t in n.targets)]
+    assigned = [
+        n.value
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id in model_names for t in n.targets)
+    ]
     for n in ast.walk(scope):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("eval", "train"):
             target = n.func.value
@@ -213,7 +238,9 @@ def _modes(scope: ast.AST, model_names: set[str], compiled: ast.expr | None) -> 
                 target = target.func.value
             inside = any(n is m for e in (compiled, *assigned) if e is not None for m in ast.walk(e))
             if inside or (isinstance(target, ast.Name) and target.id in model_names):
-                flag = n.func.attr == "train" and not (n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False)
+                flag = n.func.attr == "train" and not (
+                    n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False
+                )
                 modes.add(flag)
     return modes
 
@@ -248,16 +275,26 @@ def _constructor(scope: ast.AST, tree: ast.Module, base: ast.expr | None, line: 
 def _assigned_call(scope: ast.AST, name: str, before: int) -> ast.Call | None:
     found = None
     for n in ast.walk(scope):
-        if isinstance(n, ast.Assign) and n.lineno <= before and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+        if (
+            isinstance(n, ast.Assign)
+            and n.lineno <= before
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        ):
             value = n.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("eval", "train", "to", "cuda"):
+            while (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr in ("eval", "train", "to", "cuda")
+            ):
                 value = value.func.value
             if isinstance(value, ast.Call) and (found is None or n.lineno > found[0]):
                 found = (n.lineno, value)
     return found[1] if found else None
 
 
-def _config_of(project: Any, path: str, side: UserSide, ctor: ast.Call, scope: ast.AST, tree: ast.Module) -> None:
+def _config_of(
+    project: Any, path: str, side: UserSide, ctor: ast.Call, scope: ast.AST, tree: ast.Module
+) -> None:
     arg = ctor.args[0] if ctor.args else next((k.value for k in ctor.keywords if k.arg == "config"), None)
     call = None
     if isinstance(arg, ast.Call):
@@ -265,8 +302,12 @@ def _config_of(project: Any, path: str, side: UserSide, ctor: ast.Call, scope: a
     elif isinstance(arg, ast.Name):
         call = _assigned_call(scope, arg.id, ctor.lineno)
     if call is not None and isinstance(call.func, ast.Name) and not call.args and not call.keywords:
-        helper = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == call.func.id), None)
-        returned = [n.value for n in ast.walk(helper) if isinstance(n, ast.Return)] if helper is not None else []
+        helper = next(
+            (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == call.func.id), None
+        )
+        returned = (
+            [n.value for n in ast.walk(helper) if isinstance(n, ast.Return)] if helper is not None else []
+        )
         call = returned[-1] if returned and isinstance(returned[-1], ast.Call) else call
     if call is None or not isinstance(call.func, (ast.Name, ast.Attribute)):
         return
@@ -324,15 +365,24 @@ _MODULE_TREES: dict[str, ast.Module] = {}
 
 def _declared(node: ast.ClassDef, attr: str) -> Any:
     for stmt in node.body:
-        target = stmt.target if isinstance(stmt, ast.AnnAssign) else (
-            stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+        target = (
+            stmt.target
+            if isinstance(stmt, ast.AnnAssign)
+            else (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None)
+        )
         value = getattr(stmt, "value", None)  # an Assign or AnnAssign
         if isinstance(target, ast.Name) and target.id == attr and value is not None:
             return _literal(value, attr)
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
-            args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults):]
-            pairs = [*zip(args, stmt.args.defaults, strict=True),
-                     *((a, d) for a, d in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True) if d is not None)]
+            args = stmt.args.args[len(stmt.args.args) - len(stmt.args.defaults) :]
+            pairs = [
+                *zip(args, stmt.args.defaults, strict=True),
+                *(
+                    (a, d)
+                    for a, d in zip(stmt.args.kwonlyargs, stmt.args.kw_defaults, strict=True)
+                    if d is not None
+                ),
+            ]
             for a, d in pairs:
                 if a.arg == attr:
                     return _literal(d, attr)
@@ -353,7 +403,9 @@ def _find_class(project: Any, ref: str, depth: int = 0) -> tuple[ast.ClassDef, s
 
     env = project.memo.get("libconfig-env")
     if env is None:
-        env = project.memo["libconfig-env"] = Environment.for_python((project.settings.probe or {}).get("python"))
+        env = project.memo["libconfig-env"] = Environment.for_python(
+            (project.settings.probe or {}).get("python")
+        )
     module, _, name = ref.rpartition(".")
     located = env.locate(module) if module and depth < 8 else None
     tree = parse(located[0]) if located is not None else None
@@ -411,7 +463,9 @@ class Context:
     at_line: int = 1 << 30  # the line being judged: a parameter bound again above it is not the argument
 
 
-def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> tuple[bool, set[str], list[str]]:
+def judge(
+    project: Any, side: UserSide, steps: list[tuple[str, int, bool]]
+) -> tuple[bool, set[str], list[str]]:
     """(taken, the values it depends on that tclint could not see, why it is not taken -- or, when it
     is, the config flags that would skip it: ``["check_finite=False"]``) for a site
     reached through ``steps``: (path, line, is the compiled root function) per function on its
@@ -419,7 +473,9 @@ def judge(project: Any, side: UserSide, steps: list[tuple[str, int, bool]]) -> t
     unseen: set[str] = set()
     flags: list[str] = []  # taken because of a config flag: the value that would skip the site
     contexts: list[tuple[str, Context, list[tuple[ast.expr, bool]], int]] = []
-    caller: tuple[Context, int] | None = None  # the context of the function calling the next one, the call's line
+    caller: tuple[Context, int] | None = (
+        None  # the context of the function calling the next one, the call's line
+    )
     for path, line, is_root in reversed(steps):  # from the compiled function down to the site
         fn, conds = guards(path, line)
         if fn is None:
@@ -488,11 +544,18 @@ def _self_config(path: str, fn: ast.AST) -> dict[str, str]:
 def _self_config_of(tree: ast.Module, fn: ast.AST) -> dict[str, str]:
     for cls in tree.body:  # a method of a module-level class (nested classes: no config map)
         if isinstance(cls, ast.ClassDef) and fn in cls.body:
-            init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            init = next(
+                (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+            )
             out = {}
             for n in ast.walk(init) if init is not None else ():
-                if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute)
-                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self"):
+                if (
+                    isinstance(n, ast.Assign)
+                    and len(n.targets) == 1
+                    and isinstance(n.targets[0], ast.Attribute)
+                    and isinstance(n.targets[0].value, ast.Name)
+                    and n.targets[0].value.id == "self"
+                ):
                     src = n.value
                     if isinstance(src, ast.Attribute) and _dotted(src.value) in ("config", "self.config"):
                         out[n.targets[0].attr] = src.attr
@@ -511,7 +574,11 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left = _eval(node.left, ctx)
         op = node.ops[0]
-        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        if (
+            isinstance(op, (ast.Is, ast.IsNot))
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value is None
+        ):
             if left is BOTH:
                 return BOTH
             result = left is None
@@ -536,8 +603,12 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
 
 # what these calls return inside a region torch.compile traces
 _UNDER_COMPILE = {
-    "torch.jit.is_scripting": False, "torch.jit.is_tracing": False, "torch.compiler.is_compiling": True,
-    "torch.compiler.is_dynamo_compiling": True, "torch._dynamo.is_compiling": True, "is_torchdynamo_compiling": True,
+    "torch.jit.is_scripting": False,
+    "torch.jit.is_tracing": False,
+    "torch.compiler.is_compiling": True,
+    "torch.compiler.is_dynamo_compiling": True,
+    "torch._dynamo.is_compiling": True,
+    "is_torchdynamo_compiling": True,
 }
 
 
@@ -589,20 +660,29 @@ def _config_value(attr: str, ctx: Context) -> Any:
     return config_default(ctx.project, side.config_class, attr)
 
 
-def _bind(caller: Context, line: int, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-          ) -> tuple[dict[str, tuple[ast.expr, Context]] | None, bool]:
+def _bind(
+    caller: Context,
+    line: int,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[dict[str, tuple[ast.expr, Context]] | None, bool]:
     """(the arguments the call at ``line`` of the caller passes to ``fn``'s parameters, whether
     ``fn``'s ``**kwargs`` is then empty).  None when that call is not one plain call (several
     candidates, ``*args``, ``**something`` other than the caller's own empty ``**kwargs``)."""
     calls = [n for n in ast.walk(caller.fn) if isinstance(n, ast.Call) and n.lineno == line]
-    named = [c for c in calls if (isinstance(c.func, ast.Attribute) and c.func.attr == fn.name)
-             or (isinstance(c.func, ast.Name) and c.func.id == fn.name)]
+    named = [
+        c
+        for c in calls
+        if (isinstance(c.func, ast.Attribute) and c.func.attr == fn.name)
+        or (isinstance(c.func, ast.Name) and c.func.id == fn.name)
+    ]
     call = named[0] if len(named) == 1 else calls[0] if len(calls) == 1 else None
     own_kwargs = caller.fn.args.kwarg.arg if caller.fn.args.kwarg is not None else None
     if call is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None, False
     for k in call.keywords:  # `**kwargs` passing on the caller's own, known-empty **kwargs adds nothing
-        if k.arg is None and not (caller.kwargs_empty and isinstance(k.value, ast.Name) and k.value.id == own_kwargs):
+        if k.arg is None and not (
+            caller.kwargs_empty and isinstance(k.value, ast.Name) and k.value.id == own_kwargs
+        ):
             return None, False
     params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
     if params and params[0] in ("self", "cls"):
@@ -616,16 +696,32 @@ def _bind(caller: Context, line: int, fn: ast.FunctionDef | ast.AsyncFunctionDef
 def _reassigned(fn: ast.AST, name: str, before: int) -> bool:
     """Is the parameter bound again in the body above line ``before`` (or in a loop), other than by
     ``x = x if x is not None else ...``?"""
-    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
-             and n.lineno <= before <= (n.end_lineno or n.lineno)]
+    loops = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+        and n.lineno <= before <= (n.end_lineno or n.lineno)
+    ]
     for n in ast.walk(fn):
-        if not isinstance(n, ast.stmt) or (n.lineno >= before and not any(
-                lp.lineno <= n.lineno <= (lp.end_lineno or lp.lineno) for lp in loops)):
+        if not isinstance(n, ast.stmt) or (
+            n.lineno >= before
+            and not any(lp.lineno <= n.lineno <= (lp.end_lineno or lp.lineno) for lp in loops)
+        ):
             continue
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) else []
+        targets = (
+            n.targets
+            if isinstance(n, ast.Assign)
+            else [n.target]
+            if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
+            else []
+        )
         for t in targets:
-            if any(isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Store) for x in ast.walk(t)):
-                if not (isinstance(n, ast.Assign) and isinstance(t, ast.Name) and isinstance(n.value, ast.IfExp)):
+            if any(
+                isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Store) for x in ast.walk(t)
+            ):
+                if not (
+                    isinstance(n, ast.Assign) and isinstance(t, ast.Name) and isinstance(n.value, ast.IfExp)
+                ):
                     return True
     return False
 
@@ -664,11 +760,20 @@ def _name_value(name: str, ctx: Context) -> Any:
 
 def _rebinding(fn: ast.AST, name: str) -> ast.expr | None:
     for n in ast.walk(fn):
-        if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-                and n.targets[0].id == name and isinstance(n.value, ast.IfExp)):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == name
+            and isinstance(n.value, ast.IfExp)
+        ):
             test = n.value.test
-            if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name
-                    and isinstance(test.ops[0], ast.IsNot)):
+            if (
+                isinstance(test, ast.Compare)
+                and isinstance(test.left, ast.Name)
+                and test.left.id == name
+                and isinstance(test.ops[0], ast.IsNot)
+            ):
                 return n.value.orelse
     return None
 
@@ -676,8 +781,10 @@ def _rebinding(fn: ast.AST, name: str) -> ast.expr | None:
 def _default(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> Any:
     args = fn.args
     positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
-             *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
     for a, d in pairs:
         if a.arg == name:
             if d is None:

@@ -27,7 +27,9 @@ from tclint.rules.project import Project
 
 # Modules never followed: torch's own code is what the rules model, not something to walk; the
 # standard library and the packages the per-file walk already treats as never-project code.
-_SKIP_ROOTS = frozenset({"torch", "torchgen", "functorch", "triton", "__future__"}) | frozenset(sys.stdlib_module_names)
+_SKIP_ROOTS = frozenset({"torch", "torchgen", "functorch", "triton", "__future__"}) | frozenset(
+    sys.stdlib_module_names
+)
 MAX_LIBRARY_FILES = 600  # a bound on one run's lazily loaded files (a huge package reached everywhere)
 MAX_ROUNDS = 40
 LIBRARY_MEMO = "library_files"  # Project.memo key: path -> (module, distribution root folder)
@@ -119,7 +121,9 @@ class Environment:
 
 
 def _is_tclint_root(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "tclint", "__init__.py")) and os.path.isdir(os.path.join(path, "rules"))
+    return os.path.isfile(os.path.join(path, "tclint", "__init__.py")) and os.path.isdir(
+        os.path.join(path, "rules")
+    )
 
 
 def read_pth(root: str) -> tuple[list[str], dict[str, str]]:
@@ -158,7 +162,11 @@ def _editable_mapping(path: str) -> dict[str, str]:
     except (OSError, SyntaxError, ValueError):
         return {}
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            else getattr(node, "target", None)
+        )
         mapping = getattr(node, "value", None)  # an Assign or AnnAssign
         if isinstance(target, ast.Name) and target.id == "MAPPING" and mapping is not None:
             try:
@@ -216,10 +224,14 @@ def library_cache() -> Any:
     return None if cache.refused else cache
 
 
-_MEMO: dict[str, tuple[tuple[Any, ...], Any, FileFacts]] = {}  # path -> (stat and key, source, facts): a long-lived process
+_MEMO: dict[
+    str, tuple[tuple[Any, ...], Any, FileFacts]
+] = {}  # path -> (stat and key, source, facts): a long-lived process
 
 
-def _library_facts(path: str, module: str, is_package: bool, root: str, settings: Any, cache: Any) -> tuple[Any, FileFacts]:
+def _library_facts(
+    path: str, module: str, is_package: bool, root: str, settings: Any, cache: Any
+) -> tuple[Any, FileFacts]:
     """One library file's source and plain facts: from this process's memo while the file's size and
     mtime are unchanged (the language server rebuilds its project on every edit), else from the
     user-level cache by content hash, else walked."""
@@ -228,7 +240,14 @@ def _library_facts(path: str, module: str, is_package: bool, root: str, settings
 
     try:
         st = os.stat(path)
-        stamp: tuple[Any, ...] = (st.st_size, st.st_mtime_ns, module, is_package, root, tuple(settings.compiling_predicates))
+        stamp: tuple[Any, ...] = (
+            st.st_size,
+            st.st_mtime_ns,
+            module,
+            is_package,
+            root,
+            tuple(settings.compiling_predicates),
+        )
     except OSError:
         stamp = ()
     hit = _MEMO.get(path)
@@ -251,9 +270,14 @@ def _library_facts(path: str, module: str, is_package: bool, root: str, settings
     return src, ff
 
 
-def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
-           env: Environment | None = None, cached: bool | None = None,
-           ) -> tuple[Project, dict[str, Any], dict[str, tuple[str, str]]]:
+def follow(
+    linter: Any,
+    project: Project,
+    facts: list[FileFacts],
+    settings: Any,
+    env: Environment | None = None,
+    cached: bool | None = None,
+) -> tuple[Project, dict[str, Any], dict[str, tuple[str, str]]]:
     """The project built again with every installed module its regions reach (loaded round after
     round), the library files' sources (for the type refinement's re-walks) and the library files
     (path -> (module, import root): :func:`mark` them on the final project).  ``cached``: use the
@@ -309,8 +333,11 @@ def follow(linter: Any, project: Project, facts: list[FileFacts], settings: Any,
         rec.build()
     if cache is not None:
         cache.flush()
-        _write_plan(cache, plan_key, {m: (p, ff.is_package, loaded[p][1]) for p, (m, _r) in loaded.items()
-                                      for ff in (by_module[m],)})
+        _write_plan(
+            cache,
+            plan_key,
+            {m: (p, ff.is_package, loaded[p][1]) for p, (m, _r) in loaded.items() for ff in (by_module[m],)},
+        )
     if lib_facts:
         current = Project([*facts, *lib_facts], settings)
         current.build()
@@ -355,8 +382,13 @@ def _write_plan(cache: Any, key: str, plan: dict[str, tuple[str, bool, str]]) ->
         return
     try:
         os.makedirs(os.path.dirname(_plan_path(cache, key)), exist_ok=True)
-        sealed.write(_plan_path(cache, key), cache._key, "follow-plan", key,
-                     [[m, p, bool(ip), r] for m, (p, ip, r) in sorted(plan.items())])
+        sealed.write(
+            _plan_path(cache, key),
+            cache._key,
+            "follow-plan",
+            key,
+            [[m, p, bool(ip), r] for m, (p, ip, r) in sorted(plan.items())],
+        )
     except (OSError, ValueError):
         return
 
@@ -441,7 +473,9 @@ class StarExports:
         return out
 
 
-def _module_bindings(tree: ast.Module, module: str, is_package: bool) -> tuple[list[str], set[str], set[str] | None]:
+def _module_bindings(
+    tree: ast.Module, module: str, is_package: bool
+) -> tuple[list[str], set[str], set[str] | None]:
     """(modules star-imported, names bound, literal ``__all__``) of a module's top level, ``if`` and
     ``try`` blocks included (``if TYPE_CHECKING:``, ``try: import x``)."""
     stars: list[str] = []
@@ -467,8 +501,9 @@ def _module_bindings(tree: ast.Module, module: str, is_package: bool) -> tuple[l
     return stars, bound, exported[0] if exported else None
 
 
-def _import_bindings(stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool, stars: list[str],
-                     bound: set[str]) -> None:
+def _import_bindings(
+    stmt: ast.Import | ast.ImportFrom, module: str, is_package: bool, stars: list[str], bound: set[str]
+) -> None:
     from tclint.rules.names import resolve_relative
 
     if isinstance(stmt, ast.Import):
@@ -571,8 +606,13 @@ def _literal_table(tree: ast.Module, module: str, is_package: bool, name: str) -
             base = resolve_relative(module, is_package, stmt.level or 0, stmt.module)
             imported.update((a.asname or a.name, f"{base}.{a.name}") for a in stmt.names if a.name != "*")
     for stmt in tree.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id == name and isinstance(stmt.value, ast.Dict)):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+            and isinstance(stmt.value, ast.Dict)
+        ):
             out = {}
             for k, v in zip(stmt.value.keys, stmt.value.values, strict=True):
                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Name):
@@ -642,7 +682,9 @@ def refine_with(project: Project, lib_sources: dict[str, Any], other: Any, cache
         predicates = lib_predicates
         if cache is None or not src.digest or cache._key is None:
             return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
-        base = digest(cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path), repr(seeds))
+        base = digest(
+            cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path), repr(seeds)
+        )
         asked = sealed.read(os.path.join(index_dir, base), cache._key, "refined-index", base)
         if isinstance(asked, list) and all(isinstance(r, str) for r in asked):
             hit = cache.get_facts(digest(base, answers(asked, returns_of)))
@@ -691,8 +733,9 @@ def _write_index(cache: Any, index_dir: str, pending_index: dict[str, list[str]]
             continue
 
 
-def _modules_to_load(misses: set[str], own_roots: set[str], tried: set[str],
-                     env: Environment) -> dict[str, tuple[str, bool, str]]:
+def _modules_to_load(
+    misses: set[str], own_roots: set[str], tried: set[str], env: Environment
+) -> dict[str, tuple[str, bool, str]]:
     """The longest installed module named by each unresolved reference (not the project's, not torch's
     nor the standard library's), each asked of the environment once."""
     out: dict[str, tuple[str, bool, str]] = {}

@@ -73,10 +73,22 @@ class CellMap:
         noqa = None
         if diag.noqa_line is not None:
             noqa = self.locate(diag.noqa_line)[1]
-        fixes = [f for f in (self.map_fix(f, cell) for f in (diag.fix, *diag.alternatives) if f is not None) if f is not None]
-        return replace(diag, span=span, cell=cell, related=tuple(related), noqa_line=noqa, extra=extra,
-                       fix=fixes[0] if fixes else None, alternatives=tuple(fixes[1:]),
-                       message=self.map_text(diag.message, diag.path))
+        fixes = [
+            f
+            for f in (self.map_fix(f, cell) for f in (diag.fix, *diag.alternatives) if f is not None)
+            if f is not None
+        ]
+        return replace(
+            diag,
+            span=span,
+            cell=cell,
+            related=tuple(related),
+            noqa_line=noqa,
+            extra=extra,
+            fix=fixes[0] if fixes else None,
+            alternatives=tuple(fixes[1:]),
+            message=self.map_text(diag.message, diag.path),
+        )
 
     def map_fix(self, fix: Fix, cell: int) -> Fix | None:
         """``fix`` with its edits in cell ``cell``'s own lines, or None when an edit leaves that
@@ -201,15 +213,22 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
             by_cell.setdefault(d.cell, []).append(d)
     total = 0
     for number, cell_diags in by_cell.items():
-        if not (1 <= number <= len(cells)) or not isinstance(cells[number - 1], dict) or cells[number - 1].get("cell_type") != "code":
+        if (
+            not (1 <= number <= len(cells))
+            or not isinstance(cells[number - 1], dict)
+            or cells[number - 1].get("cell_type") != "code"
+        ):
             continue
         cell = cells[number - 1]
         source = cell.get("source", "")
         was_list = isinstance(source, list)
         text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
         text = _LINE_END.sub("\n", text)
-        local = [replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None)
-                 for d in cell_diags if d.noqa_line is not None]
+        local = [
+            replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None)
+            for d in cell_diags
+            if d.noqa_line is not None
+        ]
         new, n = add_noqa(text, local)
         if n:
             total += n
@@ -239,7 +258,11 @@ def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[by
             by_cell.setdefault(d.cell, []).append(fix)  # type: ignore[arg-type]
     total = 0
     for number, fixes in by_cell.items():
-        if not (1 <= number <= len(cells)) or not isinstance(cells[number - 1], dict) or cells[number - 1].get("cell_type") != "code":
+        if (
+            not (1 <= number <= len(cells))
+            or not isinstance(cells[number - 1], dict)
+            or cells[number - 1].get("cell_type") != "code"
+        ):
             continue
         cell = cells[number - 1]
         source = cell.get("source", "")

@@ -68,7 +68,11 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
         if hit is not None:
             results[i] = hit
             continue
-        if src.read_error is not None or src.cells is not None or os.path.abspath(src.path) in getattr(linter, "_overridden", set()):
+        if (
+            src.read_error is not None
+            or src.cells is not None
+            or os.path.abspath(src.path) in getattr(linter, "_overridden", set())
+        ):
             results[i] = linter.compute_facts(src, settings, key)
             continue
         pending.append((i, (src.path, settings.max_file_size, tuple(settings.compiling_predicates))))
@@ -83,7 +87,9 @@ def analyze_many(linter: Any, todo: list[tuple[Any, Any]], jobs: int) -> list[Fi
         # big files first, so the pool does not wait on one straggler at the end
         pending.sort(key=lambda p: -todo[p[0]][0].size)
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for (i, _item), sent in zip(pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True):
+            for (i, _item), sent in zip(
+                pending, pool.map(_work, [p[1] for p in pending], chunksize=8), strict=True
+            ):
                 facts = from_transport(sent)
                 facts.path = todo[i][0].path
                 results[i] = facts

@@ -45,10 +45,24 @@ def _register(*classes: type) -> None:
 
 
 _register(
-    _model.Severity, _model.Confidence, _model.Applicability, _model.Origin, _model.Position, _model.Span,
-    _model.Edit, _model.Fix, _model.RelatedLocation, _model.Diagnostic, Ty,
-    *(cls for cls in vars(_facts).values() if isinstance(cls, type) and cls.__module__ == _facts.__name__
-      and (dataclasses.is_dataclass(cls) or issubclass(cls, enum.Enum))),
+    _model.Severity,
+    _model.Confidence,
+    _model.Applicability,
+    _model.Origin,
+    _model.Position,
+    _model.Span,
+    _model.Edit,
+    _model.Fix,
+    _model.RelatedLocation,
+    _model.Diagnostic,
+    Ty,
+    *(
+        cls
+        for cls in vars(_facts).values()
+        if isinstance(cls, type)
+        and cls.__module__ == _facts.__name__
+        and (dataclasses.is_dataclass(cls) or issubclass(cls, enum.Enum))
+    ),
 )
 
 
@@ -135,7 +149,9 @@ def _each(container: type, inner: Codec) -> Codec:
     dec_one = dec or (lambda v: v)
     if container is list:
         return (lambda value: [enc_one(v) for v in value]), (lambda data: [dec_one(v) for v in data])
-    return (lambda value: container([enc_one(v) for v in value])), (lambda data: container([dec_one(v) for v in data]))
+    return (lambda value: container([enc_one(v) for v in value])), (
+        lambda data: container([dec_one(v) for v in data])
+    )
 
 
 def _fixed_tuple(parts: list[Codec]) -> Codec:
@@ -145,7 +161,9 @@ def _fixed_tuple(parts: list[Codec]) -> Codec:
     decs = [p[1] or (lambda v: v) for p in parts]
     pairs_e = list(enumerate(encs))
     pairs_d = list(enumerate(decs))
-    return (lambda value: tuple(f(value[i]) for i, f in pairs_e)), (lambda data: tuple(f(data[i]) for i, f in pairs_d))
+    return (lambda value: tuple(f(value[i]) for i, f in pairs_e)), (
+        lambda data: tuple(f(data[i]) for i, f in pairs_d)
+    )
 
 
 def _dict_values(inner: Codec) -> Codec:
@@ -154,7 +172,9 @@ def _dict_values(inner: Codec) -> Codec:
         return None, None
     enc_one = enc or (lambda v: v)
     dec_one = dec or (lambda v: v)
-    return (lambda value: {k: enc_one(v) for k, v in value.items()}), (lambda data: {k: dec_one(v) for k, v in data.items()})
+    return (lambda value: {k: enc_one(v) for k, v in value.items()}), (
+        lambda data: {k: dec_one(v) for k, v in data.items()}
+    )
 
 
 def _union(args: tuple[Any, ...]) -> Codec:
@@ -286,7 +306,9 @@ def _decode_expr(tp: Any, x: str, ns: dict[str, Any], depth: int) -> str | None:
         if issubclass(tp, tuple):
             ns["_tuple_new"] = tuple.__new__
             return f"_tuple_new({tp.__name__}, {x})"
-        if dataclasses.is_dataclass(tp) and all(codec(_hint(f.type)) == (None, None) for f in dataclasses.fields(tp)):
+        if dataclasses.is_dataclass(tp) and all(
+            codec(_hint(f.type)) == (None, None) for f in dataclasses.fields(tp)
+        ):
             return f"{tp.__name__}(*{x})"
     # anything else (a record with converted fields, a tagged union, Any): its decoder
     name = f"_dec{len(ns)}"

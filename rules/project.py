@@ -180,7 +180,9 @@ class Project:
         result = False
         if r is not None and r[0] == "function" and depth < 6:
             ff, fn = self.functions[r[1]]
-            result = fn.compiling_predicate or any(self.is_compiling_predicate(x, ff, depth + 1) for x in fn.predicate_refs)
+            result = fn.compiling_predicate or any(
+                self.is_compiling_predicate(x, ff, depth + 1) for x in fn.predicate_refs
+            )
         self.memo[key] = result
         return result
 
@@ -390,10 +392,18 @@ class Project:
             ret = fn.returns or T.T_UNKNOWN
         if ret.kind == T.DEFERRED and ret.ref:
             followed = self.deferred_type(ret.ref, ff, depth + 1)
-            if followed.kind not in (T.INSTANCE, T.MODULE) and index is None and fn.returns_declared is not None:
+            if (
+                followed.kind not in (T.INSTANCE, T.MODULE)
+                and index is None
+                and fn.returns_declared is not None
+            ):
                 return fn.returns_declared  # `-> ResNet` on a factory whose builder returns `model_cls(...)`
             return followed
-        if ret.kind not in (T.INSTANCE, T.MODULE, T.DEFERRED) and index is None and fn.returns_declared is not None:
+        if (
+            ret.kind not in (T.INSTANCE, T.MODULE, T.DEFERRED)
+            and index is None
+            and fn.returns_declared is not None
+        ):
             return fn.returns_declared
         if ret.kind in (T.INSTANCE, T.MODULE) and ret.ref:
             # keep the class reference relative to the function's own file
@@ -411,7 +421,9 @@ class Project:
         cls_key = self.class_key_for(cls_ref, ff)
         init = self.find_method(cls_key, "__init__") if cls_key is not None else None
         params = self.functions[init][1].params if init is not None else []
-        index = next((i for i, p in enumerate(params) if p.name == name and p.kind in ("pos", "kwonly")), None)
+        index = next(
+            (i for i, p in enumerate(params) if p.name == name and p.kind in ("pos", "kwonly")), None
+        )
         if index is None:
             return []
         keys = (name,) if params[index].kind == "kwonly" else (f"#{index}", name)
@@ -430,8 +442,18 @@ class Project:
                 kind, ref, meth = next((given[k] for k in keys if k in given), ("unknown", None, None))
                 if kind == "unknown":
                     continue
-                probe = CompileSite(id="", how="param", target_kind=kind, ref=ref, method=meth, loc=edge.loc,
-                                    func=None, owner=owner, options={}, text="")
+                probe = CompileSite(
+                    id="",
+                    how="param",
+                    target_kind=kind,
+                    ref=ref,
+                    method=meth,
+                    loc=edge.loc,
+                    func=None,
+                    owner=owner,
+                    options={},
+                    text="",
+                )
                 for key in self._site_targets(eff, probe)[0]:
                     if key not in out:
                         out.append(key)
@@ -447,7 +469,9 @@ class Project:
             index = {}
             for ff in self.files.values():
                 for edge, owner in self._all_edges(ff):
-                    if edge.kind == "name" and (edge.more_args or (edge.arg0 is not None and edge.arg0[0] != "unknown")):
+                    if edge.kind == "name" and (
+                        edge.more_args or (edge.arg0 is not None and edge.arg0[0] != "unknown")
+                    ):
                         r = self.resolve(edge.target, ff)
                         if r is not None and r[0] == "class":
                             index.setdefault(r[1], []).append((ff, edge, owner))
@@ -508,8 +532,18 @@ class Project:
                 if not hook_keys:
                     continue
                 kind, ref, meth = edge.arg0
-                probe = CompileSite(id="", how="hook", target_kind=kind, ref=ref, method=meth, loc=edge.loc,
-                                    func=None, owner=owner, options={}, text="")
+                probe = CompileSite(
+                    id="",
+                    how="hook",
+                    target_kind=kind,
+                    ref=ref,
+                    method=meth,
+                    loc=edge.loc,
+                    func=None,
+                    owner=owner,
+                    options={},
+                    text="",
+                )
                 anchors, _m = self._site_targets(ff, probe)
                 if not anchors and kind in ("attr", "method") and ref:
                     # model.fc.register_forward_hook(h), fc a torch module: it runs when the
@@ -556,7 +590,9 @@ class Project:
                 keys, multiplier = self._site_targets(ff, site)
                 self.site_targets[site.id] = keys
                 if not keys:
-                    self.unresolved.append(Unresolved(site, ff.path, f"cannot tell what `{site.text}` compiles"))
+                    self.unresolved.append(
+                        Unresolved(site, ff.path, f"cannot tell what `{site.text}` compiles")
+                    )
                     continue
                 receivers = self._site_receivers(ff, site)
                 for key in keys:
@@ -581,8 +617,33 @@ class Project:
                         wff, wfn = self.functions[r[1]]
                         if wfn.compile_wrapper_param == 0:
                             key = f"{ff.path}::{fn_qual}"
-                            site = CompileSite(f"{ff.path}@{fn.loc.line}", "wrapper", "func", key, None, fn.loc, None, None, {}, f"@{dec.rsplit('.', 1)[-1]}")
-                            yield key, Region(key, site, f"`@{dec.rsplit('.', 1)[-1]}` (wraps torch.compile) at {ff.path}:{fn.loc.line}", [Link(ff.path, fn.loc, f"compiled via `@{dec.rsplit('.', 1)[-1]}`, which wraps torch.compile")])
+                            site = CompileSite(
+                                f"{ff.path}@{fn.loc.line}",
+                                "wrapper",
+                                "func",
+                                key,
+                                None,
+                                fn.loc,
+                                None,
+                                None,
+                                {},
+                                f"@{dec.rsplit('.', 1)[-1]}",
+                            )
+                            yield (
+                                key,
+                                Region(
+                                    key,
+                                    site,
+                                    f"`@{dec.rsplit('.', 1)[-1]}` (wraps torch.compile) at {ff.path}:{fn.loc.line}",
+                                    [
+                                        Link(
+                                            ff.path,
+                                            fn.loc,
+                                            f"compiled via `@{dec.rsplit('.', 1)[-1]}`, which wraps torch.compile",
+                                        )
+                                    ],
+                                ),
+                            )
             for edge, owner in self._all_edges(ff):
                 if edge.kind != "name" or edge.arg0 is None:
                     continue
@@ -593,12 +654,38 @@ class Project:
                 if wfn.compile_wrapper_param != 0:
                     continue
                 kind, ref, meth = edge.arg0
-                site = CompileSite(f"{ff.path}@{edge.loc.line}:{edge.loc.col}", "wrapper", kind, ref, meth, edge.loc, owner, None, {}, f"{wfn.name}(...)")
+                site = CompileSite(
+                    f"{ff.path}@{edge.loc.line}:{edge.loc.col}",
+                    "wrapper",
+                    kind,
+                    ref,
+                    meth,
+                    edge.loc,
+                    owner,
+                    None,
+                    {},
+                    f"{wfn.name}(...)",
+                )
                 keys, multiplier = self._site_targets(ff, site)
                 self.sites[site.id] = (ff, site)
                 self.site_targets[site.id] = keys
                 for key in keys:
-                    yield key, Region(key, site, f"`{wfn.name}(...)` (wraps torch.compile) at {ff.path}:{edge.loc.line}", [Link(ff.path, edge.loc, f"compiled via `{wfn.name}(...)`, which wraps torch.compile")], multiplier)
+                    yield (
+                        key,
+                        Region(
+                            key,
+                            site,
+                            f"`{wfn.name}(...)` (wraps torch.compile) at {ff.path}:{edge.loc.line}",
+                            [
+                                Link(
+                                    ff.path,
+                                    edge.loc,
+                                    f"compiled via `{wfn.name}(...)`, which wraps torch.compile",
+                                )
+                            ],
+                            multiplier,
+                        ),
+                    )
         patterns = list(getattr(settings, "assume_compiled", ()) or ())
         forward_all = bool(getattr(settings, "assume_compiled_forward", False))
         modules_matched: dict[tuple[str, str], bool] = {}  # (module, pattern) -> match, once per module
@@ -617,7 +704,9 @@ class Project:
                         mod_pat, qual_pat = "*", pat
                     module_hit = modules_matched.get((ff.module, mod_pat))
                     if module_hit is None:
-                        module_hit = modules_matched[(ff.module, mod_pat)] = fnmatch.fnmatchcase(ff.module, mod_pat)
+                        module_hit = modules_matched[(ff.module, mod_pat)] = fnmatch.fnmatchcase(
+                            ff.module, mod_pat
+                        )
                     if module_hit and fnmatch.fnmatchcase(fn.qualname, qual_pat):
                         label = f"assume-compiled `{pat}`"
                         break
@@ -652,7 +741,11 @@ class Project:
             targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
             if not targets and site.how in ("call", "method") and len(keys) == 1:
                 # torch.compile(self) in a base class without forward: the subclasses' forwards
-                targets = [t for t in (self.call_method_of_class(k, "__call__") for k in self.subclasses(keys[0])) if t]
+                targets = [
+                    t
+                    for t in (self.call_method_of_class(k, "__call__") for k in self.subclasses(keys[0]))
+                    if t
+                ]
             return targets, None
         if kind == "deferred":
             ty = self.deferred_type(ref, ff)
@@ -662,7 +755,9 @@ class Project:
                 return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], None
             if ty.kind in (T.MODLIST, T.ELEM) and ty.ref:
                 keys, count = self.elements_of(ty.ref, near)
-                return [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t], _multiplier(count)
+                return [
+                    t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t
+                ], _multiplier(count)
             if ty.kind == T.FUNC and ty.ref:
                 return self.function_keys("deferred", ref, ff), None  # torch.compile(build_program(cfg))
             return [], None
@@ -740,7 +835,11 @@ class Project:
             keys = self.elements_of(site.ref, ff)[0]
         elif site.target_kind == "deferred" and site.ref:
             ty = self.deferred_type(site.ref, ff)
-            keys = self.class_keys_for(ty.ref, self._deferred_near(site.ref, ff)) if ty.kind in (T.INSTANCE, T.MODULE) else []
+            keys = (
+                self.class_keys_for(ty.ref, self._deferred_near(site.ref, ff))
+                if ty.kind in (T.INSTANCE, T.MODULE)
+                else []
+            )
         else:
             return {}
         out: dict[str, str] = {}
@@ -750,7 +849,9 @@ class Project:
                 out.setdefault(target, k)
         return out
 
-    def _dispatch_targets(self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None) -> list[tuple[str, str | None, str | None]]:
+    def _dispatch_targets(
+        self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None
+    ) -> list[tuple[str, str | None, str | None]]:
         """``edge_targets`` with virtual dispatch: ``self.m()`` resolves on the class of ``self``
         when it is known (a base class's forward calling ``self.apply_transform`` of the subclass
         that was compiled); (callee, multiplier, the callee's receiver)."""
@@ -768,7 +869,9 @@ class Project:
             return out
         if edge.kind == "elem" and edge.target.startswith(T.CLASSES):
             keys, count = self.elements_of(edge.target, ff)
-            return [(t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))]
+            return [
+                (t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))
+            ]
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
@@ -834,38 +937,75 @@ class Project:
                 nested = [q for q in dff.functions if q.startswith(prefix)]
                 # the per-call wrapper is the innermost nested function that calls the decorated
                 # function (an outer parameter); helpers run at decoration time are not per call
-                cached = [f"{dff.path}::{q}" for q in nested
-                          if dff.functions[q].calls_outer_param and not any(o.startswith(q + ".<locals>.") for o in nested)]
+                cached = [
+                    f"{dff.path}::{q}"
+                    for q in nested
+                    if dff.functions[q].calls_outer_param
+                    and not any(o.startswith(q + ".<locals>.") for o in nested)
+                ]
                 self._wrappers[r[1]] = cached
             out.extend(cached)
         return out
 
-    def _enqueue_wrapper(self, queue: deque[tuple[str, str | None]], wrapper: str, region: Region, ff: FileFacts, fn: FunctionFacts) -> None:
+    def _enqueue_wrapper(
+        self,
+        queue: deque[tuple[str, str | None]],
+        wrapper: str,
+        region: Region,
+        ff: FileFacts,
+        fn: FunctionFacts,
+    ) -> None:
         if wrapper in self.regions or wrapper not in self.functions:
             return
         wff, wfn = self.functions[wrapper]
         label = f"{_display(wfn)} (decorator wrapper around {_display(fn)})"
         self.regions[wrapper] = Region(
-            func_key=wrapper, site=region.site, root_label=region.root_label,
-            links=[Link(wff.path, wfn.name_loc, label)], multiplier=region.multiplier,
-            loop_caller=region.loop_caller, loop_key=region.loop_key, fullgraph=region.fullgraph,
-            options=region.options, depth=region.depth + 1, parent=region,
+            func_key=wrapper,
+            site=region.site,
+            root_label=region.root_label,
+            links=[Link(wff.path, wfn.name_loc, label)],
+            multiplier=region.multiplier,
+            loop_caller=region.loop_caller,
+            loop_key=region.loop_key,
+            fullgraph=region.fullgraph,
+            options=region.options,
+            depth=region.depth + 1,
+            parent=region,
         )
         queue.append((wrapper, None))
 
-    def _enqueue_hook(self, queue: deque[tuple[str, str | None]], hook: str, link: Link, region: Region, fn: FunctionFacts) -> None:
+    def _enqueue_hook(
+        self, queue: deque[tuple[str, str | None]], hook: str, link: Link, region: Region, fn: FunctionFacts
+    ) -> None:
         if hook in self.regions or hook not in self.functions or hook in self.disabled:
             return
         hff, hfn = self.functions[hook]
         self.regions[hook] = Region(
-            func_key=hook, site=region.site, root_label=region.root_label,
+            func_key=hook,
+            site=region.site,
+            root_label=region.root_label,
             links=[link, Link(hff.path, hfn.name_loc, f"{_display(hfn)} (a hook of {_display(fn)})")],
-            multiplier=region.multiplier, loop_caller=region.loop_caller, loop_key=region.loop_key,
-            fullgraph=region.fullgraph, options=region.options, depth=region.depth + 1, parent=region,
+            multiplier=region.multiplier,
+            loop_caller=region.loop_caller,
+            loop_key=region.loop_key,
+            fullgraph=region.fullgraph,
+            options=region.options,
+            depth=region.depth + 1,
+            parent=region,
         )
         queue.append((hook, None))
 
-    def _enqueue(self, queue: deque[tuple[str, str | None]], callee: str, region: Region, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, multiplier: str | None, receiver: str | None = None) -> None:
+    def _enqueue(
+        self,
+        queue: deque[tuple[str, str | None]],
+        callee: str,
+        region: Region,
+        ff: FileFacts,
+        fn: FunctionFacts,
+        edge: CallEdge,
+        multiplier: str | None,
+        receiver: str | None = None,
+    ) -> None:
         if callee not in self.functions:
             return
         if callee in self.regions:
@@ -968,11 +1108,17 @@ class Project:
                 cff, ccls = self.classes[cls_key]
                 container = f"{cff.module}.{ccls.qualname}|{edge.target}"
             keys, count = self.elements_of(container, ff)
-            return [(t, _multiplier(count)) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
+            return [
+                (t, _multiplier(count))
+                for t in (self.call_method_of_class(k, edge.method) for k in keys)
+                if t
+            ]
         if kind == "super":
             if cls_key is None or cls_key not in self.classes:
                 return []
-            found = self.find_method(cls_key, edge.method if edge.method != "__call__" else fn.name, after=cls_key)
+            found = self.find_method(
+                cls_key, edge.method if edge.method != "__call__" else fn.name, after=cls_key
+            )
             return [(found, None)] if found else []
         if kind == "instance":
             keys = self.class_keys_for(edge.target, ff)
@@ -985,7 +1131,11 @@ class Project:
                 return [(t, None) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
             if ty.kind in (T.MODLIST, T.ELEM) and ty.ref and edge.method in ("__call__", "forward"):
                 keys, count = self.elements_of(ty.ref, near)
-                return [(t, _multiplier(count)) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
+                return [
+                    (t, _multiplier(count))
+                    for t in (self.call_method_of_class(k, edge.method) for k in keys)
+                    if t
+                ]
             return []
         return []
 
@@ -1009,7 +1159,9 @@ class Project:
         if hit is not None and hit[0] is region:
             return hit[1], hit[2]
         chain = _shown(region.chain)
-        related = tuple(RelatedLocation(link.path, span_of(link.loc), link.label) for link in chain if link is not _ELIDED)
+        related = tuple(
+            RelatedLocation(link.path, span_of(link.loc), link.label) for link in chain if link is not _ELIDED
+        )
         names = ["…" if link is _ELIDED else _short_label(link.label) for link in chain[1:]]
         head = region.root_label
         text = " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
@@ -1028,7 +1180,7 @@ def _shown(chain: list[Link]) -> list[Link]:
     if len(chain) <= CHAIN_SHOWN:
         return chain
     head = CHAIN_SHOWN // 2
-    return [*chain[:head], _ELIDED, *chain[-(CHAIN_SHOWN - head - 1):]]
+    return [*chain[:head], _ELIDED, *chain[-(CHAIN_SHOWN - head - 1) :]]
 
 
 def _deferred_item(ref: str) -> tuple[str, int | None]:

@@ -100,8 +100,16 @@ def swap_file(project: Project, new: FileFacts) -> None:
 def _names(ff: FileFacts) -> tuple[Any, ...]:
     """What name resolution (``Project.resolve``, ``mro``) reads of a file: its module, the
     qualified names it defines, its classes' bases and methods, its aliases."""
-    return (ff.path, ff.module, ff.root, ff.is_package, ff.error is None, tuple(ff.functions),
-            tuple((q, c.bases, tuple(c.methods.items())) for q, c in ff.classes.items()), tuple(ff.aliases.items()))
+    return (
+        ff.path,
+        ff.module,
+        ff.root,
+        ff.is_package,
+        ff.error is None,
+        tuple(ff.functions),
+        tuple((q, c.bases, tuple(c.methods.items())) for q, c in ff.classes.items()),
+        tuple(ff.aliases.items()),
+    )
 
 
 def share_resolution(old: Project, new: Project) -> bool:

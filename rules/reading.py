@@ -31,7 +31,10 @@ _MAX_ENTRIES = 500_000
 
 
 def read_source(
-    path: str, data: bytes | None = None, max_size: int | None = None, stats: StatTable | None = None,
+    path: str,
+    data: bytes | None = None,
+    max_size: int | None = None,
+    stats: StatTable | None = None,
     absolute: str | None = None,
 ) -> SourceText:
     """Read one file (notebooks: their code cells, decoded at once); ``data`` given: an editor's
@@ -136,7 +139,9 @@ class StatTable:
     empty table)."""
 
     def __init__(self, entries: Any = None) -> None:
-        self._entries: dict[str, tuple[tuple[int, int, int, int, int], str]] = entries if type(entries) is dict else {}
+        self._entries: dict[str, tuple[tuple[int, int, int, int, int], str]] = (
+            entries if type(entries) is dict else {}
+        )
         self._dirty = False
 
     @staticmethod

@@ -30,7 +30,12 @@ def all_rules() -> tuple[type[Rule], ...]:
             continue
         module = importlib.import_module(f"tclint.rules.catalog.{info.name}")
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and getattr(obj, "code", None):
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, Rule)
+                and obj is not Rule
+                and getattr(obj, "code", None)
+            ):
                 if obj.__module__ != module.__name__:
                     continue
                 if obj.code in found and found[obj.code] is not obj:
@@ -78,7 +83,11 @@ def enabled_codes(
 
 @cache
 def _enabled_codes(
-    select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], preview: bool, target: str | None
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    preview: bool,
+    target: str | None,
 ) -> frozenset[str]:
     out = set()
     for rule in all_rules():

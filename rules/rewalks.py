@@ -53,8 +53,14 @@ class Rewalks:
         self.hits = 0
         self.walks = 0
 
-    def walk(self, key: str | None, path: str, seeds: Any, returns_of: ReturnsOf,
-             compute: Callable[[ReturnsOf], FileFacts | None]) -> FileFacts | None:
+    def walk(
+        self,
+        key: str | None,
+        path: str,
+        seeds: Any,
+        returns_of: ReturnsOf,
+        compute: Callable[[ReturnsOf], FileFacts | None],
+    ) -> FileFacts | None:
         """The facts of ``compute(returns_of)`` (the file walked with ``seeds``), reused when this
         file (``key``: its facts cache key; None: not kept) was walked before with the same seeds
         and the same answers.  ``path``: the file's path (a stored result gets it)."""
@@ -101,7 +107,9 @@ class Rewalks:
             self._memory.pop(stale, None)
         del keys[KEEP_KEYS:]
 
-    def _stored(self, base: str, path: str, returns_of: ReturnsOf) -> tuple[tuple[str, ...], str, FileFacts] | None:
+    def _stored(
+        self, base: str, path: str, returns_of: ReturnsOf
+    ) -> tuple[tuple[str, ...], str, FileFacts] | None:
         cache = self.cache
         if cache is None or getattr(cache, "_key", None) is None:
             return None

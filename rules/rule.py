@@ -68,7 +68,9 @@ class Example:
     raises: str | None = None
     title: str = ""
     proof: bool = True  # False: a static-only example (e.g. needs CUDA); say why in title
-    guard: str | None = None  # INVALID recompile examples: text of the guard that must fail (a recompile reason)
+    guard: str | None = (
+        None  # INVALID recompile examples: text of the guard that must fail (a recompile reason)
+    )
     fixed: str | None = None
 
     def expected(self) -> list[tuple[int, str]]:
@@ -235,9 +237,15 @@ def version_in(version: str, spec: str) -> bool:
             continue
         for op in (">=", "<=", "==", "!=", ">", "<"):
             if clause.startswith(op):
-                bound = _vtuple(clause[len(op):])
-                ok = {">=": target >= bound, "<=": target <= bound, "==": target == bound,
-                      "!=": target != bound, ">": target > bound, "<": target < bound}[op]
+                bound = _vtuple(clause[len(op) :])
+                ok = {
+                    ">=": target >= bound,
+                    "<=": target <= bound,
+                    "==": target == bound,
+                    "!=": target != bound,
+                    ">": target > bound,
+                    "<": target < bound,
+                }[op]
                 if not ok:
                     return False
                 break

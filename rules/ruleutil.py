@@ -51,7 +51,9 @@ def remove_statement_fix(ctx, node: ast.AST, message: str, applicability):
     if first[: loc.col].strip() or ctx.index.line(loc.end_line)[loc.end_col :].strip():
         return None
     if ctx.statement_alone:
-        return Fix(message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability)
+        return Fix(
+            message, (Edit(Span.of(loc.line, loc.col, loc.end_line, loc.end_col), "pass"),), applicability
+        )
     return Fix(message, (Edit(Span.of(loc.line, 0, loc.end_line + 1, 0), ""),), applicability)
 
 

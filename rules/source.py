@@ -122,10 +122,26 @@ class SourceText:
     ``text`` and ``error`` are decoded on first access from the bytes read (or, for a file whose
     digest came from the stat table, from the file itself)."""
 
-    __slots__ = ("path", "cells", "digest", "size", "read_error", "from_stat", "_text", "_error", "_data", "_pending")
+    __slots__ = (
+        "path",
+        "cells",
+        "digest",
+        "size",
+        "read_error",
+        "from_stat",
+        "_text",
+        "_error",
+        "_data",
+        "_pending",
+    )
 
     def __init__(
-        self, path: str, text: str | None = None, error: str | None = None, cells: Any = None, digest: str = "",
+        self,
+        path: str,
+        text: str | None = None,
+        error: str | None = None,
+        cells: Any = None,
+        digest: str = "",
     ) -> None:
         self.path = path
         self.cells = cells

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from tclint.rules.source import SourceText
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-FILE_NOQA = re.compile(r"#\s*tclint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE)
+FILE_NOQA = re.compile(
+    r"#\s*tclint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE
+)
 RANGE = re.compile(r"#\s*tclint:\s*(?P<verb>disable|enable)(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 CODE = re.compile(r"[A-Z]+[0-9]+")
 
@@ -230,18 +232,34 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
                     if closed is not None:
                         closed.end_line = lineno
             # a `# noqa` may follow on the same line (`--add-noqa` appends one)
-            rest = comment[m.end():]
+            rest = comment[m.end() :]
             n = NOQA.search(rest)
             if n:
                 ncodes = tuple(c.upper() for c in CODE.findall(n.group("codes") or "")) or None
                 offset = start + m.end()
-                out.append(Directive("line", lineno, ncodes, offset + n.start(), offset + n.end(),
-                                     first_line=comments.first_line(lineno)))
+                out.append(
+                    Directive(
+                        "line",
+                        lineno,
+                        ncodes,
+                        offset + n.start(),
+                        offset + n.end(),
+                        first_line=comments.first_line(lineno),
+                    )
+                )
             continue
         for m in NOQA.finditer(comment):
             codes = tuple(c.upper() for c in CODE.findall(m.group("codes") or "")) or None
-            out.append(Directive("line", lineno, codes, start + m.start(), start + m.end(),
-                                 first_line=comments.first_line(lineno)))
+            out.append(
+                Directive(
+                    "line",
+                    lineno,
+                    codes,
+                    start + m.start(),
+                    start + m.end(),
+                    first_line=comments.first_line(lineno),
+                )
+            )
             break
     return out
 
@@ -287,7 +305,9 @@ _OTHER_TOOLS_TC = re.compile(r"^TC0(0[1-9]|10)$")
 _TCLINT_FAMILY = re.compile(r"^TC[0-39]\d\d$")
 
 
-def unused(directives: list[Directive], known_codes: set[str], enabled: frozenset[str]) -> list[tuple[Directive, list[str], list[str]]]:
+def unused(
+    directives: list[Directive], known_codes: set[str], enabled: frozenset[str]
+) -> list[tuple[Directive, list[str], list[str]]]:
     """(directive, unused enabled TC codes, unknown TC codes) for directives that did nothing."""
     out = []
     for d in directives:
@@ -336,7 +356,13 @@ def apply_suppressions(diags: list[Diagnostic], src: SourceText, settings: Setti
     if not directives:
         return diags
     kept = apply(diags, directives)
-    enabled = registry.enabled_codes(settings.select, settings.extend_select, settings.ignore, settings.preview, settings.target_torch_version)
+    enabled = registry.enabled_codes(
+        settings.select,
+        settings.extend_select,
+        settings.ignore,
+        settings.preview,
+        settings.target_torch_version,
+    )
     if UNUSED_SUPPRESSION not in enabled:
         return kept
     known = set(registry.by_code())
@@ -348,7 +374,11 @@ def apply_suppressions(diags: list[Diagnostic], src: SourceText, settings: Setti
             parts.append("unused: " + ", ".join(unused_codes))
         if unknown:
             parts.append("unknown: " + ", ".join(unknown))
-        what = {"line": "`noqa` directive", "file": "file-level `tclint: noqa`", "range": "`tclint: disable` range"}[directive.kind]
+        what = {
+            "line": "`noqa` directive",
+            "file": "file-level `tclint: noqa`",
+            "range": "`tclint: disable` range",
+        }[directive.kind]
         index = index or LineIndex(src.text)
         line_text = index.line(directive.line)
         remaining = [c for c in directive.codes or () if c not in unused_codes and c not in unknown]
@@ -375,14 +405,26 @@ def _unused_fix(directive: Directive, line_text: str, remaining: list[str]) -> F
     if directive.kind == "line":
         if remaining:
             new = "# noqa: " + ", ".join(remaining)
-            return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+            return Fix(
+                "Remove unused codes",
+                (Edit(Span.of(directive.line, start, directive.line, end), new),),
+                Applicability.SAFE,
+            )
         # remove the comment (and the spaces before it)
         s = start
         while s > 0 and line_text[s - 1] in " \t":
             s -= 1
         if not line_text[:s].strip():
-            return Fix("Remove the unused comment", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
-        return Fix("Remove unused `noqa` directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
+            return Fix(
+                "Remove the unused comment",
+                (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),),
+                Applicability.SAFE,
+            )
+        return Fix(
+            "Remove unused `noqa` directive",
+            (Edit(Span.of(directive.line, s, directive.line, end), ""),),
+            Applicability.SAFE,
+        )
     # `# tclint: disable[...]` / `# tclint: noqa: ...`: keep the codes still in use, and never the
     # code that shares the line
     if remaining:
@@ -390,10 +432,22 @@ def _unused_fix(directive: Directive, line_text: str, remaining: list[str]) -> F
             new = "# tclint: noqa: " + ", ".join(remaining)
         else:
             new = "# tclint: disable[" + ", ".join(remaining) + "]"
-        return Fix("Remove unused codes", (Edit(Span.of(directive.line, start, directive.line, end), new),), Applicability.SAFE)
+        return Fix(
+            "Remove unused codes",
+            (Edit(Span.of(directive.line, start, directive.line, end), new),),
+            Applicability.SAFE,
+        )
     s = start
     while s > 0 and line_text[s - 1] in " \t":
         s -= 1
     if not line_text[:s].strip():
-        return Fix("Remove the unused directive", (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),), Applicability.SAFE)
-    return Fix("Remove the unused directive", (Edit(Span.of(directive.line, s, directive.line, end), ""),), Applicability.SAFE)
+        return Fix(
+            "Remove the unused directive",
+            (Edit(Span.of(directive.line, 0, directive.line + 1, 0), ""),),
+            Applicability.SAFE,
+        )
+    return Fix(
+        "Remove the unused directive",
+        (Edit(Span.of(directive.line, s, directive.line, end), ""),),
+        Applicability.SAFE,
+    )

@@ -32,7 +32,7 @@ ANY = "any"  # not a method of a compiled module (or not in a region): the mode 
 
 
 def region_mode(project: Project, func_key: str) -> str | None:
-    """"train", "eval", None (not known) or ``ANY`` for the function ``func_key`` (memoised)."""
+    """ "train", "eval", None (not known) or ``ANY`` for the function ``func_key`` (memoised)."""
     memo: dict[str, str | None] = project.memo.setdefault("training_modes", {})
     if func_key in memo:
         return memo[func_key]
@@ -93,5 +93,7 @@ def _reaches(project: Project, cls_key: str, classes: set[str]) -> bool:
     memo: dict[str, set[str]] = project.memo.setdefault("training_mode_subs", {})
     subs = memo.get(cls_key)
     if subs is None:
-        subs = memo[cls_key] = set(project.submodule_classes(cls_key, True)) if cls_key in project.classes else set()
+        subs = memo[cls_key] = (
+            set(project.submodule_classes(cls_key, True)) if cls_key in project.classes else set()
+        )
     return bool(subs & classes)

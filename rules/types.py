@@ -264,7 +264,11 @@ MODULE_WRAPPERS = frozenset(
 def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:
     """The type of ``qualified(...)`` for a callable under ``torch``."""
     if qualified in NON_TENSOR_TORCH:
-        return Ty(SCALAR if qualified.startswith("torch.is_") else CONTAINER, HIGH, "bool" if ".is_" in qualified else None)
+        return Ty(
+            SCALAR if qualified.startswith("torch.is_") else CONTAINER,
+            HIGH,
+            "bool" if ".is_" in qualified else None,
+        )
     if qualified in TENSOR_TORCH_EXCEPTIONS:
         return T_TENSOR
     if qualified.startswith(NON_TENSOR_TORCH_PREFIXES):

@@ -62,7 +62,9 @@ class Dimension:
     bounded: bool
     sources: list[Source] = field(default_factory=list)  # first: the line a user changes
     advice: str = ""
-    becomes_dynamic: bool = False  # static first, then one dynamic variant (automatic dynamic shapes / scalars)
+    becomes_dynamic: bool = (
+        False  # static first, then one dynamic variant (automatic dynamic shapes / scalars)
+    )
 
     @property
     def count(self) -> int | None:
@@ -81,7 +83,10 @@ class Dimension:
             "bounded": self.bounded,
             "count": self.count,
             "advice": self.advice,
-            "sources": [{"path": s.path, "line": s.loc.line, "column": s.loc.col + 1, "note": s.note} for s in self.sources],
+            "sources": [
+                {"path": s.path, "line": s.loc.line, "column": s.loc.col + 1, "note": s.note}
+                for s in self.sources
+            ],
         }
 
 
@@ -110,7 +115,9 @@ class Variants:
         dynamic = False
         for d in self.dims:
             if d.becomes_dynamic:
-                dynamic = True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
+                dynamic = (
+                    True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
+                )
             else:
                 n *= len(d.values)
         return n * 2 if dynamic else n
@@ -119,8 +126,14 @@ class Variants:
         """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
         if not self.dims:
             return "1 variant" if self.calls else "1 variant (no call seen)"
-        shown = ["/".join(d.values) if d.bounded else f"{d.guard} unbounded" for d in self.dims if not d.becomes_dynamic]
-        dynamic = [d.guard.split(" ", 1)[0] if d.kind == "arg" else d.kind for d in self.dims if d.becomes_dynamic]
+        shown = [
+            "/".join(d.values) if d.bounded else f"{d.guard} unbounded"
+            for d in self.dims
+            if not d.becomes_dynamic
+        ]
+        dynamic = [
+            d.guard.split(" ", 1)[0] if d.kind == "arg" else d.kind for d in self.dims if d.becomes_dynamic
+        ]
         if dynamic:
             shown.append(f"static/dynamic ({', '.join(dynamic)})")
         parts = " × ".join(shown)
@@ -132,7 +145,9 @@ class Variants:
         return {
             "function": self.key,
             "qualname": self.qualname,
-            "compile_site": None if self.site is None else {"path": self.site_path, "line": self.site.line, "column": self.site.col + 1},
+            "compile_site": None
+            if self.site is None
+            else {"path": self.site_path, "line": self.site.line, "column": self.site.col + 1},
             "calls": self.calls,
             "bounded": self.bounded,
             "variants": self.count,
@@ -159,21 +174,43 @@ def variants(project: Project) -> dict[str, Variants]:
     for key, region, ff, fn in callsites.roots(project):
         site = region.site
         site_path = _site_path(project, site) if site is not None else None
-        v = Variants(key, fn.qualname, ff.path, site.loc if site is not None else None, site_path, len(calls.get(key, ())))
+        v = Variants(
+            key,
+            fn.qualname,
+            ff.path,
+            site.loc if site is not None else None,
+            site_path,
+            len(calls.get(key, ())),
+        )
         mine = calls.get(key, [])
         dynamic = region.options.get("dynamic")
-        for dim in (_grad_dimension(mine), _autocast_dimension(mine), _training_dimension(project, ff, fn, modes),
-                    _batch_dimension(mine, dynamic)):
+        for dim in (
+            _grad_dimension(mine),
+            _autocast_dimension(mine),
+            _training_dimension(project, ff, fn, modes),
+            _batch_dimension(mine, dynamic),
+        ):
             if dim is not None:
                 v.dims.append(dim)
         v.dims.extend(_arg_dimensions(mine, dynamic is False))
         v.dims.extend(_cast_dimensions(mine))
         if dynamic is False:
-            looped = [Source(c.caller_file.path, c.edge.loc, "called in a loop, where input sizes usually vary") for c in mine if c.edge.in_loop]
+            looped = [
+                Source(c.caller_file.path, c.edge.loc, "called in a loop, where input sizes usually vary")
+                for c in mine
+                if c.edge.in_loop
+            ]
             if looped:
-                v.dims.append(Dimension("shape", "tensor size mismatch (dynamic=False: every size is static)",
-                                        ["a new variant per distinct input size"], False, _dedupe(looped),
-                                        "keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call"))
+                v.dims.append(
+                    Dimension(
+                        "shape",
+                        "tensor size mismatch (dynamic=False: every size is static)",
+                        ["a new variant per distinct input size"],
+                        False,
+                        _dedupe(looped),
+                        "keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
+                    )
+                )
         members = _region_members(project).get(key, [key])
         v.dims.extend(_global_dimensions(project, members))
         buffer = _buffer_dimension(project, members, mine)
@@ -184,15 +221,25 @@ def variants(project: Project) -> dict[str, Variants]:
             v.dims.append(_fresh_dimension(fresh))
         inside = state.get(key)
         if inside:
-            v.dims.append(Dimension("state", "state mutated inside the compiled code (int attribute / growing container)",
-                                    ["a new value per call"], False, _dedupe(inside),
-                                    "keep the counter in a buffer (register_buffer) or the container out of the compiled code"))
+            v.dims.append(
+                Dimension(
+                    "state",
+                    "state mutated inside the compiled code (int attribute / growing container)",
+                    ["a new value per call"],
+                    False,
+                    _dedupe(inside),
+                    "keep the counter in a buffer (register_buffer) or the container out of the compiled code",
+                )
+            )
         out[key] = v
     project.memo["variants"] = out
     return out
 
 
-INSIDE_UNBOUNDED = ("TC201", "TC202")  # an int attribute / a container mutated per call: a new guard value each call
+INSIDE_UNBOUNDED = (
+    "TC201",
+    "TC202",
+)  # an int attribute / a container mutated per call: a new guard value each call
 
 
 def _state_mutations(project: Project) -> dict[str, list[Source]]:
@@ -207,7 +254,9 @@ def _state_mutations(project: Project) -> dict[str, list[Source]]:
             while region is not None and region.depth != 0 and region.parent is not None:
                 region = region.parent
             if region is not None and region.depth == 0:
-                out.setdefault(region.func_key, []).append(Source(ff.path, cand.loc, f"{cand.code}: {cand.message.split(':')[0]}"))
+                out.setdefault(region.func_key, []).append(
+                    Source(ff.path, cand.loc, f"{cand.code}: {cand.message.split(':')[0]}")
+                )
     return out
 
 
@@ -222,7 +271,11 @@ def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
         for site in ff.compile_sites:
             if site.owner is None or site.func is None:
                 continue
-            owner = site.owner[len(ff.module) + 1:] if ff.module and site.owner.startswith(ff.module + ".") else site.owner
+            owner = (
+                site.owner[len(ff.module) + 1 :]
+                if ff.module and site.owner.startswith(ff.module + ".")
+                else site.owner
+            )
             cf = ff.classes.get(owner)
             if cf is None:
                 continue
@@ -238,7 +291,11 @@ def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
             for edge in fn.calls:
                 if edge.kind == "self" and edge.method == "__call__":
                     for key in by_attr.get((fn.cls, edge.target), ()):
-                        out.append(callsites.RootCall(key, edge, ff, callsites.frame_params(project.functions[key][1])))
+                        out.append(
+                            callsites.RootCall(
+                                key, edge, ff, callsites.frame_params(project.functions[key][1])
+                            )
+                        )
     return out
 
 
@@ -279,9 +336,15 @@ def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
         return None
     order: list[str] = [m for m in ("grad", "no_grad", "inference_mode") if m in seen]
     sources = [s for m in order[1:] for s in seen[m]] + seen[order[0]]
-    return Dimension("grad_mode", "GLOBAL_STATE grad_mode", order, True, _dedupe(sources),
-                     "warm up each grad mode before timing or serving, or call it under one mode only "
-                     "(inference_mode and no_grad are two different variants)")
+    return Dimension(
+        "grad_mode",
+        "GLOBAL_STATE grad_mode",
+        order,
+        True,
+        _dedupe(sources),
+        "warm up each grad mode before timing or serving, or call it under one mode only "
+        "(inference_mode and no_grad are two different variants)",
+    )
 
 
 def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
@@ -289,17 +352,26 @@ def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
     for call in calls:
         tags = [t for t in _context(call) if t.startswith("autocast:")]
         if not tags:
-            seen.setdefault("fp32", []).append(Source(call.caller_file.path, call.edge.loc, "called without autocast"))
+            seen.setdefault("fp32", []).append(
+                Source(call.caller_file.path, call.edge.loc, "called without autocast")
+            )
             continue
         dtype, _, pos = tags[-1][9:].partition("@")
         seen.setdefault(f"autocast({dtype})" if dtype != "default" else "autocast", []).append(
-            Source(call.caller_file.path, _loc_of(pos), "called inside autocast"))
+            Source(call.caller_file.path, _loc_of(pos), "called inside autocast")
+        )
     if len(seen) < 2:
         return None
     order = sorted(seen, key=lambda m: m != "fp32")
     sources = [s for m in order[1:] for s in seen[m]] + seen[order[0]]
-    return Dimension("autocast", "GLOBAL_STATE autocast_enabled", order, True, _dedupe(sources),
-                     "call it under the same autocast setting every time, or warm up both")
+    return Dimension(
+        "autocast",
+        "GLOBAL_STATE autocast_enabled",
+        order,
+        True,
+        _dedupe(sources),
+        "call it under the same autocast setting every time, or warm up both",
+    )
 
 
 def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
@@ -311,11 +383,24 @@ def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension
         fed = vf.batches.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
         for item in fed:
             _key, _, pos = item.partition("@")
-            sources.append(Source(call.caller_file.path, _loc_of(pos), "DataLoader keeps a smaller last batch (drop_last=False)"))
+            sources.append(
+                Source(
+                    call.caller_file.path,
+                    _loc_of(pos),
+                    "DataLoader keeps a smaller last batch (drop_last=False)",
+                )
+            )
     if not sources:
         return None
-    return Dimension("batch", "tensor size mismatch at index 0 (batch)", ["full batch", "last batch"], True, _dedupe(sources),
-                     "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call", becomes_dynamic=dynamic is None)
+    return Dimension(
+        "batch",
+        "tensor size mismatch at index 0 (batch)",
+        ["full batch", "last batch"],
+        True,
+        _dedupe(sources),
+        "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call",
+        becomes_dynamic=dynamic is None,
+    )
 
 
 def _dedupe(sources: list[Source]) -> list[Source]:
@@ -363,7 +448,9 @@ def _mode_of(edge: CallEdge) -> str:
     return "train|eval"
 
 
-def _receiver_classes(project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge) -> list[str]:
+def _receiver_classes(
+    project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge
+) -> list[str]:
     if edge.kind == "instance":
         return project.class_keys_for(edge.target, ff)
     if edge.kind == "compiled":
@@ -382,7 +469,9 @@ def _receiver_classes(project: Project, ff: FileFacts, caller: FunctionFacts | N
     if edge.kind == "elem":
         container = edge.target
         if "|" not in container and not container.startswith(T.CLASSES):
-            owner = project.classes.get(f"{ff.path}::{caller.cls}") if caller is not None and caller.cls else None
+            owner = (
+                project.classes.get(f"{ff.path}::{caller.cls}") if caller is not None and caller.cls else None
+            )
             if owner is None:
                 return []
             container = f"{owner[0].module}.{owner[1].qualname}|{container}"
@@ -416,8 +505,12 @@ def _training_sensitive(project: Project, cls_key: str, depth: int = 0) -> bool:
     return False
 
 
-def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts,
-                        modes: list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]]) -> Dimension | None:
+def _training_dimension(
+    project: Project,
+    ff: FileFacts,
+    fn: FunctionFacts,
+    modes: list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]],
+) -> Dimension | None:
     """Train/eval as a dimension of a compiled ``forward``: the modes set on its module (or a base,
     a subclass) between calls.  A mode set before the compiled callable can have been called (the
     ``.eval()`` of the module it is built from) is its initial state: a value, not a flip."""
@@ -439,8 +532,14 @@ def _training_dimension(project: Project, ff: FileFacts, fn: FunctionFacts,
     if not seen or len(set(seen) | initial) < 2 or not _training_sensitive(project, cls_key):
         return None
     sources = seen.get("eval", []) + seen.get("train", [])
-    return Dimension("training", f"{fn.cls}.training (a submodule's .training flag)", ["train", "eval"], True, _dedupe(sources),
-                     "warm up both modes before timing or serving (each is one compile, cached after)")
+    return Dimension(
+        "training",
+        f"{fn.cls}.training (a submodule's .training flag)",
+        ["train", "eval"],
+        True,
+        _dedupe(sources),
+        "warm up both modes before timing or serving (each is one compile, cached after)",
+    )
 
 
 def _first_sites(project: Project, root_key: str) -> dict[tuple[str, str | None], tuple[int, int]]:
@@ -461,8 +560,14 @@ def _first_sites(project: Project, root_key: str) -> dict[tuple[str, str | None]
     return index.get(root_key, {})
 
 
-def _before_any_call(project: Project, root_key: str, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge,
-                     depth: int = 0) -> bool:
+def _before_any_call(
+    project: Project,
+    root_key: str,
+    ff: FileFacts,
+    caller: FunctionFacts | None,
+    edge: CallEdge,
+    depth: int = 0,
+) -> bool:
     """Whether ``edge`` runs before the compiled ``root_key`` exists, so before any call of it: in
     module-level code (or the compile site's own function, outside a loop) no later than the end
     of the first compile site there (``M().eval()`` in the site's argument, ``_m.eval()`` on the
@@ -473,13 +578,23 @@ def _before_any_call(project: Project, root_key: str, ff: FileFacts, caller: Fun
     firsts = _first_sites(project, root_key)
     where = (ff.path, caller.qualname if caller is not None else None)
     end = firsts.get(where)
-    if end is not None and (caller is None or not edge.in_loop) and (edge.loc.end_line, edge.loc.end_col) <= end:
+    if (
+        end is not None
+        and (caller is None or not edge.in_loop)
+        and (edge.loc.end_line, edge.loc.end_col) <= end
+    ):
         return True
     if caller is None or caller.cls is not None:
         return False
     calls = _callers(project).get(f"{ff.path}::{caller.qualname}")
-    return calls is not None and bool(calls) and all(cedge is not None and _before_any_call(project, root_key, cff, cfn, cedge, depth + 1)
-                               for cff, cfn, cedge in calls)
+    return (
+        calls is not None
+        and bool(calls)
+        and all(
+            cedge is not None and _before_any_call(project, root_key, cff, cfn, cedge, depth + 1)
+            for cff, cfn, cedge in calls
+        )
+    )
 
 
 def _callers(project: Project) -> dict[str, list[tuple[FileFacts, FunctionFacts | None, CallEdge | None]]]:
@@ -509,7 +624,9 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
     for call in calls:
         for param, kind in callsites.map_args(_with_choices(call)):
             entry = by_param.setdefault(param.name, (param, {}))
-            entry[1].setdefault(kind, []).append(Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind)))
+            entry[1].setdefault(kind, []).append(
+                Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind))
+            )
     out = []
     for name, (param, kinds) in by_param.items():
         guard = callsites.specialisation(param, dynamic_false)
@@ -519,25 +636,60 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
             varying = any(not k.startswith(("const:", "choice:")) and k != "starred" for k in kinds)
             values = set(consts) | ({"True", "False"} if varying else set())
             if len(values) >= 2:
-                srcs = [s for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:")) for s in ss]
-                out.append(Dimension("arg", f"{name} == <True/False>", sorted(values), True, _dedupe(srcs),
-                                     "2 variants: warm both up, or pass the flag as a tensor (torch.tensor(flag)) and use torch.where"))
+                srcs = [
+                    s
+                    for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:"))
+                    for s in ss
+                ]
+                out.append(
+                    Dimension(
+                        "arg",
+                        f"{name} == <True/False>",
+                        sorted(values),
+                        True,
+                        _dedupe(srcs),
+                        "2 variants: warm both up, or pass the flag as a tensor (torch.tensor(flag)) and use torch.where",
+                    )
+                )
             continue
         if guard is not None:
             if unbounded and not (unbounded == ["fstring"] and not guard.startswith(f"{name} == '")):
                 srcs = [s for k in unbounded for s in kinds[k]]
-                out.append(Dimension("arg", guard, [callsites.UNBOUNDED[k] for k in unbounded], False, _dedupe(srcs),
-                                     "bucket the value to a few sizes, pass it as a 0-d tensor, or keep it out of the compiled function"))
+                out.append(
+                    Dimension(
+                        "arg",
+                        guard,
+                        [callsites.UNBOUNDED[k] for k in unbounded],
+                        False,
+                        _dedupe(srcs),
+                        "bucket the value to a few sizes, pass it as a 0-d tensor, or keep it out of the compiled function",
+                    )
+                )
             elif len(consts) >= 2:
-                srcs = [s for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:")) if k.startswith(("const:", "choice:")) for s in ss]
-                out.append(Dimension("arg", guard, consts, True, _dedupe(srcs), "warm up every value before serving"))
+                srcs = [
+                    s
+                    for k, ss in sorted(kinds.items(), key=lambda kv: kv[0].startswith("const:"))
+                    if k.startswith(("const:", "choice:"))
+                    for s in ss
+                ]
+                out.append(
+                    Dimension("arg", guard, consts, True, _dedupe(srcs), "warm up every value before serving")
+                )
             continue
         ty = param.ty
         if ty.kind == T.SCALAR and ty.dtype in ("int", "float") and (len(consts) >= 2 or unbounded):
             srcs = [s for ss in kinds.values() for s in ss]
-            out.append(Dimension("arg", f"{name} == <value>, then dynamic", ["first value", "dynamic"], True, _dedupe(srcs),
-                                 "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once",
-                                 becomes_dynamic=True))
+            out.append(
+                Dimension(
+                    "arg",
+                    f"{name} == <value>, then dynamic",
+                    ["first value", "dynamic"],
+                    True,
+                    _dedupe(srcs),
+                    "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once",
+                    becomes_dynamic=True,
+                )
+            )
     return out
 
 
@@ -572,10 +724,15 @@ def _arg_note(name: str, kind: str) -> str:
 
 # -- input tensors: dtype, device, requires_grad -------------------------------------------------------
 CAST_FAMILIES = {
-    "dtype": ("dtype mismatch", "cast the inputs to one dtype before the call, or warm up each dtype (one compile per dtype)"),
+    "dtype": (
+        "dtype mismatch",
+        "cast the inputs to one dtype before the call, or warm up each dtype (one compile per dtype)",
+    ),
     "device": ("device mismatch", "move the inputs to one device before the call (one compile per device)"),
-    "requires_grad": ("requires_grad mismatch",
-                      "call it with inputs of one requires_grad setting (detach, or requires_grad_() on every call), or warm up both"),
+    "requires_grad": (
+        "requires_grad mismatch",
+        "call it with inputs of one requires_grad setting (detach, or requires_grad_() on every call), or warm up both",
+    ),
 }
 
 
@@ -618,7 +775,9 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
                 note = f"passes `{name}` as given"
             if family == "dtype" and value == "float32":
                 value = "as given"  # the default dtype: the same variant as an uncast float tensor
-            seen.setdefault((name, family), {}).setdefault(value, []).append(Source(call.caller_file.path, call.edge.loc, note))
+            seen.setdefault((name, family), {}).setdefault(value, []).append(
+                Source(call.caller_file.path, call.edge.loc, note)
+            )
     out = []
     for (name, family), values in seen.items():
         if family == "device":
@@ -671,8 +830,14 @@ def _global_dimensions(project: Project, members: list[str]) -> list[Dimension]:
                 wkey = f"{ff.path}::{writer}"
                 if wname != name or writer and wkey in project.regions:
                     continue  # another global, or written inside compiled code (TC201's)
-                if loop or writer and any(e is not None and e.in_loop for _f, _c, e in _callers(project).get(wkey, ())):
-                    writes.append((kind, Source(ff.path, _loc_of(pos), f"rebinds the global `{name}` between calls")))
+                if (
+                    loop
+                    or writer
+                    and any(e is not None and e.in_loop for _f, _c, e in _callers(project).get(wkey, ()))
+                ):
+                    writes.append(
+                        (kind, Source(ff.path, _loc_of(pos), f"rebinds the global `{name}` between calls"))
+                    )
                 # else: set once (a setup function, a module-level assignment): its value, not a flip
             dim = _global_dimension(name, ff.module_vars.get(name), writes)
             if dim is not None:
@@ -692,26 +857,48 @@ def _global_dimension(name: str, initial: T.Ty | None, writes: list[tuple[str, S
     guard = f"G['{name}'] == <value>"
     if "int" in kinds or "str" in kinds:
         what = "an int" if "int" in kinds else "a string"
-        return Dimension("global", guard, [f"a new {'value' if 'int' in kinds else 'string'} per rebinding"], False, sources,
-                         f"{what} global is specialised: keep it in a tensor (torch.tensor(v)) or pass it as an argument")
+        return Dimension(
+            "global",
+            guard,
+            [f"a new {'value' if 'int' in kinds else 'string'} per rebinding"],
+            False,
+            sources,
+            f"{what} global is specialised: keep it in a tensor (torch.tensor(v)) or pass it as an argument",
+        )
     if "float" in kinds or any("." in c for c in consts if c.replace(".", "", 1).lstrip("-").isdigit()):
-        return Dimension("global", f"{guard}, then dynamic", ["first value", "dynamic"], True, sources,
-                         "a float global becomes dynamic after its second value: 2 compiles; keep it in a 0-d tensor to compile once",
-                         becomes_dynamic=True)
+        return Dimension(
+            "global",
+            f"{guard}, then dynamic",
+            ["first value", "dynamic"],
+            True,
+            sources,
+            "a float global becomes dynamic after its second value: 2 compiles; keep it in a 0-d tensor to compile once",
+            becomes_dynamic=True,
+        )
     if "bool" in kinds or consts <= {"True", "False"} and consts:
-        return Dimension("global", f"G['{name}'] == <True/False>", ["False", "True"], True, sources,
-                         "2 variants: warm both up, or read the flag outside the compiled function")
+        return Dimension(
+            "global",
+            f"G['{name}'] == <True/False>",
+            ["False", "True"],
+            True,
+            sources,
+            "2 variants: warm both up, or read the flag outside the compiled function",
+        )
     if len(consts) >= 2:
         return Dimension("global", guard, sorted(consts), True, sources, "warm up every value before serving")
     return None
 
 
 # -- buffers that start requiring grad -------------------------------------------------------------------
-def _buffer_dimension(project: Project, members: list[str], calls: list[callsites.RootCall]) -> Dimension | None:
+def _buffer_dimension(
+    project: Project, members: list[str], calls: list[callsites.RootCall]
+) -> Dimension | None:
     """A buffer written in place with a value that requires grad (``self.keys.index_copy_(1, i,
     self.kv(x))``) requires grad itself after the first call in grad mode: its
     ``requires_grad`` guard fails once (2 compiles, measured)."""
-    if not any(not any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in _context(c)) for c in calls):
+    if not any(
+        not any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in _context(c)) for c in calls
+    ):
         return None
     sources = []
     for mkey in members:
@@ -723,12 +910,20 @@ def _buffer_dimension(project: Project, members: list[str], calls: list[callsite
             cls, attr, pos = w.split("|")
             loc = _loc_of(pos)
             if cls == fn.cls and fn.loc.line <= loc.line <= fn.loc.end_line:
-                sources.append(Source(ff.path, loc, f"writes a value that requires grad into the buffer `self.{attr}`"))
+                sources.append(
+                    Source(ff.path, loc, f"writes a value that requires grad into the buffer `self.{attr}`")
+                )
     if not sources:
         return None
     attr = sources[0].note.rsplit("`self.", 1)[1].rstrip("`")
-    return Dimension("requires_grad", f"tensor 'self._buffers['{attr}']' requires_grad mismatch", ["requires_grad=False", "requires_grad=True"],
-                     True, _dedupe(sources), "detach the value written into the buffer (`.detach()`) or write it under torch.no_grad()")
+    return Dimension(
+        "requires_grad",
+        f"tensor 'self._buffers['{attr}']' requires_grad mismatch",
+        ["requires_grad=False", "requires_grad=True"],
+        True,
+        _dedupe(sources),
+        "detach the value written into the buffer (`.detach()`) or write it under torch.no_grad()",
+    )
 
 
 # -- a new module instance compiled per iteration ---------------------------------------------------------
@@ -748,15 +943,22 @@ def fresh_sites(project: Project) -> dict[str, list[Source]]:
                 for site in ff.compile_sites:
                     if (site.loc.line, site.loc.col) == (loc.line, loc.col):
                         for key in project.site_targets.get(site.id, ()):
-                            index.setdefault(key, []).append(Source(ff.path, loc, f"compiles a new `{text}` per iteration"))
+                            index.setdefault(key, []).append(
+                                Source(ff.path, loc, f"compiles a new `{text}` per iteration")
+                            )
         project.memo["variants_fresh"] = index
     return index
 
 
 def _fresh_dimension(sources: list[Source]) -> Dimension:
-    return Dimension("instance", "a new module instance per iteration (other parameter shapes / int attributes)",
-                     ["a new instance per iteration"], False, _dedupe(sources),
-                     "compile one module and reuse it (one head with the largest shape, sliced; sizes kept in tensors)")
+    return Dimension(
+        "instance",
+        "a new module instance per iteration (other parameter shapes / int attributes)",
+        ["a new instance per iteration"],
+        False,
+        _dedupe(sources),
+        "compile one module and reuse it (one head with the largest shape, sliced; sizes kept in tensors)",
+    )
 
 
 def unrooted_fresh_sites(project: Project) -> list[tuple[str, Loc, str]]:

@@ -23,7 +23,10 @@ def run_variants(argv: list[str]) -> int:
     from tclint.rules.discovery import named_path_problem
     from tclint.rules.engine import Linter
 
-    p = _Parser(prog="tclint variants", description="Predict the compiled variants of every compiled callable, from how it is called.")
+    p = _Parser(
+        prog="tclint variants",
+        description="Predict the compiled variants of every compiled callable, from how it is called.",
+    )
     p.add_argument("paths", nargs="*", default=["."])
     p.add_argument("--config")
     p.add_argument("--assume-compiled", action="append", default=[])
@@ -55,7 +58,9 @@ def run_variants(argv: list[str]) -> int:
     for v in rows:
         print(render_text(v, project.functions[v.key][1].name_loc.line))
     unbounded = sum(1 for v in rows if not v.bounded)
-    print(f"{len(rows)} compiled callable{'s' if len(rows) != 1 else ''}, {unbounded} with unbounded variants.")
+    print(
+        f"{len(rows)} compiled callable{'s' if len(rows) != 1 else ''}, {unbounded} with unbounded variants."
+    )
     return 0
 
 

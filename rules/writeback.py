@@ -48,7 +48,9 @@ class FileChanged(Exception):
     """The file no longer holds the bytes that were linted; it was not written."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"{printable(path)} changed while it was being linted; left as it is (run tclint again)")
+        super().__init__(
+            f"{printable(path)} changed while it was being linted; left as it is (run tclint again)"
+        )
         self.path = path
 
 
@@ -114,8 +116,8 @@ def _hunks(old: str, new: str) -> list[tuple[int, int, str]]:
                     break
             if found or (i + distance >= len(a) and j + distance >= len(b)):
                 break
-        seg = "".join(a[i:i + skip_a])
-        repl = "".join(b[j:j + skip_b])
+        seg = "".join(a[i : i + skip_a])
+        repl = "".join(b[j : j + skip_b])
         p = 0
         limit = min(len(seg), len(repl))
         while p < limit and seg[p] == repl[p]:
@@ -123,7 +125,7 @@ def _hunks(old: str, new: str) -> list[tuple[int, int, str]]:
         q = 0
         while q < limit - p and seg[len(seg) - 1 - q] == repl[len(repl) - 1 - q]:
             q += 1
-        out.append((pos_a + p, pos_a + len(seg) - q, repl[p:len(repl) - q]))
+        out.append((pos_a + p, pos_a + len(seg) - q, repl[p : len(repl) - q]))
         pos_a += len(seg)
         pos_b += len(repl)
         i += skip_a
@@ -157,13 +159,15 @@ def encode_like(original: bytes, old: str, new: str) -> bytes:
             repl = _BARE_LF.sub("\r\n", repl)
         keep = old[pos:start]
         size = len(keep.encode(encoding))
-        parts.append(original[byte:byte + size])
+        parts.append(original[byte : byte + size])
         expected.append(keep)
         byte += size
         try:
             parts.append(repl.encode(encoding))
         except UnicodeEncodeError as exc:
-            raise ValueError(f"{exc.object[exc.start:exc.end]!r} cannot be written in its encoding ({decoded.encoding})") from None
+            raise ValueError(
+                f"{exc.object[exc.start : exc.end]!r} cannot be written in its encoding ({decoded.encoding})"
+            ) from None
         expected.append(repl)
         byte += len(old[start:end].encode(encoding))
         pos = end
@@ -237,7 +241,9 @@ def _replace(path: str, target: str, data: bytes, before: os.stat_result) -> boo
     the new file could not be given the target's owner: the caller writes in place then."""
     folder = os.path.dirname(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=TEMP_SUFFIX, dir=folder)
+        fd, tmp = tempfile.mkstemp(
+            prefix="." + os.path.basename(target) + ".", suffix=TEMP_SUFFIX, dir=folder
+        )
     except OSError as exc:
         raise WriteError(path, _reason(exc)) from None
     renamed = False
@@ -278,8 +284,9 @@ def _write_in_place(path: str, target: str, data: bytes, original: bytes, before
     backup: str | None = None
     try:
         try:
-            bfd, backup = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=BACKUP_SUFFIX,
-                                           dir=os.path.dirname(target))
+            bfd, backup = tempfile.mkstemp(
+                prefix="." + os.path.basename(target) + ".", suffix=BACKUP_SUFFIX, dir=os.path.dirname(target)
+            )
             try:
                 _write_all(bfd, original)
                 os.fsync(bfd)

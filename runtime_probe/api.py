@@ -133,7 +133,11 @@ def _progress_adapter(progress: ProgressFn | None) -> Callable[[dict[str, Any]],
             progress(ProbeProgress("running", "running the probed code", None, event))
         elif kind == "progress" and "call" in event:
             n, of = event["call"], event.get("of") or 1
-            progress(ProbeProgress("call", f"call {n}/{of} {event.get('label') or ''}".rstrip(), (n - 1) / of, event))
+            progress(
+                ProbeProgress(
+                    "call", f"call {n}/{of} {event.get('label') or ''}".rstrip(), (n - 1) / of, event
+                )
+            )
         elif kind == "progress" and "calls" in event:
             msg = f"{event['calls']:,} compiled calls, {event['compiles']} compiles, {event['breaks']} breaks"
             progress(ProbeProgress("running", msg, None, event))
@@ -186,16 +190,26 @@ class ProbePool:
                 worker.stop()
                 del self._workers[key]
 
-    def start(self, python: str | None = None, env: dict[str, str] | None = None, wait: bool = False) -> dict[str, Any] | None:
+    def start(
+        self, python: str | None = None, env: dict[str, str] | None = None, wait: bool = False
+    ) -> dict[str, Any] | None:
         """Pre-warm the worker for ``python``.  ``wait=False`` returns at once."""
         worker = self.worker(python, env)
         if wait:
             return worker.start()
-        threading.Thread(target=lambda: _quiet(worker.start), daemon=True, name="tclint-probe-prewarm").start()
+        threading.Thread(
+            target=lambda: _quiet(worker.start), daemon=True, name="tclint-probe-prewarm"
+        ).start()
         return None
 
-    def run(self, spec: dict[str, Any], python: str | None, env: dict[str, str] | None,
-            on_event: Callable[[dict[str, Any]], None] | None, cancel: threading.Event | None) -> Outcome:
+    def run(
+        self,
+        spec: dict[str, Any],
+        python: str | None,
+        env: dict[str, str] | None,
+        on_event: Callable[[dict[str, Any]], None] | None,
+        cancel: threading.Event | None,
+    ) -> Outcome:
         mine = threading.Event()
         with self._lock:
             self._cancels.add(mine)
@@ -259,11 +273,24 @@ def _either(a: threading.Event | None, b: threading.Event) -> threading.Event:
     return _Either(a, b)
 
 
-def _execute(spec: dict[str, Any], options: ProbeOptions, target: str, pool: ProbePool | None,
-             progress: ProgressFn | None, cancel: threading.Event | None) -> ProbeReport:
+def _execute(
+    spec: dict[str, Any],
+    options: ProbeOptions,
+    target: str,
+    pool: ProbePool | None,
+    progress: ProgressFn | None,
+    cancel: threading.Event | None,
+) -> ProbeReport:
     on_event = _progress_adapter(progress)
     if progress is not None:
-        progress(ProbeProgress("starting", "starting the probe worker" if pool is None else "waiting for the warm worker", None, {}))
+        progress(
+            ProbeProgress(
+                "starting",
+                "starting the probe worker" if pool is None else "waiting for the warm worker",
+                None,
+                {},
+            )
+        )
     try:
         if pool is not None:
             outcome = pool.run(spec, options.python, options.env, on_event, cancel)
@@ -271,14 +298,25 @@ def _execute(spec: dict[str, Any], options: ProbeOptions, target: str, pool: Pro
             outcome = run_cold(spec, options.python, options.env, on_event, cancel)
     except WorkerError as exc:
         cancelled = cancel is not None and cancel.is_set()
-        return ProbeReport(mode=spec["mode"], target=target, status="cancelled" if cancelled else "worker-error",
-                           message=str(exc), run={"status": "worker-error"})
+        return ProbeReport(
+            mode=spec["mode"],
+            target=target,
+            status="cancelled" if cancelled else "worker-error",
+            message=str(exc),
+            run={"status": "worker-error"},
+        )
     return build_report(outcome, spec, target)
 
 
-def probe_function(target: str | Target, *, options: ProbeOptions | None = None, pool: ProbePool | None = None,
-                   progress: ProgressFn | None = None, cancel: threading.Event | None = None,
-                   resolver: ConfigResolver | None = None) -> ProbeReport:
+def probe_function(
+    target: str | Target,
+    *,
+    options: ProbeOptions | None = None,
+    pool: ProbePool | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    resolver: ConfigResolver | None = None,
+) -> ProbeReport:
     """Probe ``file.py::function`` / ``::Class`` / ``::Class.method`` (see the module docstring)."""
     try:
         tgt = target if isinstance(target, Target) else parse_target(target)
@@ -291,15 +329,25 @@ def probe_function(target: str | Target, *, options: ProbeOptions | None = None,
     if report.status == "need-inputs":
         report.message = inputs_mod.missing_inputs_help(tgt, searched, report.message)
     elif report.status == "inputs-rejected":
-        report.message += f". Declare the real inputs: `tclint probe --init-inputs {tgt.display}` writes a stub"
+        report.message += (
+            f". Declare the real inputs: `tclint probe --init-inputs {tgt.display}` writes a stub"
+        )
     report.target_location = {"file": tgt.file, "line": tgt.line}
     return report
 
 
-def probe_program(target: str, args: Sequence[str] = (), *, module: bool = False, options: ProbeOptions | None = None,
-                  pool: ProbePool | None = None, progress: ProgressFn | None = None,
-                  cancel: threading.Event | None = None, cwd: str | None = None,
-                  resolver: ConfigResolver | None = None) -> ProbeReport:
+def probe_program(
+    target: str,
+    args: Sequence[str] = (),
+    *,
+    module: bool = False,
+    options: ProbeOptions | None = None,
+    pool: ProbePool | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    cwd: str | None = None,
+    resolver: ConfigResolver | None = None,
+) -> ProbeReport:
     """Probe ``python target args`` (``module=True``: ``python -m target args``)."""
     if not module and not os.path.isfile(target):
         raise ProbeUsageError(f"{target}: no such file")

@@ -22,8 +22,24 @@ from tclint.rules.config import ConfigError, ConfigResolver
 from tclint.runtime_probe.options import ProbeOptions
 
 FORMATS = ("concise", "json", "markdown", "html")
-TAKES_VALUE = {"--modes", "--backend", "--iterations", "--seconds", "--warmup-calls", "--train-steps", "--timeout",
-               "--python", "--device", "--inputs", "--output-format", "-o", "--output-file", "--config", "--cache-dir", "--report"}
+TAKES_VALUE = {
+    "--modes",
+    "--backend",
+    "--iterations",
+    "--seconds",
+    "--warmup-calls",
+    "--train-steps",
+    "--timeout",
+    "--python",
+    "--device",
+    "--inputs",
+    "--output-format",
+    "-o",
+    "--output-file",
+    "--config",
+    "--cache-dir",
+    "--report",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,26 +59,45 @@ def build_parser() -> _Parser:
         epilog="Options go before the target; everything after the script or module is passed to it.",
     )
     p.add_argument("-m", dest="module", metavar="MODULE", help="benchmark a library module run as a script")
-    p.add_argument("--modes", help="comma-separated torch.compile modes, each in its own fresh process "
-                   "(default: default; e.g. default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune)")
+    p.add_argument(
+        "--modes",
+        help="comma-separated torch.compile modes, each in its own fresh process "
+        "(default: default; e.g. default,reduce-overhead,max-autotune-no-cudagraphs,max-autotune)",
+    )
     p.add_argument("--backend", help="torch.compile backend: inductor (default), aot_eager, eager, ...")
     p.add_argument("--iterations", type=int, help="steady-state calls (default 50)")
-    p.add_argument("--seconds", type=float, help="stop the steady state after this many seconds (function targets)")
-    p.add_argument("--warmup-calls", type=int, help="program targets: calls after the first that are warm-up (default 3)")
-    p.add_argument("--train-steps", type=int, help="optimizer steps compared eager against compiled (default 2)")
+    p.add_argument(
+        "--seconds", type=float, help="stop the steady state after this many seconds (function targets)"
+    )
+    p.add_argument(
+        "--warmup-calls", type=int, help="program targets: calls after the first that are warm-up (default 3)"
+    )
+    p.add_argument(
+        "--train-steps", type=int, help="optimizer steps compared eager against compiled (default 2)"
+    )
     p.add_argument("--timeout", type=float, help="seconds before one run is killed (default 600)")
-    p.add_argument("--no-cache-run", action="store_true", help="skip the second cold run with a populated compile cache")
-    p.add_argument("--cache-dir", help="keep the per-run compile cache in this folder (default: a temporary one)")
+    p.add_argument(
+        "--no-cache-run", action="store_true", help="skip the second cold run with a populated compile cache"
+    )
+    p.add_argument(
+        "--cache-dir", help="keep the per-run compile cache in this folder (default: a temporary one)"
+    )
     p.add_argument("--python", help="the interpreter to run the code with (default: this one)")
     p.add_argument("--device", help="device for synthesised inputs: auto, cpu or cuda")
-    p.add_argument("--inputs", action="append", default=[], metavar="FILE", help="a probe-inputs file (repeatable)")
+    p.add_argument(
+        "--inputs", action="append", default=[], metavar="FILE", help="a probe-inputs file (repeatable)"
+    )
     p.add_argument("--fullgraph", action="store_true", default=None, help="compile with fullgraph=True")
     p.add_argument("--output-format", choices=FORMATS, help="report format (default: concise)")
     p.add_argument("-o", "--output-file", help="write the report here instead of stdout")
     p.add_argument("--check", action="store_true", help="exit 1 when a [tool.tclint.bench] budget is broken")
     p.add_argument("--config", help="use this configuration file")
-    p.add_argument("--report", metavar="FILE.json", help="read a saved JSON report instead of running anything "
-                   "(render it in another format, or --check it against the configured budgets)")
+    p.add_argument(
+        "--report",
+        metavar="FILE.json",
+        help="read a saved JSON report instead of running anything "
+        "(render it in another format, or --check it against the configured budgets)",
+    )
     p.add_argument("target", nargs="?", help="FILE.py::TARGET or SCRIPT.py")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script or module")
     return p
@@ -117,11 +152,17 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     if args.report:
         return _from_report(args)
     if not args.module and not args.target:
-        print("tclint bench: error: give FILE.py::TARGET, a script or -m MODULE (see `tclint bench --help`)", file=sys.stderr)
+        print(
+            "tclint bench: error: give FILE.py::TARGET, a script or -m MODULE (see `tclint bench --help`)",
+            file=sys.stderr,
+        )
         return 2
     function_mode = bool(args.target and is_target(args.target) and not args.module)
     if function_mode and program_args:
-        print("tclint bench: error: a FILE.py::TARGET takes no arguments (declare calls in a probe-inputs file)", file=sys.stderr)
+        print(
+            "tclint bench: error: a FILE.py::TARGET takes no arguments (declare calls in a probe-inputs file)",
+            file=sys.stderr,
+        )
         return 2
     try:
         for name in ("iterations", "seconds", "warmup_calls", "train_steps", "timeout"):
@@ -131,8 +172,11 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
         return 2
     options, budgets = _options(args)
     if not function_mode and args.seconds is not None:
-        print("tclint bench: warning: --seconds applies to FILE.py::TARGET benchmarks; a program makes its own calls "
-              "(its steady state is every call after --warmup-calls)", file=sys.stderr)
+        print(
+            "tclint bench: warning: --seconds applies to FILE.py::TARGET benchmarks; a program makes its own calls "
+            "(its steady state is every call after --warmup-calls)",
+            file=sys.stderr,
+        )
     target = None
     program = None
     try:
@@ -152,8 +196,13 @@ def _run(args: argparse.Namespace, program_args: list[str]) -> int:
     if args.cache_dir:
         os.makedirs(args.cache_dir, exist_ok=True)
     try:
-        report = bench_run.bench(target, program, options, progress=progress,
-                                 cache_dir=os.path.abspath(args.cache_dir) if args.cache_dir else None)
+        report = bench_run.bench(
+            target,
+            program,
+            options,
+            progress=progress,
+            cache_dir=os.path.abspath(args.cache_dir) if args.cache_dir else None,
+        )
     except (bench_run.BenchInputsError, bench_run.BenchCacheDirError) as exc:
         print(f"tclint bench: error: {exc}", file=sys.stderr)
         return 2
@@ -171,21 +220,33 @@ def _options(args: argparse.Namespace) -> tuple[Any, Any]:
 
     resolver = ConfigResolver(args.config)
     anchor = args.target.partition("::")[0] if args.target else None
-    settings = resolver.for_file(anchor) if anchor and os.path.exists(anchor) else resolver.for_dir(os.getcwd())
+    settings = (
+        resolver.for_file(anchor) if anchor and os.path.exists(anchor) else resolver.for_dir(os.getcwd())
+    )
     probe = ProbeOptions.from_settings(settings)
     table = dict(settings.bench or {})
     budgets = bench_contract.Budgets.from_table(table, settings.path)
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(table.get("modes") or ["default"])
+    modes = (
+        [m.strip() for m in args.modes.split(",") if m.strip()]
+        if args.modes
+        else list(table.get("modes") or ["default"])
+    )
     options = bench_run.BenchOptions(
-        python=args.python or probe.python, backend=args.backend or table.get("backend") or "inductor", modes=modes,
-        iterations=args.iterations or table.get("iterations") or 50, seconds=args.seconds or table.get("seconds"),
+        python=args.python or probe.python,
+        backend=args.backend or table.get("backend") or "inductor",
+        modes=modes,
+        iterations=args.iterations or table.get("iterations") or 50,
+        seconds=args.seconds or table.get("seconds"),
         warmup_calls=args.warmup_calls or table.get("warmup-calls") or 3,
         train_steps=args.train_steps or table.get("train-steps") or 2,
         timeout=args.timeout or table.get("timeout") or 600.0,
         cache_run=False if args.no_cache_run else bool(table.get("cache-run", True)),
-        device=args.device or probe.device, inputs=[os.path.abspath(p) for p in args.inputs] + probe.inputs,
-        env=dict(probe.env), fullgraph=args.fullgraph if args.fullgraph is not None else probe.fullgraph,
-        dynamo=dict(probe.dynamo), cwd=probe.cwd,
+        device=args.device or probe.device,
+        inputs=[os.path.abspath(p) for p in args.inputs] + probe.inputs,
+        env=dict(probe.env),
+        fullgraph=args.fullgraph if args.fullgraph is not None else probe.fullgraph,
+        dynamo=dict(probe.dynamo),
+        cwd=probe.cwd,
     )
     return options, budgets
 
@@ -233,7 +294,9 @@ def _from_report(args: argparse.Namespace) -> int:
         print(f"tclint bench: error: {args.report} is not a tclint bench JSON report", file=sys.stderr)
         return 2
     if not args.check and isinstance(report.get("contract"), dict):
-        return _finish(args, report, [])  # re-rendered as saved: its contract is the one it was checked against
+        return _finish(
+            args, report, []
+        )  # re-rendered as saved: its contract is the one it was checked against
     _options_, budgets = _options(args)
     violations = bench_contract.check(report, budgets)
     bench_contract.attach(report, budgets, violations)

@@ -39,8 +39,10 @@ SCHEMA_VERSION = 1
 # marks a per-mode compile cache folder as the bench's own (a standard Cache Directory Tag): only such a
 # folder is emptied before a cold run, so ``--cache-dir DIR`` never deletes a folder the user made
 CACHE_TAG = "CACHEDIR.TAG"
-CACHE_TAG_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
-                  "# A torch compile cache made by `tclint bench` (emptied before each cold run).\n")
+CACHE_TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# A torch compile cache made by `tclint bench` (emptied before each cold run).\n"
+)
 
 
 @dataclass
@@ -87,8 +89,10 @@ def fresh_cache(folder: str, own: bool) -> None:
         except OSError:
             mine = False
         if os.path.islink(folder) or not os.path.isdir(folder) or (not mine and os.listdir(folder)):
-            raise BenchCacheDirError(f"{folder} exists and was not made by tclint bench: it would be emptied "
-                                     "before the cold run; give --cache-dir a new or empty folder")
+            raise BenchCacheDirError(
+                f"{folder} exists and was not made by tclint bench: it would be emptied "
+                "before the cold run; give --cache-dir a new or empty folder"
+            )
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, CACHE_TAG), "w", encoding="utf-8") as fh:
@@ -99,15 +103,24 @@ def fresh_cache(folder: str, own: bool) -> None:
 # one process
 
 
-def run_worker(args: list[str], env: dict[str, str], timeout: float, cwd: str | None = None) -> tuple[int, str, float]:
+def run_worker(
+    args: list[str], env: dict[str, str], timeout: float, cwd: str | None = None
+) -> tuple[int, str, float]:
     """Run the bench worker; (returncode, stderr tail, wall seconds).  Kills its whole tree at the
     deadline and after it ends."""
     token = secrets.token_hex(12)
     full_env = {**os.environ, **env, TOKEN_VAR: token, "PYTHONUNBUFFERED": "1", "PYTHONBREAKPOINT": "0"}
     full_env.pop("PYTHONSTARTUP", None)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=full_env, cwd=cwd, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=full_env,
+        cwd=cwd,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=timeout)
         code = proc.returncode
@@ -148,20 +161,38 @@ def mode_support(name: str, listed: dict[str, Any], backend: str) -> str | None:
     return None
 
 
-def _spec(target: Target | None, program: dict[str, Any] | None, options: BenchOptions, mode: str,
-          side: str = "compiled") -> dict[str, Any]:
-    compile_options: dict[str, Any] = {"mode": None if mode == "default" else mode, "fullgraph": options.fullgraph}
+def _spec(
+    target: Target | None,
+    program: dict[str, Any] | None,
+    options: BenchOptions,
+    mode: str,
+    side: str = "compiled",
+) -> dict[str, Any]:
+    compile_options: dict[str, Any] = {
+        "mode": None if mode == "default" else mode,
+        "fullgraph": options.fullgraph,
+    }
     spec: dict[str, Any] = {
-        "backend": options.backend, "compile_options": compile_options, "iterations": options.iterations,
-        "seconds": options.seconds, "warmup_calls": options.warmup_calls, "train_steps": options.train_steps,
-        "device": options.device, "dynamo_config": dict(options.dynamo), "side": side,
+        "backend": options.backend,
+        "compile_options": compile_options,
+        "iterations": options.iterations,
+        "seconds": options.seconds,
+        "warmup_calls": options.warmup_calls,
+        "train_steps": options.train_steps,
+        "device": options.device,
+        "dynamo_config": dict(options.dynamo),
+        "side": side,
         "cwd": os.path.abspath(options.cwd) if options.cwd else None,
     }
     if target is not None:
         spec["kind"] = "function"
-        spec["function"] = {"file": target.file, "module": target.module, "import_root": target.import_root,
-                            "qualname": target.qualname,
-                            "inputs_files": candidate_files(target.file, options.inputs)}
+        spec["function"] = {
+            "file": target.file,
+            "module": target.module,
+            "import_root": target.import_root,
+            "qualname": target.qualname,
+            "inputs_files": candidate_files(target.file, options.inputs),
+        }
     else:
         spec["kind"] = "program"
         spec["program"] = program
@@ -176,11 +207,20 @@ def run_once(spec: dict[str, Any], options: BenchOptions, cache_dir: str) -> dic
         spec_path, out_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "result.json")
         with open(spec_path, "w", encoding="utf-8") as fh:
             json.dump(spec, fh)
-        env = {**options.env, "TORCHINDUCTOR_CACHE_DIR": cache_dir, "TRITON_CACHE_DIR": os.path.join(cache_dir, "triton"),
-               "TORCHINDUCTOR_FX_GRAPH_CACHE": "1", "TORCHINDUCTOR_AUTOGRAD_CACHE": "1"}
+        env = {
+            **options.env,
+            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
+            "TRITON_CACHE_DIR": os.path.join(cache_dir, "triton"),
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "1",
+        }
         spawn_wall = time.time()
-        code, err, wall = run_worker([options.python or sys.executable, WORKER, spec_path, out_path], env,
-                                     options.timeout, cwd=spec.get("cwd"))
+        code, err, wall = run_worker(
+            [options.python or sys.executable, WORKER, spec_path, out_path],
+            env,
+            options.timeout,
+            cwd=spec.get("cwd"),
+        )
         if not os.path.isfile(out_path):
             why = "timed out" if code == -signal.SIGKILL else f"exit status {code}"
             raise BenchError(f"the bench process ended without a result ({why}): {err.strip()[-1500:]}")
@@ -199,7 +239,15 @@ def run_once(spec: dict[str, Any], options: BenchOptions, cache_dir: str) -> dic
 def percentiles(values: list[float]) -> dict[str, Any]:
     """Nearest-rank p50/p95/p99 (each a latency that was really measured), mean, min, max."""
     if not values:
-        return {"n": 0, "p50_s": None, "p95_s": None, "p99_s": None, "mean_s": None, "min_s": None, "max_s": None}
+        return {
+            "n": 0,
+            "p50_s": None,
+            "p95_s": None,
+            "p99_s": None,
+            "mean_s": None,
+            "min_s": None,
+            "max_s": None,
+        }
     s = sorted(values)
 
     def q(p: float) -> float:
@@ -207,8 +255,15 @@ def percentiles(values: list[float]) -> dict[str, Any]:
 
         return s[max(0, min(len(s) - 1, math.ceil(p / 100.0 * len(s)) - 1))]
 
-    return {"n": len(s), "p50_s": q(50), "p95_s": q(95), "p99_s": q(99), "mean_s": sum(s) / len(s),
-            "min_s": s[0], "max_s": s[-1]}
+    return {
+        "n": len(s),
+        "p50_s": q(50),
+        "p95_s": q(95),
+        "p99_s": q(99),
+        "mean_s": sum(s) / len(s),
+        "min_s": s[0],
+        "max_s": s[-1],
+    }
 
 
 def _trigger(rec: dict[str, Any]) -> dict[str, Any]:
@@ -221,16 +276,27 @@ def _trigger(rec: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # the explanation is a courtesy: Dynamo's own words are kept regardless
         explained = None
     guard = recompile.get("guard") or recompile.get("text")
-    return {"kind": (explained or {}).get("kind", "other"), "text": (explained or {}).get("text") or guard, "guard": guard}
+    return {
+        "kind": (explained or {}).get("kind", "other"),
+        "text": (explained or {}).get("text") or guard,
+        "guard": guard,
+    }
 
 
 def _compile_entry(rec: dict[str, Any]) -> dict[str, Any]:
     return {
-        "compile_id": rec.get("compile_id"), "phase": rec.get("phase"), "call": rec.get("call"),
-        "bucket": rec.get("bucket"), "function": rec.get("co_name"), "file": rec.get("co_filename"),
-        "line": rec.get("co_firstlineno"), "graphs": rec.get("graphs") or 0,
-        "produced_code": bool(rec.get("has_guarded_code")), "seconds": rec.get("entire_frame_compile_time_s"),
-        "failed": rec.get("fail_type"), "trigger": _trigger(rec),
+        "compile_id": rec.get("compile_id"),
+        "phase": rec.get("phase"),
+        "call": rec.get("call"),
+        "bucket": rec.get("bucket"),
+        "function": rec.get("co_name"),
+        "file": rec.get("co_filename"),
+        "line": rec.get("co_firstlineno"),
+        "graphs": rec.get("graphs") or 0,
+        "produced_code": bool(rec.get("has_guarded_code")),
+        "seconds": rec.get("entire_frame_compile_time_s"),
+        "failed": rec.get("fail_type"),
+        "trigger": _trigger(rec),
         "cudagraph_skip_reason": rec.get("cudagraph_skip_reason"),
     }
 
@@ -273,8 +339,9 @@ def _latencies(timeline: list[dict[str, Any]], phase: str) -> list[float]:
     return [t["latency_s"] for t in timeline if t["phase"] == phase]
 
 
-def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog: dict[str, Any] | None,
-              mode: str) -> dict[str, Any]:
+def summarise(
+    result: dict[str, Any], cached: dict[str, Any] | None, eager_prog: dict[str, Any] | None, mode: str
+) -> dict[str, Any]:
     """One mode's section of the report from its worker results."""
     timeline = result.get("timeline") or []
     compiles = [_compile_entry(r) for r in result.get("compiles") or []]
@@ -282,7 +349,9 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
     steady = percentiles(steady_lat)
     meta = result.get("steady_meta") or {}
     steady["seconds"] = meta.get("seconds")
-    steady["throughput_per_s"] = (len(steady_lat) / sum(steady_lat)) if steady_lat and sum(steady_lat) > 0 else None
+    steady["throughput_per_s"] = (
+        (len(steady_lat) / sum(steady_lat)) if steady_lat and sum(steady_lat) > 0 else None
+    )
     steady["p99_over_p50"] = (steady["p99_s"] / steady["p50_s"]) if steady["p50_s"] else None
     steady["peak_rss_bytes"] = meta.get("peak_rss_bytes")
     steady["peak_device_bytes"] = meta.get("peak_device_bytes")
@@ -292,7 +361,9 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
             buckets.setdefault(t["bucket"], []).append(t["latency_s"])
     steady["buckets"] = {b: percentiles(v) for b, v in buckets.items()}
     # every compile after warm-up: recompiles, and first compiles of code the warm-up never reached
-    steady["recompiles"] = sorted((c for c in compiles if c["phase"] == "steady"), key=lambda c: (c["call"] or 0))
+    steady["recompiles"] = sorted(
+        (c for c in compiles if c["phase"] == "steady"), key=lambda c: c["call"] or 0
+    )
     parts: dict[str, list[float]] = {}
     for t in timeline:
         if t["phase"] == "steady":
@@ -308,7 +379,8 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
     speedup = (eager["p50_s"] / steady["p50_s"]) if eager["p50_s"] and steady["p50_s"] else None
     warm_compiles = [c for c in compiles if c["phase"] in ("cold", "warmup")]
     warmup = {
-        "buckets": (result.get("inputs") or {}).get("buckets") or sorted({t["bucket"] for t in timeline if t["phase"] == "warmup"}),
+        "buckets": (result.get("inputs") or {}).get("buckets")
+        or sorted({t["bucket"] for t in timeline if t["phase"] == "warmup"}),
         "calls": sum(1 for t in timeline if t["phase"] == "warmup"),
         "seconds": (result.get("warmup") or {}).get("seconds"),
         "variants": sum(1 for c in warm_compiles if c["produced_code"]),
@@ -316,19 +388,45 @@ def summarise(result: dict[str, Any], cached: dict[str, Any] | None, eager_prog:
         "peak_rss_bytes": (result.get("warmup") or {}).get("peak_rss_bytes"),
     }
     section: dict[str, Any] = {
-        "mode": mode, "status": "ok", "cold": _cold(result), "warmup": warmup, "steady": steady,
-        "eager": {**eager, "speedup": speedup}, "agreement": result.get("agreement"),
-        "training": training, "timer_cross_check": result.get("timer"), "plain_loop_cross_check": result.get("plain_loop"),
-        "harness_overhead_s": result.get("harness_overhead_s"), "call_overhead_s": result.get("call_overhead_s"),
+        "mode": mode,
+        "status": "ok",
+        "cold": _cold(result),
+        "warmup": warmup,
+        "steady": steady,
+        "eager": {**eager, "speedup": speedup},
+        "agreement": result.get("agreement"),
+        "training": training,
+        "timer_cross_check": result.get("timer"),
+        "plain_loop_cross_check": result.get("plain_loop"),
+        "harness_overhead_s": result.get("harness_overhead_s"),
+        "call_overhead_s": result.get("call_overhead_s"),
         "peak_rss_bytes": result.get("peak_rss_bytes"),
         "compiles": compiles,
-        "compile_count": len(compiles), "torch_compilation_metrics": result.get("torch_compilation_metrics"), "variants": sum(1 for c in compiles if c["produced_code"]),
-        "breaks": [{"reason": b.get("reason"), "gb_type": b.get("gb_type"),
-                    "where": (b.get("stack") or [{}])[-1] if b.get("stack") else None} for b in result.get("breaks") or []],
-        "timeline": [{"i": t["i"], "phase": t["phase"], "bucket": t["bucket"], "latency_s": t["latency_s"],
-                      "compiles": t.get("compiles") or []} for t in timeline],
+        "compile_count": len(compiles),
+        "torch_compilation_metrics": result.get("torch_compilation_metrics"),
+        "variants": sum(1 for c in compiles if c["produced_code"]),
+        "breaks": [
+            {
+                "reason": b.get("reason"),
+                "gb_type": b.get("gb_type"),
+                "where": (b.get("stack") or [{}])[-1] if b.get("stack") else None,
+            }
+            for b in result.get("breaks") or []
+        ],
+        "timeline": [
+            {
+                "i": t["i"],
+                "phase": t["phase"],
+                "bucket": t["bucket"],
+                "latency_s": t["latency_s"],
+                "compiles": t.get("compiles") or [],
+            }
+            for t in timeline
+        ],
         "compile_times": result.get("compile_times"),
-        "cuda": bool(result.get("cuda")), "torch": result.get("torch"), "cuda_available": result.get("cuda_available"),
+        "cuda": bool(result.get("cuda")),
+        "torch": result.get("torch"),
+        "cuda_available": result.get("cuda_available"),
         "exit_code": result.get("exit_code"),
     }
     if cached is not None:
@@ -349,8 +447,13 @@ def _program_display(program: dict[str, Any] | None) -> str:
     return program["target"] if rel.startswith("..") else rel
 
 
-def bench(target: Target | None, program: dict[str, Any] | None, options: BenchOptions,
-          progress: Callable[[str], None] | None = None, cache_dir: str | None = None) -> dict[str, Any]:
+def bench(
+    target: Target | None,
+    program: dict[str, Any] | None,
+    options: BenchOptions,
+    progress: Callable[[str], None] | None = None,
+    cache_dir: str | None = None,
+) -> dict[str, Any]:
     """Run every requested mode; the whole report."""
     say = progress or (lambda _m: None)
     if any(m != "default" for m in options.modes):
@@ -375,9 +478,16 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
                 if first.get("status") == "inputs-error":
                     raise BenchInputsError(first.get("error") or "the target's inputs could not be built")
                 if first.get("status") != "ok":
-                    runs.append({"mode": mode, "status": "error", "reason": first.get("error"),  # type: ignore[dict-item]  # JSON values
-                                 "traceback": first.get("traceback"), "torch": first.get("torch"),  # type: ignore[dict-item]
-                                 "cuda_available": first.get("cuda_available")})  # type: ignore[dict-item]
+                    runs.append(
+                        {
+                            "mode": mode,
+                            "status": "error",
+                            "reason": first.get("error"),  # type: ignore[dict-item]  # JSON values
+                            "traceback": first.get("traceback"),  # type: ignore[dict-item]
+                            "torch": first.get("torch"),  # type: ignore[dict-item]
+                            "cuda_available": first.get("cuda_available"),  # type: ignore[dict-item]
+                        }
+                    )
                     continue
                 cached = None
                 if options.cache_run:
@@ -402,16 +512,29 @@ def bench(target: Target | None, program: dict[str, Any] | None, options: BenchO
     for run in runs:  # a run knows its torch when nothing asked (a failed one too)
         if run.get("torch") and listed.get("torch") is None:
             listed["torch"], listed["cuda"] = run.get("torch"), run.get("cuda_available")
-    what = target.display if target is not None else " ".join([_program_display(program), *(program or {}).get("argv", [])])
+    what = (
+        target.display
+        if target is not None
+        else " ".join([_program_display(program), *(program or {}).get("argv", [])])
+    )
     return {
-        "schema_version": SCHEMA_VERSION, "tool": "tclint bench", "target": what,
-        "kind": "function" if target is not None else "program", "backend": options.backend,
-        "torch": listed.get("torch"), "cuda_available": bool(listed.get("cuda")),
-        "python": options.python or sys.executable, "created_unix": time.time(),
-        "protocol": {"iterations": options.iterations, "seconds": options.seconds,
-                     "warmup_calls": options.warmup_calls if target is None else None,
-                     "train_steps": options.train_steps, "cache_run": options.cache_run,
-                     "cache_dir": None if own_cache else root},
+        "schema_version": SCHEMA_VERSION,
+        "tool": "tclint bench",
+        "target": what,
+        "kind": "function" if target is not None else "program",
+        "backend": options.backend,
+        "torch": listed.get("torch"),
+        "cuda_available": bool(listed.get("cuda")),
+        "python": options.python or sys.executable,
+        "created_unix": time.time(),
+        "protocol": {
+            "iterations": options.iterations,
+            "seconds": options.seconds,
+            "warmup_calls": options.warmup_calls if target is None else None,
+            "train_steps": options.train_steps,
+            "cache_run": options.cache_run,
+            "cache_dir": None if own_cache else root,
+        },
         "modes_listed": None if listed.get("not_asked") else sorted((listed.get("modes") or {}).keys()),
         "runs": runs,
     }

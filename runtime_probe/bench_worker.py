@@ -45,8 +45,10 @@ def _load_siblings() -> dict[str, Any]:
     pkg = types.ModuleType("_tclint_probe")
     pkg.__path__ = [HERE]  # type: ignore[attr-defined]
     sys.modules.setdefault("_tclint_probe", pkg)
-    return {name: importlib.import_module(f"_tclint_probe.{name}")
-            for name in ("worker_capture", "worker_inputs", "worker_compare", "worker_exec")}
+    return {
+        name: importlib.import_module(f"_tclint_probe.{name}")
+        for name in ("worker_capture", "worker_inputs", "worker_compare", "worker_exec")
+    }
 
 
 def peak_rss() -> int:
@@ -182,8 +184,13 @@ class Side:
         loss, t_loss = self.clock.time(self.loss_fn, out, *args, **kwargs)
         _, t_bwd = self.clock.time(loss.backward)
         _, t_opt = self.clock.time(self.opt.step)
-        return {"total": t_fwd + t_loss + t_bwd + t_opt, "forward": t_fwd, "loss": t_loss, "backward": t_bwd,
-                "optimizer": t_opt}
+        return {
+            "total": t_fwd + t_loss + t_bwd + t_opt,
+            "forward": t_fwd,
+            "loss": t_loss,
+            "backward": t_bwd,
+            "optimizer": t_opt,
+        }
 
 
 def _fresh_args(cmp: Any, call: Any) -> tuple[tuple, dict]:
@@ -204,12 +211,20 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
     instance = None
     if cls is not None:
         instance = exe._unwrap_compiled(inp.instance_for(cls, make_fn, source or qual))
-    callee = instance if (cls is not None and method is None) else (getattr(instance, method) if cls is not None else target)
+    callee = (
+        instance
+        if (cls is not None and method is None)
+        else (getattr(instance, method) if cls is not None else target)
+    )
     if inputs_fn is not None:
         calls = inp.declared_calls(inputs_fn, instance, source)
         inputs_info = {"source": "declared", "file": source, "function": inputs_fn.__name__}
     else:
-        sig = callee.forward if callee is not None and cls is not None and method is None and hasattr(callee, "forward") else callee
+        sig = (
+            callee.forward
+            if callee is not None and cls is not None and method is None and hasattr(callee, "forward")
+            else callee
+        )
         calls = inp.synthesize(sig, inp.default_device(spec.get("device")), qual)
         inputs_info = {"source": "synthesised", "file": None, "function": None}
     inputs_info["buckets"] = [c.label for c in calls]
@@ -233,15 +248,27 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
         parts = side.step(call, args, kwargs)
         new = rec.tag_new(before, phase, i, call.label) if side is comp else []
         if record:
-            timeline.append({"i": len(timeline), "phase": phase, "bucket": call.label, "latency_s": parts["total"],
-                             "parts": {k: v for k, v in parts.items() if k != "total"}, "compiles": new,
-                             "t_wall": t_wall})
+            timeline.append(
+                {
+                    "i": len(timeline),
+                    "phase": phase,
+                    "bucket": call.label,
+                    "latency_s": parts["total"],
+                    "parts": {k: v for k, v in parts.items() if k != "total"},
+                    "compiles": new,
+                    "t_wall": t_wall,
+                }
+            )
         return parts
 
     # cold: the first compiled call of this process
     first = timed_call("cold", 0, calls[0], comp)
-    result["cold"] = {"first_call_s": first["total"], "first_call_end_wall": time.time(),
-                      "peak_rss_bytes": peak_rss(), "peak_device_bytes": _device_peak(torch, cuda)}
+    result["cold"] = {
+        "first_call_s": first["total"],
+        "first_call_end_wall": time.time(),
+        "peak_rss_bytes": peak_rss(),
+        "peak_device_bytes": _device_peak(torch, cuda),
+    }
     # warm-up: every bucket once (bucket 0 again: a second call of the same input must not compile)
     # plus the agreement check on each bucket, then a few training steps on both sides
     t0 = time.perf_counter()
@@ -249,7 +276,9 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
         timed_call("warmup", i, call, comp)
     agreement = []
     for i, call in enumerate(calls):
-        agreement.append(_agree(torch, cmp, exe, rec, comp, eager, call, i, int(spec.get("train_steps") or 2)))
+        agreement.append(
+            _agree(torch, cmp, exe, rec, comp, eager, call, i, int(spec.get("train_steps") or 2))
+        )
     result["warmup"] = {"seconds": time.perf_counter() - t0, "peak_rss_bytes": peak_rss()}
     result["agreement"] = agreement
     # steady: round-robin over the buckets
@@ -261,20 +290,35 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
         call = calls[n % len(calls)]
         timed_call("steady", n, call, comp)
         n += 1
-    result["steady_meta"] = {"iterations": n, "seconds": time.perf_counter() - t0, "peak_rss_bytes": peak_rss(),
-                             "peak_device_bytes": _device_peak(torch, cuda)}
-    result["plain_loop"] = _plain_loop_rounds(comp, calls, clock, lambda k, call: timed_call("cross-check", k, call, comp, record=False))
+    result["steady_meta"] = {
+        "iterations": n,
+        "seconds": time.perf_counter() - t0,
+        "peak_rss_bytes": peak_rss(),
+        "peak_device_bytes": _device_peak(torch, cuda),
+    }
+    result["plain_loop"] = _plain_loop_rounds(
+        comp, calls, clock, lambda k, call: timed_call("cross-check", k, call, comp, record=False)
+    )
     # the eager baseline: the same protocol on the eager twin, nothing compiled
     eager_lat: list[dict[str, Any]] = []
-    stance = torch.compiler.set_stance("force_eager") if hasattr(torch.compiler, "set_stance") else contextlib.nullcontext()
+    stance = (
+        torch.compiler.set_stance("force_eager")
+        if hasattr(torch.compiler, "set_stance")
+        else contextlib.nullcontext()
+    )
     with stance:
         for call in calls:
             eager.step(call, *_fresh_args(cmp, call))  # its own warm-up (lazy init, allocator)
         for k in range(n):
             call = calls[k % len(calls)]
             parts = eager.step(call, *_fresh_args(cmp, call))
-            eager_lat.append({"bucket": call.label, "latency_s": parts["total"],
-                              "parts": {a: b for a, b in parts.items() if a != "total"}})
+            eager_lat.append(
+                {
+                    "bucket": call.label,
+                    "latency_s": parts["total"],
+                    "parts": {a: b for a, b in parts.items() if a != "total"},
+                }
+            )
     result["eager"] = eager_lat
     result["harness_overhead_s"] = harness_overhead(clock)
     before = rec.known()
@@ -289,8 +333,9 @@ def run_function(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict
     return result
 
 
-def _plain_loop_rounds(comp: Side, calls: list[Any], clock: Clock, harness: Any, rounds: int = 5,
-                       per_round: int = 20) -> dict[str, Any] | None:
+def _plain_loop_rounds(
+    comp: Side, calls: list[Any], clock: Clock, harness: Any, rounds: int = 5, per_round: int = 20
+) -> dict[str, Any] | None:
     """The steady harness against the loop a user would write, interleaved call by call in this process.
 
     ``rounds`` rounds of ``per_round`` pairs: one call through the steady harness (``harness(k,
@@ -320,8 +365,13 @@ def _plain_loop_rounds(comp: Side, calls: list[Any], clock: Clock, harness: Any,
         harness_p50.append(statistics.median(h))
         plain_p50.append(statistics.median(p))
     ratios = [a / b for a, b in zip(harness_p50, plain_p50, strict=True) if b > 0]
-    return {"rounds": rounds, "calls_per_round": per_round, "harness_p50_s": harness_p50, "plain_p50_s": plain_p50,
-            "ratio": statistics.median(ratios) if ratios else None}
+    return {
+        "rounds": rounds,
+        "calls_per_round": per_round,
+        "harness_p50_s": harness_p50,
+        "plain_p50_s": plain_p50,
+        "ratio": statistics.median(ratios) if ratios else None,
+    }
 
 
 def _tensors(args: Any, kwargs: Any) -> list[Any]:
@@ -334,8 +384,9 @@ def _device_peak(torch: Any, cuda: bool) -> int | None:
     return int(torch.cuda.max_memory_allocated()) if cuda else None
 
 
-def _agree(torch: Any, cmp: Any, exe: Any, rec: Recorder, comp: Side, eager: Side, call: Any, i: int,
-           steps: int) -> dict[str, Any]:
+def _agree(
+    torch: Any, cmp: Any, exe: Any, rec: Recorder, comp: Side, eager: Side, call: Any, i: int, steps: int
+) -> dict[str, Any]:
     """The probe's comparison of one bucket; training buckets: ``steps`` optimizer steps on both sides
     from the same parameters, then gradients and parameters compared (dtype-aware tolerances)."""
     comp.set_mode(call.mode)
@@ -360,15 +411,26 @@ def _agree(torch: Any, cmp: Any, exe: Any, rec: Recorder, comp: Side, eager: Sid
         checks.append(cmp.compare_values(grads[False], grads[True], path=f"gradients after step {k + 1}"))
     params_e = dict(eager.module.named_parameters())
     params_c = dict(comp.module.named_parameters())
-    checks.append(cmp.compare_values({k: v.detach() for k, v in params_e.items()},
-                                     {k: v.detach() for k, v in params_c.items()}, path=f"parameters after {steps} steps"))
+    checks.append(
+        cmp.compare_values(
+            {k: v.detach() for k, v in params_e.items()},
+            {k: v.detach() for k, v in params_c.items()},
+            path=f"parameters after {steps} steps",
+        )
+    )
     rec.tag_new(before, "warmup", i, call.label)
     bad = [c for c in checks if not c.get("ok")]
-    return {"bucket": call.label, "status": "mismatch" if bad else "match", "training_steps": steps,
-            "detail": "; ".join(str(c.get("detail")) for c in bad) or None}
+    return {
+        "bucket": call.label,
+        "status": "mismatch" if bad else "match",
+        "training_steps": steps,
+        "detail": "; ".join(str(c.get("detail")) for c in bad) or None,
+    }
 
 
-def _benchmark_timer(torch: Any, cmp: Any, comp: Side, calls: list[Any], clock: Clock) -> list[dict[str, Any]]:
+def _benchmark_timer(
+    torch: Any, cmp: Any, comp: Side, calls: list[Any], clock: Clock
+) -> list[dict[str, Any]]:
     """``torch.utils.benchmark.Timer`` per inference bucket (the field's timer; it synchronises CUDA
     itself), run after every other measurement because it changes what it measures: it always calls
     ``torch.set_num_threads`` -- its default of one thread is torch global state that Dynamo guards
@@ -383,8 +445,11 @@ def _benchmark_timer(torch: Any, cmp: Any, comp: Side, calls: list[Any], clock: 
         comp.set_mode(call.mode)
         args, kwargs = _fresh_args(cmp, call)
         try:
-            m = Timer(stmt="fn(*args, **kwargs)", globals={"fn": comp.fn, "args": args, "kwargs": kwargs},
-                      num_threads=torch.get_num_threads()).timeit(20)
+            m = Timer(
+                stmt="fn(*args, **kwargs)",
+                globals={"fn": comp.fn, "args": args, "kwargs": kwargs},
+                num_threads=torch.get_num_threads(),
+            ).timeit(20)
             out.append({"bucket": call.label, "median_s": m.median, "number": 20})
         except Exception as exc:  # the timer is a cross-check; its failure is reported, not fatal
             out.append({"bucket": call.label, "error": f"{type(exc).__name__}: {exc}"})
@@ -402,7 +467,9 @@ class ProgramTimer:
     ``torch.compile(model)`` alike); ``mode`` / ``backend`` overrides apply to every call of it.  Calls
     of compiled code from inside compiled code are part of the outer call."""
 
-    def __init__(self, torch: Any, rec: Recorder, clock: Clock, warmup_calls: int, overrides: dict[str, Any]) -> None:
+    def __init__(
+        self, torch: Any, rec: Recorder, clock: Clock, warmup_calls: int, overrides: dict[str, Any]
+    ) -> None:
         self.torch = torch
         self.rec = rec
         self.clock = clock
@@ -433,8 +500,17 @@ class ProgramTimer:
                 t_wall = time.time()
                 out, dt = timer.clock.time(fn, *args, **kwargs)
                 new = timer.rec.tag_new(before, phase, index, name)
-                timer.timeline.append({"i": index, "phase": phase, "bucket": name, "latency_s": dt, "parts": {},
-                                       "compiles": new, "t_wall": t_wall})
+                timer.timeline.append(
+                    {
+                        "i": index,
+                        "phase": phase,
+                        "bucket": name,
+                        "latency_s": dt,
+                        "parts": {},
+                        "compiles": new,
+                        "t_wall": t_wall,
+                    }
+                )
                 if index == 0:
                     timer.cold_end_wall = time.time()
                 timer.peaks[phase] = peak_rss()
@@ -500,8 +576,11 @@ def run_program(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict[
         sys.path.insert(0, os.path.dirname(script))
         runner = lambda: runpy.run_path(script, run_name="__main__")  # noqa: E731
     exit_code = 0
-    stance = (torch.compiler.set_stance("force_eager") if spec.get("side") == "eager" and hasattr(torch.compiler, "set_stance")
-              else contextlib.nullcontext())
+    stance = (
+        torch.compiler.set_stance("force_eager")
+        if spec.get("side") == "eager" and hasattr(torch.compiler, "set_stance")
+        else contextlib.nullcontext()
+    )
     try:
         with stance:
             runner()
@@ -510,14 +589,22 @@ def run_program(spec: dict[str, Any], mods: dict[str, Any], torch: Any) -> dict[
     used_cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
     result: dict[str, Any] = {"exit_code": exit_code, "timeline": timer.timeline, "cuda": used_cuda}
     steady_n = sum(1 for t in timer.timeline if t["phase"] == "steady")
-    result["cold"] = {"first_call_s": timer.timeline[0]["latency_s"] if timer.timeline else None,
-                      "first_call_end_wall": timer.cold_end_wall, "peak_rss_bytes": timer.peaks.get("cold"),
-                      "peak_device_bytes": _device_peak(torch, used_cuda)}
-    result["warmup"] = {"seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "warmup"),
-                        "peak_rss_bytes": timer.peaks.get("warmup")}
-    result["steady_meta"] = {"iterations": steady_n,
-                             "seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "steady"),
-                             "peak_rss_bytes": timer.peaks.get("steady"), "peak_device_bytes": _device_peak(torch, used_cuda)}
+    result["cold"] = {
+        "first_call_s": timer.timeline[0]["latency_s"] if timer.timeline else None,
+        "first_call_end_wall": timer.cold_end_wall,
+        "peak_rss_bytes": timer.peaks.get("cold"),
+        "peak_device_bytes": _device_peak(torch, used_cuda),
+    }
+    result["warmup"] = {
+        "seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "warmup"),
+        "peak_rss_bytes": timer.peaks.get("warmup"),
+    }
+    result["steady_meta"] = {
+        "iterations": steady_n,
+        "seconds": sum(t["latency_s"] for t in timer.timeline if t["phase"] == "steady"),
+        "peak_rss_bytes": timer.peaks.get("steady"),
+        "peak_device_bytes": _device_peak(torch, used_cuda),
+    }
     result["harness_overhead_s"] = harness_overhead(clock)
     # what the bench adds to each of the program's calls, outside the latency it reports (the
     # program's own clock around a call sees latency + this)
@@ -543,7 +630,10 @@ def list_modes() -> dict[str, Any]:
         listed = torch._inductor.list_mode_options()
         modes = {name: {str(k): v for k, v in (opts or {}).items()} for name, opts in listed.items()}
     except Exception as exc:  # pragma: no cover - private API moved
-        return {"error": f"torch._inductor.list_mode_options() failed: {type(exc).__name__}: {exc}", "modes": {}}
+        return {
+            "error": f"torch._inductor.list_mode_options() failed: {type(exc).__name__}: {exc}",
+            "modes": {},
+        }
     return {"modes": modes, "cuda": bool(torch.cuda.is_available()), "torch": torch.__version__}
 
 

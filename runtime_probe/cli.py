@@ -42,25 +42,46 @@ def build_parser() -> _Parser:
         "recompile (with the guard that failed), graph break (with how often it was hit) and hard error.",
         epilog="Options go before the target; everything after the script or module is passed to it.",
     )
-    p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script (like python -m)")
+    p.add_argument(
+        "-m", dest="module", metavar="MODULE", help="run a library module as a script (like python -m)"
+    )
     p.add_argument("--timeout", type=float, help="seconds before the probe is killed (default 120)")
     p.add_argument("--max-calls", type=int, help="stop after N calls of compiled code")
     p.add_argument("--backend", help="torch.compile backend to route every compile to (default eager)")
     p.add_argument("--python", help="the interpreter to run the code with (default: this one)")
-    p.add_argument("--memory-limit", help="memory cap, e.g. 4G or 512M (default: 3/4 of RAM; 'none' for no cap)")
-    p.add_argument("--map-cuda-to-cpu", action="store_true", default=None,
-                   help="run code that hard-codes 'cuda' on the CPU (breaks/recompiles are those of the CPU run)")
+    p.add_argument(
+        "--memory-limit", help="memory cap, e.g. 4G or 512M (default: 3/4 of RAM; 'none' for no cap)"
+    )
+    p.add_argument(
+        "--map-cuda-to-cpu",
+        action="store_true",
+        default=None,
+        help="run code that hard-codes 'cuda' on the CPU (breaks/recompiles are those of the CPU run)",
+    )
     p.add_argument("--device", help="device for synthesised inputs: auto, cpu or cuda")
-    p.add_argument("--inputs", action="append", default=[], metavar="FILE",
-                   help="a probe-inputs file (function mode; repeatable; before the configured ones)")
+    p.add_argument(
+        "--inputs",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a probe-inputs file (function mode; repeatable; before the configured ones)",
+    )
     p.add_argument("--mode", dest="compile_mode", help="torch.compile mode (function mode)")
-    p.add_argument("--fullgraph", action="store_true", default=None, help="compile with fullgraph=True (function mode)")
-    p.add_argument("--output-format", choices=FORMATS, help="report format (default: the configured one, else concise)")
+    p.add_argument(
+        "--fullgraph", action="store_true", default=None, help="compile with fullgraph=True (function mode)"
+    )
+    p.add_argument(
+        "--output-format", choices=FORMATS, help="report format (default: the configured one, else concise)"
+    )
     p.add_argument("--output-file", help="write the report here instead of stdout")
     p.add_argument("--no-static", action="store_true", help="do not merge the static linter's findings")
-    p.add_argument("--show-output", action="store_true", help="stream the probed code's stdout/stderr to stderr")
+    p.add_argument(
+        "--show-output", action="store_true", help="stream the probed code's stdout/stderr to stderr"
+    )
     p.add_argument("--config", help="use this configuration file")
-    p.add_argument("--init-inputs", action="store_true", help="write a probe-inputs stub for FILE.py::TARGET and exit")
+    p.add_argument(
+        "--init-inputs", action="store_true", help="write a probe-inputs stub for FILE.py::TARGET and exit"
+    )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
     p.add_argument("target", nargs="?", help="SCRIPT.py, or FILE.py::TARGET")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script or module")
@@ -69,8 +90,19 @@ def build_parser() -> _Parser:
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     """Options before the target; everything after ``-m MODULE`` or the script is the program's."""
-    takes_value = {"--timeout", "--max-calls", "--backend", "--python", "--memory-limit", "--device", "--inputs",
-                   "--mode", "--output-format", "--output-file", "--config"}
+    takes_value = {
+        "--timeout",
+        "--max-calls",
+        "--backend",
+        "--python",
+        "--memory-limit",
+        "--device",
+        "--inputs",
+        "--mode",
+        "--output-format",
+        "--output-file",
+        "--config",
+    }
     ours: list[str] = []
     i = 0
     while i < len(argv):
@@ -133,9 +165,15 @@ def _probe_and_report(args: argparse.Namespace, program_args: list[str]) -> int:
         raise _Usage("a FILE.py::TARGET takes no arguments (declare calls in a probe-inputs file)")
     resolver = ConfigResolver(args.config)
     anchor = args.target.partition("::")[0] if args.target else None
-    settings = resolver.for_file(anchor) if anchor and os.path.exists(anchor) else resolver.for_dir(os.getcwd())
+    settings = (
+        resolver.for_file(anchor) if anchor and os.path.exists(anchor) else resolver.for_dir(os.getcwd())
+    )
     options = _options(args, settings)
-    fmt = args.output_format or (settings.output_format if settings.output_format in ("concise", "full", "json", "sarif", "github") else "concise")
+    fmt = args.output_format or (
+        settings.output_format
+        if settings.output_format in ("concise", "full", "json", "sarif", "github")
+        else "concise"
+    )
     progress = _stderr_progress(args) if fmt in ("concise", "full") and sys.stderr.isatty() else None
     on_output = _stream_output if args.show_output else None
     report = _probe(args, program_args, function_mode, options, _chain(progress, on_output), resolver)
@@ -180,7 +218,9 @@ def _init_inputs(args: argparse.Namespace, function_mode: bool) -> int:
     rel = os.path.relpath(path)
     if written:
         # the same command as the stub's docstring (Target.display)
-        print(f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {stub_target.display}`.")
+        print(
+            f"Wrote a probe-inputs stub to {rel}: fill in the TODOs, then run `tclint probe {stub_target.display}`."
+        )
     else:
         print(f"{rel} already declares inputs for this target; nothing written.")
     return 0
@@ -189,9 +229,15 @@ def _init_inputs(args: argparse.Namespace, function_mode: bool) -> int:
 def _options(args: argparse.Namespace, settings: Any) -> ProbeOptions:
     """The configured probe options with the command line's over them."""
     overrides: dict[str, Any] = {
-        "python": args.python, "backend": args.backend, "timeout": args.timeout, "max_calls": args.max_calls,
-        "map_cuda_to_cpu": args.map_cuda_to_cpu, "device": args.device, "compile_mode": args.compile_mode,
-        "fullgraph": args.fullgraph, "stream_output": args.show_output or None,
+        "python": args.python,
+        "backend": args.backend,
+        "timeout": args.timeout,
+        "max_calls": args.max_calls,
+        "map_cuda_to_cpu": args.map_cuda_to_cpu,
+        "device": args.device,
+        "compile_mode": args.compile_mode,
+        "fullgraph": args.fullgraph,
+        "stream_output": args.show_output or None,
     }
     for name in ("timeout", "max_calls"):
         value = overrides[name]
@@ -210,8 +256,14 @@ def _options(args: argparse.Namespace, settings: Any) -> ProbeOptions:
     return options
 
 
-def _probe(args: argparse.Namespace, program_args: list[str], function_mode: bool, options: ProbeOptions,
-           progress: Any, resolver: ConfigResolver) -> Any:
+def _probe(
+    args: argparse.Namespace,
+    program_args: list[str],
+    function_mode: bool,
+    options: ProbeOptions,
+    progress: Any,
+    resolver: ConfigResolver,
+) -> Any:
     """Run the probe; SIGTERM cancels it (the workers are stopped, the report says so)."""
     from tclint.runtime_probe import api
 
@@ -223,10 +275,19 @@ def _probe(args: argparse.Namespace, program_args: list[str], function_mode: boo
         pass
     try:
         if function_mode:
-            return api.probe_function(args.target, options=options, progress=progress, cancel=cancel, resolver=resolver)
+            return api.probe_function(
+                args.target, options=options, progress=progress, cancel=cancel, resolver=resolver
+            )
         target = args.module or args.target
-        return api.probe_program(target, program_args, module=bool(args.module), options=options,
-                                 progress=progress, cancel=cancel, resolver=resolver)
+        return api.probe_program(
+            target,
+            program_args,
+            module=bool(args.module),
+            options=options,
+            progress=progress,
+            cancel=cancel,
+            resolver=resolver,
+        )
     except api.ProbeUsageError as exc:
         raise _Usage(str(exc)) from None
     except KeyboardInterrupt:
@@ -243,7 +304,9 @@ def _with_static(args: argparse.Namespace, report: Any, resolver: ConfigResolver
     """The probe's findings merged with the static ones of the files it ran."""
     from tclint.runtime_probe import api
 
-    files = sorted(set(report.files) | ({os.path.abspath(args.target.partition('::')[0])} if args.target else set()))
+    files = sorted(
+        set(report.files) | ({os.path.abspath(args.target.partition("::")[0])} if args.target else set())
+    )
     try:
         static = api.static_diagnostics([f for f in files if f.endswith((".py", ".ipynb"))], resolver)
     except ConfigError:

@@ -49,18 +49,36 @@ def _rule(code: str) -> Any:
     return rule
 
 
-def _diag(code: str, message: str, path: str, line: int | None, severity: Severity | None = None,
-          gb_ids: tuple[str, ...] = (), url: str | None = None, help: str | None = None,
-          related: tuple[RelatedLocation, ...] = (), extra: dict[str, Any] | None = None,
-          cols: tuple[int | None, int | None] = (None, None)) -> Diagnostic:
+def _diag(
+    code: str,
+    message: str,
+    path: str,
+    line: int | None,
+    severity: Severity | None = None,
+    gb_ids: tuple[str, ...] = (),
+    url: str | None = None,
+    help: str | None = None,
+    related: tuple[RelatedLocation, ...] = (),
+    extra: dict[str, Any] | None = None,
+    cols: tuple[int | None, int | None] = (None, None),
+) -> Diagnostic:
     rule = _rule(code)
     from tclint.rules.engine import rule_doc_url
 
     return Diagnostic(
-        code=code, name=rule.name, message=message, path=display_path(path), span=line_span(path, line, *cols),
-        severity=severity or rule.default_severity, origin=Origin.PROBE, gb_ids=gb_ids,
-        url=url or (gb_url(gb_ids[0]) if gb_ids else rule_doc_url(code)), help=help, related=related,
-        noqa_line=line, extra={"probe": True, **(extra or {})},
+        code=code,
+        name=rule.name,
+        message=message,
+        path=display_path(path),
+        span=line_span(path, line, *cols),
+        severity=severity or rule.default_severity,
+        origin=Origin.PROBE,
+        gb_ids=gb_ids,
+        url=url or (gb_url(gb_ids[0]) if gb_ids else rule_doc_url(code)),
+        help=help,
+        related=related,
+        noqa_line=line,
+        extra={"probe": True, **(extra or {})},
     )
 
 
@@ -69,7 +87,11 @@ def _plural(n: int, word: str) -> str:
 
 
 def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
-    kind = f"{b['gb_id']} ({b['gb_type']})" if b.get("gb_id") else f"({b.get('gb_type') or b.get('reason') or 'no GB id'})"
+    kind = (
+        f"{b['gb_id']} ({b['gb_type']})"
+        if b.get("gb_id")
+        else f"({b.get('gb_type') or b.get('reason') or 'no GB id'})"
+    )
     if b["hits"] is not None:
         heat = f"hit {_plural(b['hits'], 'time')}"
     else:
@@ -83,14 +105,31 @@ def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
     if b["in_library"]:
         parts.append("reported inside library code (no frame in your files)")
     related = tuple(
-        RelatedLocation(display_path(f["file"]), line_span(f["file"], f["line"]), f"called from `{f['function']}`")
-        for f in reversed(b["user_stack"][:-1]) if f.get("file") and os.path.isfile(f["file"])
+        RelatedLocation(
+            display_path(f["file"]), line_span(f["file"], f["line"]), f"called from `{f['function']}`"
+        )
+        for f in reversed(b["user_stack"][:-1])
+        if f.get("file") and os.path.isfile(f["file"])
     )
     gb = (b["gb_id"],) if b.get("gb_id") else ()
-    return _diag("TC901", "; ".join(parts), b["file"], b["line"], severity, gb, b.get("url") and (gb_url(gb[0]) if gb else b["url"]),
-                 help=(b["hints"] or [None])[0], related=related,
-                 extra={"hits": b["hits"], "gb_type": b.get("gb_type"), "frame_dropped": b["frame_dropped"],
-                        "compile_ids": b["compile_ids"], "explanation": b.get("explanation")})
+    return _diag(
+        "TC901",
+        "; ".join(parts),
+        b["file"],
+        b["line"],
+        severity,
+        gb,
+        b.get("url") and (gb_url(gb[0]) if gb else b["url"]),
+        help=(b["hints"] or [None])[0],
+        related=related,
+        extra={
+            "hits": b["hits"],
+            "gb_type": b.get("gb_type"),
+            "frame_dropped": b["frame_dropped"],
+            "compile_ids": b["compile_ids"],
+            "explanation": b.get("explanation"),
+        },
+    )
 
 
 def _ordinary(items: list[dict[str, Any]]) -> bool:
@@ -120,7 +159,14 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
         at = c.get("guard_location") or {"file": c["frame"]["file"], "line": c["frame"]["line"]}
         if not at.get("file"):
             continue
-        key = (c["frame"]["file"], c["frame"]["function"], at["file"], at["line"], at.get("col"), at.get("end_col"))
+        key = (
+            c["frame"]["file"],
+            c["frame"]["function"],
+            at["file"],
+            at["line"],
+            at.get("col"),
+            at.get("end_col"),
+        )
         groups.setdefault(key, []).append(c)
     out = []
     for (frame_file, fn, path, line, col, end_col), items in groups.items():
@@ -141,38 +187,81 @@ def recompile_diagnostics(report: Any) -> list[Diagnostic]:
             msg += f" ({how})"
         secondary = [by_id[s] for c in items for s in c.get("secondary", []) if s in by_id]
         if secondary:
-            msg += (f"; {_plural(len(secondary), 'continuation')} after graph breaks recompiled with it "
-                    f"(same call: {_plural(len(secondary), 'recompile')} folded in)")
+            msg += (
+                f"; {_plural(len(secondary), 'continuation')} after graph breaks recompiled with it "
+                f"(same call: {_plural(len(secondary), 'recompile')} folded in)"
+            )
         related: list[RelatedLocation] = []
         for c in items:
             at = (c.get("cause") or {}).get("switched_at")
-            if at and os.path.isfile(at["file"]) and not any(r.span.start.line == at["line"] for r in related):
-                what = {"train-eval": "the mode is switched here", "grad-mode": "grad mode is switched here",
-                        "autocast": "autocast is switched here"}.get(c["cause"]["kind"], "the change is made here")
-                related.append(RelatedLocation(display_path(at["file"]), line_span(at["file"], at["line"]), what))
-        hint = next(((c.get("guard") or {}).get("hint") for c in items if (c.get("guard") or {}).get("hint")), None)
+            if (
+                at
+                and os.path.isfile(at["file"])
+                and not any(r.span.start.line == at["line"] for r in related)
+            ):
+                what = {
+                    "train-eval": "the mode is switched here",
+                    "grad-mode": "grad mode is switched here",
+                    "autocast": "autocast is switched here",
+                }.get(c["cause"]["kind"], "the change is made here")
+                related.append(
+                    RelatedLocation(display_path(at["file"]), line_span(at["file"], at["line"]), what)
+                )
+        hint = next(
+            ((c.get("guard") or {}).get("hint") for c in items if (c.get("guard") or {}).get("hint")), None
+        )
         params = [c["guard_parameter"] for c in items if c.get("guard_parameter")]
         severity = Severity.INFO if _ordinary(items) else None
-        out.append(_diag("TC902", msg, path, line, severity=severity, help=hint, cols=(col, end_col),
-                         related=tuple(related),
-                         extra={"compile_ids": [c["compile_id"] for c in items], "guards": raw, "causes": causes,
-                                "secondary_guards": list(dict.fromkeys(g for c in secondary
-                                                                       if (g := (c.get("guard") or {}).get("guard")))),
-                                "secondary_recompiles": len(secondary), "parameters": params[:1],
-                                "function": qual, "frame_file": frame_file,
-                                "ordinary": severity is Severity.INFO}))
+        out.append(
+            _diag(
+                "TC902",
+                msg,
+                path,
+                line,
+                severity=severity,
+                help=hint,
+                cols=(col, end_col),
+                related=tuple(related),
+                extra={
+                    "compile_ids": [c["compile_id"] for c in items],
+                    "guards": raw,
+                    "causes": causes,
+                    "secondary_guards": list(
+                        dict.fromkeys(g for c in secondary if (g := (c.get("guard") or {}).get("guard")))
+                    ),
+                    "secondary_recompiles": len(secondary),
+                    "parameters": params[:1],
+                    "function": qual,
+                    "frame_file": frame_file,
+                    "ordinary": severity is Severity.INFO,
+                },
+            )
+        )
     return out
 
 
 def to_diagnostics(report: Any) -> list[Diagnostic]:
-    out: list[Diagnostic] = [break_diagnostic(b) for b in report.graph_breaks if b.get("file") and b["file"] != "?"]
+    out: list[Diagnostic] = [
+        break_diagnostic(b) for b in report.graph_breaks if b.get("file") and b["file"] != "?"
+    ]
     out.extend(recompile_diagnostics(report))
     for hit in report.recompile_limit_hits:
         if hit.get("file"):
-            out.append(_diag("TC903", hit["message"], hit["file"], hit["line"], gb_ids=("GB0039",),
-                             help="find the guard that keeps failing (TC902) and bound the variants",
-                             extra={"function": hit.get("qualname") or hit.get("function"), "frame_file": hit["file"],
-                                    "guards": hit.get("guards") or []}))
+            out.append(
+                _diag(
+                    "TC903",
+                    hit["message"],
+                    hit["file"],
+                    hit["line"],
+                    gb_ids=("GB0039",),
+                    help="find the guard that keeps failing (TC902) and bound the variants",
+                    extra={
+                        "function": hit.get("qualname") or hit.get("function"),
+                        "frame_file": hit["file"],
+                        "guards": hit.get("guards") or [],
+                    },
+                )
+            )
     target = report.target_location or {}
     for err in report.errors:
         if err["source"] == "run" and err["kind"] in ("exception", "memory"):
@@ -187,20 +276,42 @@ def to_diagnostics(report: Any) -> list[Diagnostic]:
         elif err["kind"] == "compiled-only-exception":
             msg = f"only the compiled call raised: {msg}"
         gb = (err["gb_id"],) if err.get("gb_id") else ()
-        out.append(_diag(code, msg, path, err.get("line") or target.get("line"), gb_ids=gb,
-                         extra={"kind": err["kind"], "source": err["source"]}))
+        out.append(
+            _diag(
+                code,
+                msg,
+                path,
+                err.get("line") or target.get("line"),
+                gb_ids=gb,
+                extra={"kind": err["kind"], "source": err["source"]},
+            )
+        )
     for entry in report.correctness:
         if entry.get("status") in ("mismatch", "eager-raised") and target.get("file"):
             label = entry.get("label") or f"#{entry.get('index')}"
-            out.append(_diag("TC905", f"eager and compiled results differ for call {label}: {entry.get('detail')}",
-                             target["file"], target.get("line"), extra={"call": entry.get("index")}))
+            out.append(
+                _diag(
+                    "TC905",
+                    f"eager and compiled results differ for call {label}: {entry.get('detail')}",
+                    target["file"],
+                    target.get("line"),
+                    extra={"call": entry.get("index")},
+                )
+            )
     if report.status in RUN_FAILURES:
         where = report.run.get("fault_location") or _exception_frame(report) or target
         path = where.get("file") if where else None
         if path and os.path.isfile(path):
-            out.append(_diag("TC906", report.message, path, where.get("line"),
-                             severity=Severity.ERROR if report.status in ("crashed", "memory", "timeout") else None,
-                             extra={"status": report.status}))
+            out.append(
+                _diag(
+                    "TC906",
+                    report.message,
+                    path,
+                    where.get("line"),
+                    severity=Severity.ERROR if report.status in ("crashed", "memory", "timeout") else None,
+                    extra={"status": report.status},
+                )
+            )
     out.sort(key=lambda d: d.sort_key())
     return out
 

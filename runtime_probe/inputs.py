@@ -134,8 +134,16 @@ def stub_text(target: Target, include_header: bool) -> str:
     if make is not None:
         init = class_init_params(target)
         cls = target.qualname.split(".")[0]
-        args = ", ".join(f"{n}={_value_for(n, a).split('  #')[0]}" for n, a, has_default in init if not has_default)
-        lines += ["", f"def {make}():", f'    """The `{cls}` instance to probe."""', f"    return {cls}({args})", ""]
+        args = ", ".join(
+            f"{n}={_value_for(n, a).split('  #')[0]}" for n, a, has_default in init if not has_default
+        )
+        lines += [
+            "",
+            f"def {make}():",
+            f'    """The `{cls}` instance to probe."""',
+            f"    return {cls}({args})",
+            "",
+        ]
     params = [p for p in target.params]
     call_args = []
     for name, annotation, has_default in params:
@@ -143,7 +151,11 @@ def stub_text(target: Target, include_header: bool) -> str:
             continue
         call_args.append((name, _value_for(name, annotation)))
     takes = "model" if make is not None else ""
-    lines += ["", f"def {inputs_fn}({takes}):", '    """One item per call; vary what changes in production."""']
+    lines += [
+        "",
+        f"def {inputs_fn}({takes}):",
+        '    """One item per call; vary what changes in production."""',
+    ]
     if call_args:
         lines.append("    for batch in (2, 4):")
         lines.append("        yield {")
@@ -173,7 +185,7 @@ def write_stub(target: Target, path: str | None = None) -> tuple[str, bool]:
         return path, False
     text = stub_text(target, include_header=not exists)
     if exists and make in names:
-        text = text.replace(text[text.index(f"def {make}()"):text.index(f"def {inputs_fn}(")], "")
+        text = text.replace(text[text.index(f"def {make}()") : text.index(f"def {inputs_fn}(")], "")
     if exists:
         needed = _imports_needed(target, path)
         if needed:
@@ -196,6 +208,8 @@ def missing_inputs_help(target: Target, searched: list[str], reason: str) -> str
     return (
         f"{reason}.\n"
         f"Declare the calls in {what} in {rel} (looked in: {looked}); for example:\n\n"
-        + "\n".join("    " + line for line in stub_text(target, include_header=False).strip("\n").splitlines())
+        + "\n".join(
+            "    " + line for line in stub_text(target, include_header=False).strip("\n").splitlines()
+        )
         + f"\n\nRun `tclint probe --init-inputs {target.display}` to write this stub."
     )

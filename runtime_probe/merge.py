@@ -90,7 +90,7 @@ def _same_function(sd: Diagnostic, pd: Diagnostic) -> bool:
     if target:
         path, _, qual = str(target).partition("::")
         return qual == fn and (not frame_file or _real(path) == _real(frame_file))
-    return sd.extra.get("func") == fn and bool(frame_file) and _real(sd.path) == _real(frame_file)
+    return sd.extra.get("func") == fn and bool(frame_file) and _real(sd.path) == _real(str(frame_file))
 
 
 # static findings that predict recompiles without bound (so the recompile limit): a TC208 does when
@@ -100,7 +100,9 @@ UNBOUNDED = ("TC201", "TC205", "TC209")
 
 def _predicts_limit(sd: Diagnostic, pd: Diagnostic) -> bool:
     """A static finding predicts this TC903: it says the same function recompiles without bound."""
-    unbounded = sd.code in UNBOUNDED or (sd.code == "TC208" and "variants" in sd.extra and sd.extra["variants"] is None)
+    unbounded = sd.code in UNBOUNDED or (
+        sd.code == "TC208" and "variants" in sd.extra and sd.extra["variants"] is None
+    )
     return unbounded and _same_function(sd, pd)
 
 
@@ -178,7 +180,9 @@ def merge(static: list[Diagnostic], report: Any) -> list[Diagnostic]:
     return out
 
 
-def _confirm_library_sites(static: list[Diagnostic], probe: list[Diagnostic], confirmed_probe: set[int]) -> list[Diagnostic]:
+def _confirm_library_sites(
+    static: list[Diagnostic], probe: list[Diagnostic], confirmed_probe: set[int]
+) -> list[Diagnostic]:
     """TC312 summaries with the library sites the probe saw break marked confirmed (hit counts added)."""
     from tclint.rules.model import RelatedLocation
 
@@ -195,8 +199,11 @@ def _confirm_library_sites(static: list[Diagnostic], probe: list[Diagnostic], co
                 continue
             path, line = _real(pd.path), pd.span.start.line
             for site in marked:
-                if (_real(site["path"]) == path and site["line"] <= line <= (site.get("end_line") or site["line"])
-                        and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids)):
+                if (
+                    _real(site["path"]) == path
+                    and site["line"] <= line <= (site.get("end_line") or site["line"])
+                    and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids)
+                ):
                     confirmed_probe.add(i)
                     if not site.get("confirmed"):
                         site["confirmed"] = True
@@ -204,10 +211,20 @@ def _confirm_library_sites(static: list[Diagnostic], probe: list[Diagnostic], co
                         for r, rel in enumerate(related):
                             if _real(rel.path) == path and rel.span.start.line == site["line"]:
                                 hits = f", hit {site['hits']} times" if site.get("hits") is not None else ""
-                                related[r] = RelatedLocation(rel.path, rel.span, f"{rel.message} (confirmed by the probe{hits})")
+                                related[r] = RelatedLocation(
+                                    rel.path, rel.span, f"{rel.message} (confirmed by the probe{hits})"
+                                )
         count = sum(1 for site in marked if site.get("confirmed"))
         if count:
-            sd = sd.with_(related=tuple(related), extra={**sd.extra, "library_sites": marked, "confirmed": True,
-                                                         "confirmed_by": "TC901", "confirmed_sites": count})
+            sd = sd.with_(
+                related=tuple(related),
+                extra={
+                    **sd.extra,
+                    "library_sites": marked,
+                    "confirmed": True,
+                    "confirmed_by": "TC901",
+                    "confirmed_sites": count,
+                },
+            )
         out.append(sd)
     return out

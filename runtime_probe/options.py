@@ -11,8 +11,22 @@ from typing import Any
 
 from tclint.rules.config import ConfigError, ConfigResolver, Settings
 
-_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
-          "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4, "tib": 1024**4}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1024**4,
+    "tib": 1024**4,
+}
 
 
 def parse_memory(value: Any, key: str = "memory-limit") -> int | None:
@@ -20,7 +34,7 @@ def parse_memory(value: Any, key: str = "memory-limit") -> int | None:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ConfigError(f"`{key}` must be a size such as \"4G\" or a number of MiB, got {value!r}", key=key)
+        raise ConfigError(f'`{key}` must be a size such as "4G" or a number of MiB, got {value!r}', key=key)
     if isinstance(value, (int, float)):
         if value <= 0:
             raise ConfigError(f"`{key}` must be positive, got {value!r}", key=key)
@@ -30,7 +44,9 @@ def parse_memory(value: Any, key: str = "memory-limit") -> int | None:
         return None
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-z]*)", text)
     if not match or match.group(2) not in _UNITS:
-        raise ConfigError(f"`{key}` must be a size such as \"4G\", \"512M\" or a number of MiB, got {value!r}", key=key)
+        raise ConfigError(
+            f'`{key}` must be a size such as "4G", "512M" or a number of MiB, got {value!r}', key=key
+        )
     number = float(match.group(1))
     unit = match.group(2)
     return int(number * (_UNITS[unit] if unit else 1024**2))
@@ -81,7 +97,9 @@ class ProbeOptions:
                 setattr(opts, name, probe[key])
         if "python" in probe:
             python = probe["python"]
-            opts.python = python if os.path.isabs(python) or os.sep not in python else os.path.join(root, python)
+            opts.python = (
+                python if os.path.isabs(python) or os.sep not in python else os.path.join(root, python)
+            )
         if "timeout" in probe:
             opts.timeout = float(_positive(probe, "timeout", settings))
         if "memory-limit" in probe:
@@ -104,8 +122,13 @@ class ProbeOptions:
 
 
 # [tool.tclint.probe] keys taken as they are written: key -> ProbeOptions field
-_AS_GIVEN = {"backend": "backend", "map-cuda-to-cpu": "map_cuda_to_cpu", "mode": "compile_mode",
-             "fullgraph": "fullgraph", "dynamic": "dynamic"}
+_AS_GIVEN = {
+    "backend": "backend",
+    "map-cuda-to-cpu": "map_cuda_to_cpu",
+    "mode": "compile_mode",
+    "fullgraph": "fullgraph",
+    "dynamic": "dynamic",
+}
 
 
 def _positive(probe: dict[str, Any], key: str, settings: Settings) -> Any:
@@ -126,7 +149,9 @@ def _device(device: str, settings: Settings) -> str:
     return device
 
 
-def options_for(path: str | None = None, resolver: ConfigResolver | None = None, **overrides: Any) -> ProbeOptions:
+def options_for(
+    path: str | None = None, resolver: ConfigResolver | None = None, **overrides: Any
+) -> ProbeOptions:
     """Options from the configuration that governs ``path`` (or the current folder)."""
     resolver = resolver or ConfigResolver()
     settings = resolver.for_file(path) if path else resolver.for_dir(os.getcwd())

@@ -56,7 +56,11 @@ DEFAULT_BACKEND = "eager"
 def _common(options: Any) -> dict[str, Any]:
     return {
         "backend": options.backend or DEFAULT_BACKEND,
-        "compile_options": {"mode": options.compile_mode, "fullgraph": options.fullgraph, "dynamic": options.dynamic},
+        "compile_options": {
+            "mode": options.compile_mode,
+            "fullgraph": options.fullgraph,
+            "dynamic": options.dynamic,
+        },
         "dynamo_config": dict(options.dynamo or {}),
         "timeout": float(options.timeout or DEFAULT_TIMEOUT),
         "memory_limit": options.memory_limit,
@@ -68,26 +72,43 @@ def _common(options: Any) -> dict[str, Any]:
     }
 
 
-def program_spec(kind: str, target: str, argv: list[str], options: Any, cwd: str | None = None) -> dict[str, Any]:
+def program_spec(
+    kind: str, target: str, argv: list[str], options: Any, cwd: str | None = None
+) -> dict[str, Any]:
     """A program-mode request: ``kind`` is "script" (a path) or "module" (``-m`` name)."""
     if kind not in ("script", "module"):
         raise ValueError(f"unknown program kind {kind!r}")
     spec = _common(options)
     spec.update(
         mode="program",
-        program={"kind": kind, "target": os.path.abspath(target) if kind == "script" else target, "argv": list(argv)},
+        program={
+            "kind": kind,
+            "target": os.path.abspath(target) if kind == "script" else target,
+            "argv": list(argv),
+        },
         cwd=os.path.abspath(cwd or options.cwd or os.getcwd()),
     )
     return spec
 
 
-def function_spec(file: str, qualname: str, module: str | None, import_root: str | None,
-                  inputs_files: list[str], options: Any) -> dict[str, Any]:
+def function_spec(
+    file: str,
+    qualname: str,
+    module: str | None,
+    import_root: str | None,
+    inputs_files: list[str],
+    options: Any,
+) -> dict[str, Any]:
     spec = _common(options)
     spec.update(
         mode="function",
-        function={"file": os.path.abspath(file), "module": module, "import_root": import_root,
-                  "qualname": qualname, "inputs_files": [os.path.abspath(p) for p in inputs_files]},
+        function={
+            "file": os.path.abspath(file),
+            "module": module,
+            "import_root": import_root,
+            "qualname": qualname,
+            "inputs_files": [os.path.abspath(p) for p in inputs_files],
+        },
         cwd=os.path.abspath(options.cwd) if options.cwd else None,
     )
     return spec

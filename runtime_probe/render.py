@@ -39,7 +39,9 @@ def summary_line(report: Any) -> str:
     compiles = sum(1 for c in report.compiles if c["kind"] != "limit-refused")
     hits = sum(b["hits"] or 0 for b in report.graph_breaks)
     parts = [f"Probe {report.status}: {report.message}"]
-    others = [e for e in report.errors if e.get("source") != "run"]  # the run's own exception is in the message
+    others = [
+        e for e in report.errors if e.get("source") != "run"
+    ]  # the run's own exception is in the message
     if others:
         word = "device error" if {e.get("kind") for e in others} == {"device"} else "hard error"
         parts.append(_n(len(others), word) + " (see Errors)")
@@ -49,7 +51,9 @@ def summary_line(report: Any) -> str:
         elif not compiles:
             parts.append("nothing was compiled" + ("" if report.completed else " before the run stopped"))
         else:
-            parts.append(f"{_n(report.graphs, 'graph')} from {_n(compiles, 'frame compile')} ({_n(recompiles, 'recompile')})")
+            parts.append(
+                f"{_n(report.graphs, 'graph')} from {_n(compiles, 'frame compile')} ({_n(recompiles, 'recompile')})"
+            )
         seen = "" if report.completed else " seen before the run stopped"
         parts.append(f"{_n(len(report.graph_breaks), 'graph-break site')}{seen} ({_n(hits, 'hit')})")
     if report.recompile_limit_hits:
@@ -60,7 +64,9 @@ def summary_line(report: Any) -> str:
     if compared:
         parts.append(f"{len(compared) - len(bad)}/{len(compared)} compared calls match eager")
     if rejected:
-        parts.append(f"{rejected}/{len(report.correctness)} calls rejected by eager code (synthesised inputs)")
+        parts.append(
+            f"{rejected}/{len(report.correctness)} calls rejected by eager code (synthesised inputs)"
+        )
     return "; ".join(parts) + ".\n"
 
 
@@ -105,7 +111,10 @@ def _run_section(report: Any) -> list[str]:
     if run.get("wall_s") is not None:
         calls = run.get("compiled_calls")
         extra = f", {calls:,} calls of compiled code" if isinstance(calls, int) else ""
-        s.append(f"  ran {run['wall_s']:.2f} s{extra}" + (" (cold worker)" if run.get("cold_start") else " (warm worker)"))
+        s.append(
+            f"  ran {run['wall_s']:.2f} s{extra}"
+            + (" (cold worker)" if run.get("cold_start") else " (warm worker)")
+        )
     if run.get("orphans_killed"):
         s.append(f"  note: the code left {run['orphans_killed']} process(es) running; they were killed")
     if report.headline():
@@ -115,7 +124,10 @@ def _run_section(report: Any) -> list[str]:
 
 
 def _environment_section(env: dict[str, Any]) -> list[str]:
-    s = ["Environment", f"  torch {env.get('torch', '?')}, Python {env.get('python', '?')} ({env.get('executable', '?')})"]
+    s = [
+        "Environment",
+        f"  torch {env.get('torch', '?')}, Python {env.get('python', '?')} ({env.get('executable', '?')})",
+    ]
     dev = env.get("device", "?")
     cuda = "CUDA available" if env.get("cuda_available") else "no CUDA"
     mapping = ", cuda mapped to cpu" if env.get("map_cuda_to_cpu") else ""
@@ -125,11 +137,20 @@ def _environment_section(env: dict[str, Any]) -> list[str]:
         s.append("  torch.compile options: " + ", ".join(f"{k}={v!r}" for k, v in opts.items()))
     cfg = env.get("config") or {}
     if cfg:
-        keys = ("recompile_limit", "capture_scalar_outputs", "capture_dynamic_output_shape_ops", "automatic_dynamic_shapes",
-                "specialize_float", "allow_unspec_int_on_nn_module")
+        keys = (
+            "recompile_limit",
+            "capture_scalar_outputs",
+            "capture_dynamic_output_shape_ops",
+            "automatic_dynamic_shapes",
+            "specialize_float",
+            "allow_unspec_int_on_nn_module",
+        )
         s.append("  dynamo config: " + ", ".join(f"{k}={cfg[k]!r}" for k in keys if k in cfg))
     if env.get("config_requested"):
-        s.append("  set by [tool.tclint.dynamo]: " + ", ".join(f"{k}={v!r}" for k, v in env["config_requested"].items()))
+        s.append(
+            "  set by [tool.tclint.dynamo]: "
+            + ", ".join(f"{k}={v!r}" for k, v in env["config_requested"].items())
+        )
     s.append("")
     return s
 
@@ -138,7 +159,11 @@ def _correctness_section(report: Any) -> list[str]:
     s = ["Correctness (eager vs compiled, per call)"]
     if report.inputs:
         src = report.inputs.get("source")
-        where = f" from {_rel(report.inputs.get('file'))}::{report.inputs.get('function')}" if src == "declared" else " from the annotations"
+        where = (
+            f" from {_rel(report.inputs.get('file'))}::{report.inputs.get('function')}"
+            if src == "declared"
+            else " from the annotations"
+        )
         s.append(f"  inputs: {src}{where}")
     if not report.correctness:
         s.append("  (no calls ran)")
@@ -203,14 +228,20 @@ def _compiles_section(report: Any) -> list[str]:
         where = f"{_rel(f['file'])}:{f['line']}" if f.get("file") else "?"
         t = f"{c['time_s']:.3f} s" if isinstance(c.get("time_s"), (int, float)) else "-"
         name = f.get("qualname") or f["function"]
-        s.append(f"  [{c['compile_id']}] {name} ({where}) {c['kind']}: {c['trigger']}; {t}, {_n(c['graphs'], 'graph')}")
+        s.append(
+            f"  [{c['compile_id']}] {name} ({where}) {c['kind']}: {c['trigger']}; {t}, {_n(c['graphs'], 'graph')}"
+        )
         cause = c.get("cause") or {}
         if cause.get("text"):
             s.append(f"        what changed: {cause['text']}")
         if cause.get("switched_at"):
-            s.append(f"        switched at: {_rel(cause['switched_at']['file'])}:{cause['switched_at']['line']}")
+            s.append(
+                f"        switched at: {_rel(cause['switched_at']['file'])}:{cause['switched_at']['line']}"
+            )
         if c.get("secondary_of"):
-            s.append(f"        same call as [{c['secondary_of']}]: this continuation recompiled because of it")
+            s.append(
+                f"        same call as [{c['secondary_of']}]: this continuation recompiled because of it"
+            )
         loc = c.get("guard_location")
         if loc:
             s.append(f"        guard source: {_rel(loc['file'])}:{loc['line']} ({loc.get('how')})")
@@ -234,9 +265,13 @@ def _breaks_section(report: Any) -> list[str]:
     for b in report.graph_breaks:
         hits = f"{b['hits']:,} hits" if b["hits"] is not None else "hits not counted (ran eagerly)"
         gb = b.get("gb_id") or "no GB id"
-        s.append(f"  {_rel(b['file'])}:{b['line']} in {b.get('function')}: {gb} {b.get('gb_type') or b.get('reason')}  [{hits}]")
+        s.append(
+            f"  {_rel(b['file'])}:{b['line']} in {b.get('function')}: {gb} {b.get('gb_type') or b.get('reason')}  [{hits}]"
+        )
         if b["frame_dropped"]:
-            s.append(f"      whole frame dropped: {', '.join(b['dropped_frames'])} run(s) eagerly on every call")
+            s.append(
+                f"      whole frame dropped: {', '.join(b['dropped_frames'])} run(s) eagerly on every call"
+            )
         if b.get("explanation"):
             s.append(f"      why: {b['explanation']}")
         for hint in (b.get("hints") or [])[:3]:
@@ -245,7 +280,9 @@ def _breaks_section(report: Any) -> list[str]:
             chain = " -> ".join(f"{f['function']} ({_rel(f['file'])}:{f['line']})" for f in b["user_stack"])
             s.append(f"      stack: {chain}")
         if b["in_library"] and b.get("reported_at"):
-            s.append(f"      reported in library code at {_rel(b['reported_at']['file'])}:{b['reported_at']['line']}")
+            s.append(
+                f"      reported in library code at {_rel(b['reported_at']['file'])}:{b['reported_at']['line']}"
+            )
         if b.get("url"):
             s.append(f"      docs: {b['url']}")
     s.append("")
@@ -264,7 +301,9 @@ def _errors_section(report: Any) -> list[str]:
     return s
 
 
-def render(fmt: str, report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None) -> str:
+def render(
+    fmt: str, report: Any, diags: list[Diagnostic], sources: dict[str, str | None] | None = None
+) -> str:
     if fmt == "concise":
         return concise(report, diags)
     if fmt == "full":

@@ -83,9 +83,17 @@ class ProbeReport:
     def has_problems(self) -> bool:
         """Breaks, recompiles, limit hits, errors, mismatches or a run that did not complete."""
         recompiles = any(c["kind"] == "recompile" for c in self.compiles)
-        mismatches = any(c.get("status") in ("mismatch", "compiled-raised", "eager-raised") for c in self.correctness)
-        return bool(self.graph_breaks or recompiles or self.recompile_limit_hits or self.errors or mismatches
-                    or not self.completed)
+        mismatches = any(
+            c.get("status") in ("mismatch", "compiled-raised", "eager-raised") for c in self.correctness
+        )
+        return bool(
+            self.graph_breaks
+            or recompiles
+            or self.recompile_limit_hits
+            or self.errors
+            or mismatches
+            or not self.completed
+        )
 
     @property
     def graphs(self) -> int:
@@ -105,7 +113,9 @@ class ProbeReport:
             return "nothing was compiled"
         if self.graphs == 0:
             return "no graph produced"
-        bad = [c for c in self.correctness if c.get("status") in ("mismatch", "compiled-raised", "eager-raised")]
+        bad = [
+            c for c in self.correctness if c.get("status") in ("mismatch", "compiled-raised", "eager-raised")
+        ]
         if bad:
             return f"{len(bad)}/{len(self.correctness)} calls differ from eager"
         return ""
@@ -151,10 +161,17 @@ def _short_status(report: ProbeReport) -> str:
     if status == "timeout":
         t = report.run.get("timeout")
         return f"timed out after {t:g} s" if isinstance(t, (int, float)) else "timed out"
-    words = {"memory": "out of memory", "exited": "exited before reporting", "cancelled": "cancelled",
-             "need-inputs": "needs declared inputs", "inputs-rejected": "synthesised inputs rejected by eager code",
-             "inputs-error": "the inputs file failed", "probe-error": "the probe itself failed",
-             "worker-died": "the probe worker died", "worker-error": "the probe worker did not start"}
+    words = {
+        "memory": "out of memory",
+        "exited": "exited before reporting",
+        "cancelled": "cancelled",
+        "need-inputs": "needs declared inputs",
+        "inputs-rejected": "synthesised inputs rejected by eager code",
+        "inputs-error": "the inputs file failed",
+        "probe-error": "the probe itself failed",
+        "worker-died": "the probe worker died",
+        "worker-error": "the probe worker did not start",
+    }
     return words.get(status, STATUS_TEXT.get(status, status))
 
 
@@ -183,8 +200,12 @@ def _first_line(text: Any) -> str:
     return s.splitlines()[0] if s else ""
 
 
-def build_compiles(records: list[dict[str, Any]], search: list[str] | None = None,
-                   automatic_dynamic: bool = True, mode_switched: bool = False) -> list[dict[str, Any]]:
+def build_compiles(
+    records: list[dict[str, Any]],
+    search: list[str] | None = None,
+    automatic_dynamic: bool = True,
+    mode_switched: bool = False,
+) -> list[dict[str, Any]]:
     """One entry per frame compile, in compile order.  ``search``: the user's files where a
     train/eval, grad-mode or autocast switch may be made (the probed script or function file,
     the inputs file); ``automatic_dynamic``: Dynamo's ``automatic_dynamic_shapes``;
@@ -220,37 +241,49 @@ def build_compiles(records: list[dict[str, Any]], search: list[str] | None = Non
         cause = guards.explain(recompile, file, resume_at, automatic_dynamic) if recompile else None
         if cause is not None and mode_switched and cause["kind"] in ("guard-error", "none"):
             # what Dynamo says when a module's mode changed under a value that exists in one mode only
-            cause = {**cause, "kind": "train-eval",
-                     "text": f"train/eval mode changed between the calls: {cause['text']}"}
+            cause = {
+                **cause,
+                "kind": "train-eval",
+                "text": f"train/eval mode changed between the calls: {cause['text']}",
+            }
         if cause is not None and recompile is not None and cause["kind"] in guards.CAUSE_CALLS:
-            switch = guards.find_calls([*(search or []), *([file] if file else [])], _switch_calls(cause, recompile))
+            switch = guards.find_calls(
+                [*(search or []), *([file] if file else [])], _switch_calls(cause, recompile)
+            )
             if switch is not None:
                 cause["switched_at"] = switch
-        out.append({
-            "compile_id": cid,
-            "frame": {"function": name, "file": file, "line": line, "code_name": co_name,
-                      "qualname": guards.qualified_name(file, line, name) or name},
-            "cause": cause,
-            "kind": kind,
-            "trigger": _trigger_text(kind, recompile, co_name),
-            "guard": recompile,
-            "guard_location": guard_at,
-            "guard_parameter": guard_param,
-            "time_s": rec.get("entire_frame_compile_time_s"),
-            "backend_time_s": rec.get("backend_compile_time_s"),
-            "graphs": rec.get("graphs", 0),
-            "graph_ops": rec.get("graph_op_count"),
-            "guards": rec.get("guard_count"),
-            "fail_type": rec.get("fail_type"),
-            "fail_reason": _first_line(rec.get("fail_reason")) or None,
-            "fail_reason_full": (rec.get("fail_reason") or "")[:4000] or None,
-            "fail_detail": rec.get("fail_detail"),
-            "fail_gb_id": rec.get("fail_gb_id"),
-            "fail_location": _fail_location(rec),
-            "dropped": dropped,
-            "restart_reasons": rec.get("restart_reasons") or [],
-            "start_time_us": rec.get("start_time_us"),
-        })
+        out.append(
+            {
+                "compile_id": cid,
+                "frame": {
+                    "function": name,
+                    "file": file,
+                    "line": line,
+                    "code_name": co_name,
+                    "qualname": guards.qualified_name(file, line, name) or name,
+                },
+                "cause": cause,
+                "kind": kind,
+                "trigger": _trigger_text(kind, recompile, co_name),
+                "guard": recompile,
+                "guard_location": guard_at,
+                "guard_parameter": guard_param,
+                "time_s": rec.get("entire_frame_compile_time_s"),
+                "backend_time_s": rec.get("backend_compile_time_s"),
+                "graphs": rec.get("graphs", 0),
+                "graph_ops": rec.get("graph_op_count"),
+                "guards": rec.get("guard_count"),
+                "fail_type": rec.get("fail_type"),
+                "fail_reason": _first_line(rec.get("fail_reason")) or None,
+                "fail_reason_full": (rec.get("fail_reason") or "")[:4000] or None,
+                "fail_detail": rec.get("fail_detail"),
+                "fail_gb_id": rec.get("fail_gb_id"),
+                "fail_location": _fail_location(rec),
+                "dropped": dropped,
+                "restart_reasons": rec.get("restart_reasons") or [],
+                "start_time_us": rec.get("start_time_us"),
+            }
+        )
     _share_guard_locations(out)
     _fold_secondary(out)
     return out
@@ -312,8 +345,14 @@ def _fail_location(rec: dict[str, Any]) -> dict[str, Any] | None:
     """Where a compile failed, in the user's files: Dynamo's "from user code" block first."""
     import re as _re
 
-    frames = _re.findall(r'File "(.*)", line (\d+), in (\S+)', (rec.get("fail_reason") or "").split("from user code:", 1)[-1]) \
-        if "from user code:" in (rec.get("fail_reason") or "") else []
+    frames = (
+        _re.findall(
+            r'File "(.*)", line (\d+), in (\S+)',
+            (rec.get("fail_reason") or "").split("from user code:", 1)[-1],
+        )
+        if "from user code:" in (rec.get("fail_reason") or "")
+        else []
+    )
     for path, line, fn in reversed(frames):
         if "site-packages" not in path and "/lib/python" not in path:
             return {"file": os.path.realpath(path), "line": int(line), "function": fn}
@@ -329,21 +368,39 @@ def _trigger_text(kind: str, recompile: dict[str, Any] | None, co_name: str | No
         return f"guard failed: {recompile.get('guard') or recompile.get('text')}"
     if kind == "resume":
         m = RESUME.match(co_name or "")
-        return f"continuation after the graph break at line {m.group(2)}" if m else "continuation after a graph break"
+        return (
+            f"continuation after the graph break at line {m.group(2)}"
+            if m
+            else "continuation after a graph break"
+        )
     return "first call"
 
 
-def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def build_frames(
+    compiles: list[dict[str, Any]], limit_refusals: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     frames: dict[tuple[Any, ...], dict[str, Any]] = {}
     for c in compiles:
         f = c["frame"]
         key = (f["file"], f["code_name"], f["line"])
-        entry = frames.setdefault(key, {
-            "function": f["function"], "file": f["file"], "line": f["line"], "code_name": f["code_name"],
-            "qualname": f.get("qualname") or f["function"],
-            "resume": f["code_name"] != f["function"], "compiles": 0, "recompiles": 0, "limit_hit": False,
-            "time_s": 0.0, "graphs": 0, "dropped": False, "compile_ids": [],
-        })
+        entry = frames.setdefault(
+            key,
+            {
+                "function": f["function"],
+                "file": f["file"],
+                "line": f["line"],
+                "code_name": f["code_name"],
+                "qualname": f.get("qualname") or f["function"],
+                "resume": f["code_name"] != f["function"],
+                "compiles": 0,
+                "recompiles": 0,
+                "limit_hit": False,
+                "time_s": 0.0,
+                "graphs": 0,
+                "dropped": False,
+                "compile_ids": [],
+            },
+        )
         entry["compile_ids"].append(c["compile_id"])
         if c["kind"] == "limit-refused":
             entry["limit_hit"] = True
@@ -361,11 +418,21 @@ def build_frames(compiles: list[dict[str, Any]], limit_refusals: int) -> tuple[l
         if r["limit_hit"]:
             last = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c["kind"] == "recompile"]
             failed = [c for c in compiles if c["compile_id"] in r["compile_ids"] and c.get("guard")]
-            hits.append({"function": r["function"], "file": r["file"], "line": r["line"], "compiles": r["compiles"],
-                         "qualname": r["qualname"], "last_guard": last[-1]["trigger"] if last else None,
-                         "guards": list(dict.fromkeys(g for c in failed if (g := (c["guard"] or {}).get("guard")))),
-                         "message": f"`{r['qualname']}` reached the recompile limit after {r['compiles']} compiles: "
-                                    "from now on new inputs run eagerly, without compiling"})
+            hits.append(
+                {
+                    "function": r["function"],
+                    "file": r["file"],
+                    "line": r["line"],
+                    "compiles": r["compiles"],
+                    "qualname": r["qualname"],
+                    "last_guard": last[-1]["trigger"] if last else None,
+                    "guards": list(
+                        dict.fromkeys(g for c in failed if (g := (c["guard"] or {}).get("guard")))
+                    ),
+                    "message": f"`{r['qualname']}` reached the recompile limit after {r['compiles']} compiles: "
+                    "from now on new inputs run eagerly, without compiling",
+                }
+            )
     return rows, hits
 
 
@@ -374,8 +441,12 @@ def collapse_resumes(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
     the same name: ``fn:8 -> fn:10`` is one activation of ``fn``, now at line 10."""
     out: list[dict[str, Any]] = []
     for f in frames:
-        if out and out[-1].get("file") == f.get("file") and out[-1].get("function") == f.get("function") \
-                and f.get("function") != "<module>":
+        if (
+            out
+            and out[-1].get("file") == f.get("file")
+            and out[-1].get("function") == f.get("function")
+            and f.get("function") != "<module>"
+        ):
             out[-1] = f
         else:
             out.append(f)
@@ -384,15 +455,25 @@ def collapse_resumes(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def site_of(event: dict[str, Any]) -> dict[str, Any]:
     stack = event.get("stack") or []
-    user = [f for f in stack if f.get("user") and f.get("function") != "<module>"] or [f for f in stack if f.get("user")]
+    user = [f for f in stack if f.get("user") and f.get("function") != "<module>"] or [
+        f for f in stack if f.get("user")
+    ]
     if user:
         return {**user[-1], "in_library": False}
-    at = event.get("reported_at") or (stack[-1] if stack else None) or {"file": "?", "line": 0, "function": "?"}
+    at = (
+        event.get("reported_at")
+        or (stack[-1] if stack else None)
+        or {"file": "?", "line": 0, "function": "?"}
+    )
     return {**at, "in_library": True}
 
 
-def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], hits: dict[str, int] | None,
-                 hits_supported: bool) -> list[dict[str, Any]]:
+def build_breaks(
+    events: list[dict[str, Any]],
+    compiles: list[dict[str, Any]],
+    hits: dict[str, int] | None,
+    hits_supported: bool,
+) -> list[dict[str, Any]]:
     by_cid = {c["compile_id"]: c for c in compiles}
     sites: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ev in events:
@@ -401,12 +482,23 @@ def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], h
         entry = sites.get(key)
         if entry is None:
             entry = sites[key] = {
-                "file": site["file"], "line": site["line"], "function": site.get("function"),
-                "in_library": site["in_library"], "gb_id": ev.get("gb_id"), "gb_type": ev.get("gb_type"),
-                "reason": ev.get("reason"), "explanation": ev.get("explanation"), "hints": [],
-                "url": ev.get("url"), "user_stack": collapse_resumes([f for f in ev.get("stack") or [] if f.get("user")]),
-                "reported_at": ev.get("reported_at"), "events": 0, "compile_ids": [], "frame_dropped": False,
-                "dropped_frames": [], "_events": [],
+                "file": site["file"],
+                "line": site["line"],
+                "function": site.get("function"),
+                "in_library": site["in_library"],
+                "gb_id": ev.get("gb_id"),
+                "gb_type": ev.get("gb_type"),
+                "reason": ev.get("reason"),
+                "explanation": ev.get("explanation"),
+                "hints": [],
+                "url": ev.get("url"),
+                "user_stack": collapse_resumes([f for f in ev.get("stack") or [] if f.get("user")]),
+                "reported_at": ev.get("reported_at"),
+                "events": 0,
+                "compile_ids": [],
+                "frame_dropped": False,
+                "dropped_frames": [],
+                "_events": [],
             }
         entry["events"] += 1
         entry["_events"].append(ev)
@@ -434,7 +526,9 @@ def build_breaks(events: list[dict[str, Any]], compiles: list[dict[str, Any]], h
     return out
 
 
-def _site_hits(entry: dict[str, Any], by_cid: dict[str, dict[str, Any]], hits: dict[str, int] | None) -> int | None:
+def _site_hits(
+    entry: dict[str, Any], by_cid: dict[str, dict[str, Any]], hits: dict[str, int] | None
+) -> int | None:
     if hits is None:
         return None
     own: set[str] = set()
@@ -445,7 +539,11 @@ def _site_hits(entry: dict[str, Any], by_cid: dict[str, dict[str, Any]], hits: d
             continue
         frame = comp["frame"]
         groups.setdefault((frame["file"], frame["function"]), set()).add(cid)
-        same_file = frame["file"] and entry["file"] and os.path.realpath(frame["file"]) == os.path.realpath(entry["file"])
+        same_file = (
+            frame["file"]
+            and entry["file"]
+            and os.path.realpath(frame["file"]) == os.path.realpath(entry["file"])
+        )
         if same_file and frame["function"] == entry["function"]:
             own.add(cid)
     if own:
@@ -468,68 +566,128 @@ def fault_location(text: str | None) -> dict[str, Any] | None:
             frames.append({"file": m.group(1), "line": int(m.group(2)), "function": m.group(3).strip()})
     for f in frames:  # most recent call first
         path = f["file"]
-        if "site-packages" in path or "/lib/python" in path or path.endswith("runtime_probe/worker.py") or "runtime_probe/worker_" in path:
+        if (
+            "site-packages" in path
+            or "/lib/python" in path
+            or path.endswith("runtime_probe/worker.py")
+            or "runtime_probe/worker_" in path
+        ):
             continue
         return f
     return frames[0] if frames else None
 
 
-def build_errors(result: dict[str, Any] | None, compiles: list[dict[str, Any]], correctness: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def build_errors(
+    result: dict[str, Any] | None, compiles: list[dict[str, Any]], correctness: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Hard errors and the run's own exception, once each: the same error seen by a compile
     record and by the exception it raised is one error (the compile record knows the line)."""
     errors: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def add(kind: str, etype: str, message: str, where: dict[str, Any] | None, gb_id: str | None, source: str,
-            detail: str | None = None, traceback: str | None = None) -> None:
+    def add(
+        kind: str,
+        etype: str,
+        message: str,
+        where: dict[str, Any] | None,
+        gb_id: str | None,
+        source: str,
+        detail: str | None = None,
+        traceback: str | None = None,
+    ) -> None:
         short = etype.rsplit(".", 1)[-1]
         key = (short, _first_line(message)[:160])
         if key in seen:
             known = seen[key]
             if not known.get("file") and where:
                 known.update(file=where.get("file"), line=where.get("line"), function=where.get("function"))
-            if kind not in ("exception", "compiled-only-exception") and known["kind"] in ("exception", "hard-error"):
+            if kind not in ("exception", "compiled-only-exception") and known["kind"] in (
+                "exception",
+                "hard-error",
+            ):
                 known["kind"] = kind
             known["traceback"] = known.get("traceback") or traceback
             return
         text = _first_line(message)
         if detail and detail not in text:
             text = f"{text}: {detail}"
-        entry = {"kind": kind, "type": etype, "message": text, "full_message": message[:4000],
-                 "file": (where or {}).get("file"), "line": (where or {}).get("line"),
-                 "function": (where or {}).get("function"), "gb_id": gb_id, "source": source,
-                 "traceback": traceback}
+        entry = {
+            "kind": kind,
+            "type": etype,
+            "message": text,
+            "full_message": message[:4000],
+            "file": (where or {}).get("file"),
+            "line": (where or {}).get("line"),
+            "function": (where or {}).get("function"),
+            "gb_id": gb_id,
+            "source": source,
+            "traceback": traceback,
+        }
         seen[key] = entry
         errors.append(entry)
 
-    eager_errors = [_first_line((e.get("eager_error") or {}).get("message")) for e in correctness
-                    if e.get("status") in ("both-raised", "inputs-rejected")]
+    eager_errors = [
+        _first_line((e.get("eager_error") or {}).get("message"))
+        for e in correctness
+        if e.get("status") in ("both-raised", "inputs-rejected")
+    ]
     for c in compiles:
         reason_text = c.get("fail_reason_full") or c.get("fail_reason") or ""
         if any(head and head in reason_text for head in eager_errors):
             continue  # the call's own error, raised eagerly too: the code (or its inputs), not compilation
-        if c["fail_type"] and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError") \
-                and c["kind"] != "limit-refused":
+        if (
+            c["fail_type"]
+            and c["fail_type"] not in ("Unsupported", "SkipCodeRecursiveException", "UserError")
+            and c["kind"] != "limit-refused"
+        ):
             reason = c.get("fail_reason_full") or c["fail_reason"] or c["fail_type"]
-            add(_kind_of(reason, "hard-error"), c["fail_type"], reason, c.get("fail_location"), c["fail_gb_id"],
-                f"compile {c['compile_id']}", c.get("fail_detail"))
+            add(
+                _kind_of(reason, "hard-error"),
+                c["fail_type"],
+                reason,
+                c.get("fail_location"),
+                c["fail_gb_id"],
+                f"compile {c['compile_id']}",
+                c.get("fail_detail"),
+            )
     for entry in correctness:
         err = entry.get("compiled_error")
         if err and entry.get("status") in ("compiled-raised", "mismatch"):
             kind = err.get("kind") or "exception"
             if kind == "exception":
                 kind = "compiled-only-exception"
-            add(kind, err.get("type", "?"), err.get("message", ""), err.get("user_frame"), err.get("gb_id"),
-                f"call {entry.get('label') or entry.get('index')}", err.get("detail"), entry.get("compiled_traceback"))
+            add(
+                kind,
+                err.get("type", "?"),
+                err.get("message", ""),
+                err.get("user_frame"),
+                err.get("gb_id"),
+                f"call {entry.get('label') or entry.get('index')}",
+                err.get("detail"),
+                entry.get("compiled_traceback"),
+            )
     exc = (result or {}).get("exception")
     if exc:
-        add(exc.get("kind") or "exception", exc.get("type", "?"), exc.get("message", ""), exc.get("user_frame"),
-            exc.get("gb_id"), "run", exc.get("detail"), exc.get("traceback"))
+        add(
+            exc.get("kind") or "exception",
+            exc.get("type", "?"),
+            exc.get("message", ""),
+            exc.get("user_frame"),
+            exc.get("gb_id"),
+            "run",
+            exc.get("detail"),
+            exc.get("traceback"),
+        )
     return errors
 
 
-_DEVICE = ("not compiled with CUDA", "not linked with support for cuda", "Accelerator expected", "No CUDA GPUs",
-           "Found no NVIDIA driver")
+_DEVICE = (
+    "not compiled with CUDA",
+    "not linked with support for cuda",
+    "Accelerator expected",
+    "No CUDA GPUs",
+    "Found no NVIDIA driver",
+)
 
 
 def _kind_of(text: str, default: str) -> str:
@@ -555,8 +713,12 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
     calls = capture.get("calls") if capture.get("calls") is not None else end.get("calls")
     cfg = (result.get("env") or {}).get("config") or {}
     modes = {c.get("mode") or "as built" for c in result.get("correctness") or []}
-    compiles = build_compiles(records, _search_files(spec, result), bool(cfg.get("automatic_dynamic_shapes", True)),
-                              mode_switched=len(modes) > 1)
+    compiles = build_compiles(
+        records,
+        _search_files(spec, result),
+        bool(cfg.get("automatic_dynamic_shapes", True)),
+        mode_switched=len(modes) > 1,
+    )
     frames, limit_hits = build_frames(compiles, int(capture.get("limit_refusals") or 0))
     breaks = build_breaks(events, compiles, hits, hits_supported)
     correctness = result.get("correctness") or [
@@ -582,25 +744,43 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
         "fault": end.get("fault"),
         "fault_location": fault_at,
         "cold_start": outcome.cold,
-        "worker": {k: outcome.ready.get(k) for k in ("python", "torch", "import_s", "warmup_s", "subreaper")} if outcome.ready else None,
+        "worker": {k: outcome.ready.get(k) for k in ("python", "torch", "import_s", "warmup_s", "subreaper")}
+        if outcome.ready
+        else None,
         "missing_inputs": result.get("missing"),
         "probe_traceback": result.get("traceback"),
         "warnings": [e.get("message") for e in outcome.of("warning")],
     }
     env = dict(result.get("env") or {})
     if not env and outcome.ready:
-        env = {"torch": outcome.ready.get("torch"), "python": outcome.ready.get("python_version"),
-               "executable": outcome.ready.get("python"), "backend": spec.get("backend")}
+        env = {
+            "torch": outcome.ready.get("torch"),
+            "python": outcome.ready.get("python_version"),
+            "executable": outcome.ready.get("python"),
+            "backend": spec.get("backend"),
+        }
     report = ProbeReport(
-        mode=spec.get("mode", "program"), target=target, status=status, message=message, environment=env,
-        correctness=correctness, compiles=compiles, frames=frames, recompile_limit_hits=limit_hits,
-        graph_breaks=breaks, errors=errors, run=run, inputs=result.get("inputs"),
+        mode=spec.get("mode", "program"),
+        target=target,
+        status=status,
+        message=message,
+        environment=env,
+        correctness=correctness,
+        compiles=compiles,
+        frames=frames,
+        recompile_limit_hits=limit_hits,
+        graph_breaks=breaks,
+        errors=errors,
+        run=run,
+        inputs=result.get("inputs"),
     )
     if spec.get("mode") == "function":
         report.target_location = target_location(spec)
-    report.files = sorted({b["file"] for b in breaks if not b["in_library"]}
-                          | {c["frame"]["file"] for c in compiles if c["frame"]["file"]}
-                          | {e["file"] for e in errors if e.get("file")})
+    report.files = sorted(
+        {b["file"] for b in breaks if not b["in_library"]}
+        | {c["frame"]["file"] for c in compiles if c["frame"]["file"]}
+        | {e["file"] for e in errors if e.get("file")}
+    )
     return report
 
 
@@ -630,15 +810,23 @@ def target_location(spec: dict[str, Any]) -> dict[str, Any] | None:
     line = 1
     scope: Any = tree
     for part in fn.get("qualname", "").split(".") if tree is not None else ():
-        found = next((n for n in getattr(scope, "body", [])
-                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+        found = next(
+            (
+                n
+                for n in getattr(scope, "body", [])
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part
+            ),
+            None,
+        )
         if found is None:
             break
         scope, line = found, found.lineno
     return {"file": path, "line": line}
 
 
-def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], end: dict[str, Any]) -> tuple[str, str]:
+def run_status(
+    outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], end: dict[str, Any]
+) -> tuple[str, str]:
     limit = spec.get("memory_limit")
     timeout = spec.get("timeout")
     end_status = end.get("status")
@@ -668,10 +856,18 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
         at = f" at {_where(where)}" if where else ""
         kind = exc.get("kind")
         if kind == "memory":
-            return "memory", f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: " \
-                             f"{clip(human_sizes(_first_line(exc.get('message'))), 160)}); memory cap {_mib(limit)}"
-        phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(result.get("phase") or "", "")
-        return "exception", f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {clip(_first_line(exc.get('message')), 200)}"
+            return (
+                "memory",
+                f"ran out of memory{at} ({exc.get('type', '').rsplit('.', 1)[-1]}: "
+                f"{clip(human_sizes(_first_line(exc.get('message'))), 160)}); memory cap {_mib(limit)}",
+            )
+        phase = {"import": " while importing the target", "inputs": " while building the inputs"}.get(
+            result.get("phase") or "", ""
+        )
+        return (
+            "exception",
+            f"raised {exc.get('type', '?').rsplit('.', 1)[-1]}{phase}{at}: {clip(_first_line(exc.get('message')), 200)}",
+        )
     if status == "inputs-rejected":
         return status, rejected_message(result)
     if status in ("need-inputs", "inputs-error", "stopped", "probe-error"):
@@ -682,14 +878,20 @@ def run_status(outcome: Outcome, spec: dict[str, Any], result: dict[str, Any], e
 def rejected_message(result: dict[str, Any]) -> str:
     """What the probe made up and what eager code said about it (the user's inputs are needed)."""
     calls = [c for c in result.get("correctness") or [] if c.get("status") == "inputs-rejected"]
-    made = (calls[0].get("synthesised") if calls else None) or (result.get("inputs") or {}).get("parameters") or {}
+    made = (
+        (calls[0].get("synthesised") if calls else None)
+        or (result.get("inputs") or {}).get("parameters")
+        or {}
+    )
     shown = [f"`{name}` = {what}" for name, what in made.items() if not what.endswith("(its default)")]
     err = (calls[0].get("eager_error") if calls else None) or {}
     etype = str(err.get("type", "?")).rsplit(".", 1)[-1]
     where = err.get("user_frame")
     at = f" at {_where(where)}" if where and where.get("file") else ""
-    return (f"the synthesised inputs were rejected by eager code (not a compile problem): the probe made up "
-            f"{', '.join(shown) or 'the arguments'}; eager raised {etype}{at}: {clip(_first_line(err.get('message')), 200)}")
+    return (
+        f"the synthesised inputs were rejected by eager code (not a compile problem): the probe made up "
+        f"{', '.join(shown) or 'the arguments'}; eager raised {etype}{at}: {clip(_first_line(err.get('message')), 200)}"
+    )
 
 
 def _where(frame: dict[str, Any]) -> str:

@@ -127,8 +127,13 @@ class WorkerProcess:
 
     _ids = itertools.count(1)
 
-    def __init__(self, python: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None,
-                 warmup: bool = True) -> None:
+    def __init__(
+        self,
+        python: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        warmup: bool = True,
+    ) -> None:
         self.python = python or sys.executable
         self.env = dict(env or {})
         self.cwd = cwd
@@ -177,7 +182,9 @@ class WorkerProcess:
                 if msg is None:
                     if time.monotonic() > deadline:
                         self.stop()
-                        raise WorkerError(f"the probe worker did not start within {timeout:.0f} s ({self.python})")
+                        raise WorkerError(
+                            f"the probe worker did not start within {timeout:.0f} s ({self.python})"
+                        )
                     continue
                 if msg.get("t") == "ready":
                     self.ready = msg
@@ -192,29 +199,54 @@ class WorkerProcess:
         evt_r, evt_w = os.pipe()
         self.token = secrets.token_hex(12)
         self.scratch = tempfile.mkdtemp(prefix="tclint-probe-")
-        env = {**os.environ, **self.env, "PYTHONBREAKPOINT": "0", "PYTHONUNBUFFERED": "1", TOKEN_VAR: self.token}
+        env = {
+            **os.environ,
+            **self.env,
+            "PYTHONBREAKPOINT": "0",
+            "PYTHONUNBUFFERED": "1",
+            TOKEN_VAR: self.token,
+        }
         env.pop("PYTHONSTARTUP", None)
-        args = [self.python, WORKER_PATH, "--serve", "--ctl-fd", str(ctl_r), "--evt-fd", str(evt_w),
-                "--scratch", self.scratch]
+        args = [
+            self.python,
+            WORKER_PATH,
+            "--serve",
+            "--ctl-fd",
+            str(ctl_r),
+            "--evt-fd",
+            str(evt_w),
+            "--scratch",
+            self.scratch,
+        ]
         if not self.warmup:
             args.append("--no-warmup")
         try:
             self.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                pass_fds=(ctl_r, evt_w), env=env, cwd=self.cwd or None, start_new_session=True,
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(ctl_r, evt_w),
+                env=env,
+                cwd=self.cwd or None,
+                start_new_session=True,
             )
         except OSError as exc:
             for fd in (ctl_r, ctl_w, evt_r, evt_w):
                 os.close(fd)
             self.cleanup()
-            raise WorkerError(f"cannot start the probe worker with {self.python}: {exc.strerror or exc}") from None
+            raise WorkerError(
+                f"cannot start the probe worker with {self.python}: {exc.strerror or exc}"
+            ) from None
         self._session = self.proc.pid  # start_new_session: the worker leads a session of its own
         os.close(ctl_r)
         os.close(evt_w)
         self._ctl_w, self._evt_r = ctl_w, evt_r
         self._stderr = []
         self._general = queue.Queue()
-        threading.Thread(target=self._read_events, args=(evt_r,), daemon=True, name="tclint-probe-events").start()
+        threading.Thread(
+            target=self._read_events, args=(evt_r,), daemon=True, name="tclint-probe-events"
+        ).start()
         threading.Thread(target=self._read_stderr, daemon=True, name="tclint-probe-stderr").start()
 
     def _read_events(self, fd: int) -> None:
@@ -337,8 +369,12 @@ class WorkerProcess:
 
     # -- probes ------------------------------------------------------------------------------------
 
-    def run(self, spec: dict[str, Any], on_event: Callable[[dict[str, Any]], None] | None = None,
-            cancel: threading.Event | None = None) -> Outcome:
+    def run(
+        self,
+        spec: dict[str, Any],
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Outcome:
         """Run one probe to its end.  Blocks; ``cancel`` stops it; ``on_event`` sees each event."""
         while not self._lock.acquire(timeout=0.1):  # another probe is running: wait, cancellably
             if cancel is not None and cancel.is_set():
@@ -348,8 +384,12 @@ class WorkerProcess:
         finally:
             self._lock.release()
 
-    def _run_locked(self, spec: dict[str, Any], on_event: Callable[[dict[str, Any]], None] | None,
-                    cancel: threading.Event | None) -> Outcome:
+    def _run_locked(
+        self,
+        spec: dict[str, Any],
+        on_event: Callable[[dict[str, Any]], None] | None,
+        cancel: threading.Event | None,
+    ) -> Outcome:
         self.start(cancel=cancel)
         probe_id = next(self._ids)
         q: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -376,7 +416,9 @@ class WorkerProcess:
                     continue
                 if msg is None:  # the worker died under us
                     outcome.parent_status = outcome.parent_status or "worker-died"
-                    outcome.events.append({"t": "worker-died", "message": self._death_message("the probe worker died")})
+                    outcome.events.append(
+                        {"t": "worker-died", "message": self._death_message("the probe worker died")}
+                    )
                     self.kill()
                     break
                 if msg.get("t") == "start":
@@ -396,9 +438,13 @@ class WorkerProcess:
         return outcome
 
 
-def run_cold(spec: dict[str, Any], python: str | None = None, env: dict[str, str] | None = None,
-             on_event: Callable[[dict[str, Any]], None] | None = None,
-             cancel: threading.Event | None = None) -> Outcome:
+def run_cold(
+    spec: dict[str, Any],
+    python: str | None = None,
+    env: dict[str, str] | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Outcome:
     """One probe in a fresh worker (the CLI): start, probe, stop."""
     worker = WorkerProcess(python, env, warmup=False)
     try:

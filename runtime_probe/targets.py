@@ -42,7 +42,9 @@ def _defs(body: list[ast.stmt]) -> dict[str, ast.stmt]:
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out[node.name] = node
-        elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Call, ast.Name, ast.Attribute, ast.Lambda)):
+        elif isinstance(node, ast.Assign) and isinstance(
+            node.value, (ast.Call, ast.Name, ast.Attribute, ast.Lambda)
+        ):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     out.setdefault(t.id, node)  # `step = torch.compile(_step)`: probed as it is
@@ -94,7 +96,10 @@ def parse_target(text: str) -> Target:
         members = _defs(node.body)
         method = members.get(parts[1])
         if method is None:
-            known = ", ".join(sorted(n for n, m in members.items() if not isinstance(m, ast.ClassDef))) or "no methods"
+            known = (
+                ", ".join(sorted(n for n, m in members.items() if not isinstance(m, ast.ClassDef)))
+                or "no methods"
+            )
             raise TargetError(f"class `{parts[0]}` in {path} has no `{parts[1]}` (it defines: {known})")
         kind, line = "method", method.lineno
         params = _params(method, drop_self=True)

@@ -199,7 +199,12 @@ class Server:
             import torch
             import torch._dynamo
         except BaseException as exc:
-            self.send({"t": "fatal", "error": f"cannot import torch in {sys.executable}: {type(exc).__name__}: {exc}"})
+            self.send(
+                {
+                    "t": "fatal",
+                    "error": f"cannot import torch in {sys.executable}: {type(exc).__name__}: {exc}",
+                }
+            )
             os._exit(3)
         import_s = time.perf_counter() - t0
         pkg = types.ModuleType("_tclint_probe")
@@ -209,7 +214,14 @@ class Server:
 
         for name in ("worker_capture", "worker_inputs", "worker_compare", "worker_exec"):
             self.modules[name] = importlib.import_module(f"_tclint_probe.{name}")
-        for extra in ("runpy", "copy", "inspect", "torch.utils._pytree", "torch.testing", "torch._dynamo.output_graph"):
+        for extra in (
+            "runpy",
+            "copy",
+            "inspect",
+            "torch.utils._pytree",
+            "torch.testing",
+            "torch._dynamo.output_graph",
+        ):
             try:
                 importlib.import_module(extra)
             except Exception:
@@ -221,11 +233,19 @@ class Server:
             warm_s = time.perf_counter() - t1
         import torch
 
-        self.send({
-            "t": "ready", "protocol": PROTOCOL, "pid": os.getpid(), "python": sys.executable,
-            "python_version": sys.version.split()[0], "torch": torch.__version__, "import_s": round(import_s, 3),
-            "warmup_s": round(warm_s, 3), "subreaper": self.subreaper,
-        })
+        self.send(
+            {
+                "t": "ready",
+                "protocol": PROTOCOL,
+                "pid": os.getpid(),
+                "python": sys.executable,
+                "python_version": sys.version.split()[0],
+                "torch": torch.__version__,
+                "import_s": round(import_s, 3),
+                "warmup_s": round(warm_s, 3),
+                "subreaper": self.subreaper,
+            }
+        )
 
     def _warmup(self) -> None:
         """Compile a tiny function with a break once, so lazy imports and first-compile set-up are
@@ -337,7 +357,9 @@ class Server:
         shutil.rmtree(scratch, ignore_errors=True)
         self.send(end)
 
-    def supervise(self, child: int, pid_: Any, spec: dict[str, Any], res_r: int, out_r: int, started: float) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
+    def supervise(  # noqa: C901 - long, not split yet (issue 16)
+        self, child: int, pid_: Any, spec: dict[str, Any], res_r: int, out_r: int, started: float
+    ) -> dict[str, Any]:
         timeout = float(spec.get("timeout") or 60.0)
         deadline = started + timeout
         limit = spec.get("memory_limit")
@@ -442,10 +464,21 @@ class Server:
             status = "finished" if result_seen else ("crashed" if sig else "exited")
         if limit:
             peak = max(peak, base_rss)
-        return {"t": "end", "id": pid_, "status": status, "returncode": code, "signal": sig,
-                "signal_name": signal.Signals(sig).name if sig else None, "result_received": result_seen,
-                "output": output.as_dict(), "orphans": orphans, "peak_rss": peak or None,
-                "base_rss": base_rss or None, "timeout": timeout, "memory_limit": limit}
+        return {
+            "t": "end",
+            "id": pid_,
+            "status": status,
+            "returncode": code,
+            "signal": sig,
+            "signal_name": signal.Signals(sig).name if sig else None,
+            "result_received": result_seen,
+            "output": output.as_dict(),
+            "orphans": orphans,
+            "peak_rss": peak or None,
+            "base_rss": base_rss or None,
+            "timeout": timeout,
+            "memory_limit": limit,
+        }
 
     def read_counters(self, shm: Any) -> tuple[int, dict[str, int]]:
         """Compiled calls and resume-function calls per compile id, from the shared counters."""
@@ -479,7 +512,11 @@ class Server:
         (Inductor's compile-worker pool, started by torch itself, is not counted)."""
         killed: set[int] = set()
         for _round in range(20):
-            victims = [p for p in descendants(os.getpid()) if p != child] if sys.platform.startswith("linux") else []
+            victims = (
+                [p for p in descendants(os.getpid()) if p != child]
+                if sys.platform.startswith("linux")
+                else []
+            )
             for pid in victims:
                 torch_own = _is_compile_worker(pid)
                 try:
@@ -539,8 +576,16 @@ def _kill(child: int) -> None:
 # the probe child
 
 
-def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, out_w: int, scratch: str,  # noqa: C901 - long, not split yet (issue 16)
-               fault_path: str, shm: Any = None) -> None:  # pragma: no cover - runs in the forked child
+def child_main(  # noqa: C901 - long, not split yet (issue 16)
+    server: Server,
+    spec: dict[str, Any],
+    probe_id: Any,
+    res_w: int,
+    out_w: int,
+    scratch: str,
+    fault_path: str,
+    shm: Any = None,
+) -> None:  # pragma: no cover - runs in the forked child
     import faulthandler
     import resource
     import threading
@@ -627,12 +672,20 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
 
     def probe_exit(code: int = 0) -> None:
         if os.getpid() == me and not finished:
-            finish({"status": "exit" if code else "ok", "exit_code": code, "exception": None, "via": "os._exit"})
+            finish(
+                {"status": "exit" if code else "ok", "exit_code": code, "exception": None, "via": "os._exit"}
+            )
         real_exit(code)
 
     def stop_at_limit() -> None:
-        finish({"status": "stopped", "exit_code": 0, "exception": None,
-                "message": f"stopped after {spec.get('max_calls')} calls of compiled code (max-calls)"})
+        finish(
+            {
+                "status": "stopped",
+                "exit_code": 0,
+                "exception": None,
+                "message": f"stopped after {spec.get('max_calls')} calls of compiled code (max-calls)",
+            }
+        )
         real_exit(0)
 
     os._exit = probe_exit  # type: ignore[assignment]
@@ -646,9 +699,15 @@ def child_main(server: Server, spec: dict[str, Any], probe_id: Any, res_w: int, 
             result = exec_.run_program(spec, capture)
         finish(result)
     except BaseException as exc:
-        finish({"status": "probe-error", "exit_code": 1, "exception": None,
+        finish(
+            {
+                "status": "probe-error",
+                "exit_code": 1,
+                "exception": None,
                 "message": f"the probe itself failed: {type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc()[-6000:]})
+                "traceback": traceback.format_exc()[-6000:],
+            }
+        )
     real_exit(0)
 
 

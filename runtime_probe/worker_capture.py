@@ -287,7 +287,11 @@ def metrics_record(m: Any) -> dict[str, Any]:
             value = str(value)
         out[key] = value
     if out["co_filename"]:
-        out["co_filename"] = os.path.realpath(out["co_filename"]) if not str(out["co_filename"]).startswith("<") else out["co_filename"]
+        out["co_filename"] = (
+            os.path.realpath(out["co_filename"])
+            if not str(out["co_filename"]).startswith("<")
+            else out["co_filename"]
+        )
     out["recompile"] = parse_recompile_reason(out.get("recompile_reason"))
     if out.get("fail_reason"):
         out["fail_gb_id"] = gb_id_for(_first_line(out["fail_reason"]), out["fail_reason"])
@@ -301,8 +305,13 @@ def metrics_record(m: Any) -> dict[str, Any]:
 class Capture(logging.Handler):
     """Collects and streams trace events; counts resume-function calls and compiled calls."""
 
-    def __init__(self, emit: Callable[[dict[str, Any]], None], max_calls: int | None = None,
-                 on_limit: Callable[[], None] | None = None, shm: Any = None) -> None:
+    def __init__(
+        self,
+        emit: Callable[[dict[str, Any]], None],
+        max_calls: int | None = None,
+        on_limit: Callable[[], None] | None = None,
+        shm: Any = None,
+    ) -> None:
         super().__init__(logging.DEBUG)
         self.emit_event = emit
         self.pid = os.getpid()
@@ -419,8 +428,15 @@ class Capture(logging.Handler):
         now = time.monotonic()
         if force or now - self._last_progress > 0.5:
             self._last_progress = now
-            self.emit_event({"t": "progress", "calls": self.calls, "compiles": len(self.compiles),
-                             "breaks": len(self.breaks), "hits": self.hit_table()})
+            self.emit_event(
+                {
+                    "t": "progress",
+                    "calls": self.calls,
+                    "compiles": len(self.compiles),
+                    "breaks": len(self.breaks),
+                    "hits": self.hit_table(),
+                }
+            )
 
     def hit_table(self) -> dict[str, int]:
         """compile id -> calls of the resume functions installed by that compile."""
@@ -465,7 +481,10 @@ class Capture(logging.Handler):
 
 def _compile_sort_key(cid: str) -> tuple[int, ...]:
     gen, _, rest = cid.rpartition(":")
-    return (int(gen) if gen.isdigit() else 0, *(int(p) if p.isdigit() else -1 for p in rest.strip("!").split("/")))
+    return (
+        int(gen) if gen.isdigit() else 0,
+        *(int(p) if p.isdigit() else -1 for p in rest.strip("!").split("/")),
+    )
 
 
 def reset_dynamo() -> None:

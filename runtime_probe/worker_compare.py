@@ -65,14 +65,18 @@ def clone_tree(value: Any) -> Any:
             return value
 
 
-def error_info(exc: BaseException, describe: Callable[[BaseException], dict[str, Any]] | None = None) -> dict[str, Any]:
+def error_info(
+    exc: BaseException, describe: Callable[[BaseException], dict[str, Any]] | None = None
+) -> dict[str, Any]:
     info = {"type": f"{type(exc).__module__}.{type(exc).__qualname__}", "message": str(exc).strip()[:2000]}
     if describe is not None:
         info.update(describe(exc))
     return info
 
 
-def run_side(fn: Callable[..., Any], args: tuple, kwargs: dict, seed: int) -> tuple[Any, BaseException | None, float]:
+def run_side(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, seed: int
+) -> tuple[Any, BaseException | None, float]:
     seed_all(seed)
     start = time.perf_counter()
     try:
@@ -97,10 +101,15 @@ def compare_values(eager: Any, compiled: Any, path: str = "output") -> dict[str,
             result = compare_tensors(a, b, where)
             if not result["ok"]:
                 return result
-            if result.get("max_abs_diff") is not None and (worst["max_abs_diff"] is None or result["max_abs_diff"] > worst["max_abs_diff"]):
+            if result.get("max_abs_diff") is not None and (
+                worst["max_abs_diff"] is None or result["max_abs_diff"] > worst["max_abs_diff"]
+            ):
                 worst.update({k: result[k] for k in ("max_abs_diff", "dtype", "rtol", "atol")})
         elif isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-            return {"ok": False, "detail": f"{where}: eager gave {type(a).__name__}, compiled gave {type(b).__name__}"}
+            return {
+                "ok": False,
+                "detail": f"{where}: eager gave {type(a).__name__}, compiled gave {type(b).__name__}",
+            }
         else:
             try:
                 same = bool(a == b) or (a != a and b != b)  # NaN == NaN
@@ -113,7 +122,10 @@ def compare_values(eager: Any, compiled: Any, path: str = "output") -> dict[str,
 
 def compare_tensors(a: torch.Tensor, b: torch.Tensor, where: str) -> dict[str, Any]:
     if a.shape != b.shape:
-        return {"ok": False, "detail": f"{where}: shape {tuple(b.shape)} (compiled) != {tuple(a.shape)} (eager)"}
+        return {
+            "ok": False,
+            "detail": f"{where}: shape {tuple(b.shape)} (compiled) != {tuple(a.shape)} (eager)",
+        }
     if a.dtype != b.dtype:
         return {"ok": False, "detail": f"{where}: dtype {b.dtype} (compiled) != {a.dtype} (eager)"}
     if a.device != b.device:
@@ -131,11 +143,21 @@ def compare_tensors(a: torch.Tensor, b: torch.Tensor, where: str) -> dict[str, A
             finite = torch.isfinite(a_d) & torch.isfinite(b_d)
             if finite.any():
                 diff = float((a_d[finite] - b_d[finite]).abs().max().item())
-        return {"ok": ok, "detail": f"{where}: {msg}" if msg else "", "max_abs_diff": diff,
-                "dtype": str(a.dtype).replace("torch.", ""), "rtol": rtol, "atol": atol}
+        return {
+            "ok": ok,
+            "detail": f"{where}: {msg}" if msg else "",
+            "max_abs_diff": diff,
+            "dtype": str(a.dtype).replace("torch.", ""),
+            "rtol": rtol,
+            "atol": atol,
+        }
     same = bool(torch.equal(a_d, b_d))
-    return {"ok": same, "detail": "" if same else f"{where}: values differ ({a.dtype}, exact comparison)",
-            "max_abs_diff": None, "dtype": str(a.dtype).replace("torch.", "")}
+    return {
+        "ok": same,
+        "detail": "" if same else f"{where}: values differ ({a.dtype}, exact comparison)",
+        "max_abs_diff": None,
+        "dtype": str(a.dtype).replace("torch.", ""),
+    }
 
 
 def same_error(a: BaseException, b: BaseException) -> bool:
@@ -180,29 +202,49 @@ def compare_call(  # noqa: C901 - long, not split yet (issue 16)
     if e_exc is not None and reject_on_eager_error:
         info = error_info(e_exc, describe)
         if info.get("kind") not in ("device", "memory"):  # a missing GPU or RAM is no fault of the inputs
-            return {"time_eager_s": round(e_time, 6), "time_compiled_s": None, "eager_error": info,
-                    "compiled_error": None, "status": "inputs-rejected",
-                    "detail": f"eager code rejected the synthesised inputs: {type(e_exc).__name__}: {_short(e_exc)}"}
+            return {
+                "time_eager_s": round(e_time, 6),
+                "time_compiled_s": None,
+                "eager_error": info,
+                "compiled_error": None,
+                "status": "inputs-rejected",
+                "detail": f"eager code rejected the synthesised inputs: {type(e_exc).__name__}: {_short(e_exc)}",
+            }
     c_out, c_exc, c_time = run_side(compiled_fn, c_args, c_kwargs, seed)
-    entry: dict[str, Any] = {"time_eager_s": round(e_time, 6), "time_compiled_s": round(c_time, 6),
-                             "eager_error": None, "compiled_error": None}
+    entry: dict[str, Any] = {
+        "time_eager_s": round(e_time, 6),
+        "time_compiled_s": round(c_time, 6),
+        "eager_error": None,
+        "compiled_error": None,
+    }
     if e_exc is not None:
         entry["eager_error"] = error_info(e_exc, describe)
     if c_exc is not None:
         entry["compiled_error"] = error_info(c_exc, describe)
-        entry["compiled_traceback"] = "".join(traceback.format_exception(type(c_exc), c_exc, c_exc.__traceback__))[-6000:]
+        entry["compiled_traceback"] = "".join(
+            traceback.format_exception(type(c_exc), c_exc, c_exc.__traceback__)
+        )[-6000:]
     if e_exc is not None and c_exc is not None:
         if same_error(e_exc, c_exc):
             entry.update(status="both-raised", detail=f"both raised {type(e_exc).__name__}: {_short(e_exc)}")
         else:
-            entry.update(status="mismatch", detail=f"eager raised {type(e_exc).__name__}: {_short(e_exc)}; "
-                                                   f"compiled raised {type(c_exc).__name__}: {_short(c_exc)}")
+            entry.update(
+                status="mismatch",
+                detail=f"eager raised {type(e_exc).__name__}: {_short(e_exc)}; "
+                f"compiled raised {type(c_exc).__name__}: {_short(c_exc)}",
+            )
         return entry
     if c_exc is not None:
-        entry.update(status="compiled-raised", detail=f"eager returned; compiled raised {type(c_exc).__name__}: {_short(c_exc)}")
+        entry.update(
+            status="compiled-raised",
+            detail=f"eager returned; compiled raised {type(c_exc).__name__}: {_short(c_exc)}",
+        )
         return entry
     if e_exc is not None:
-        entry.update(status="eager-raised", detail=f"compiled returned; eager raised {type(e_exc).__name__}: {_short(e_exc)}")
+        entry.update(
+            status="eager-raised",
+            detail=f"compiled returned; eager raised {type(e_exc).__name__}: {_short(e_exc)}",
+        )
         return entry
     try:
         out = compare_values(e_out, c_out, "output")
@@ -220,7 +262,9 @@ def compare_call(  # noqa: C901 - long, not split yet (issue 16)
     entry.update({k: v for k, v in out.items() if k not in ("ok",)})
     entry["status"] = "match" if out["ok"] else "mismatch"
     if out["ok"]:
-        entry["detail"] = "outputs match" + (f" (max |diff| {out['max_abs_diff']:.3g})" if out.get("max_abs_diff") else "")
+        entry["detail"] = "outputs match" + (
+            f" (max |diff| {out['max_abs_diff']:.3g})" if out.get("max_abs_diff") else ""
+        )
     return entry
 
 

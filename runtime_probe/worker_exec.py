@@ -59,7 +59,10 @@ def describe(exc: BaseException) -> dict[str, Any]:
         "FailOnRecompileLimitHit", "Unsupported", "UserError",
     ):  # fmt: skip
         kind = "hard-error"
-    if "Attempt to trace forbidden callable" in text or "Detected recompile when torch.compile stance" in text:
+    if (
+        "Attempt to trace forbidden callable" in text
+        or "Detected recompile when torch.compile stance" in text
+    ):
         kind = "hard-error"
     if any(m in text for m in DEVICE_MARKERS):
         kind = "device"
@@ -104,7 +107,9 @@ def cuda_to_cpu_mode() -> Any:
         return d
 
     class CudaToCpu(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        def __torch_function__(
+            self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None
+        ) -> Any:
             kwargs = dict(kwargs or {})
             if "device" in kwargs:
                 kwargs["device"] = remap(kwargs["device"])
@@ -134,7 +139,11 @@ def environment(spec: dict[str, Any]) -> dict[str, Any]:
         "compile_options": spec.get("compile_options") or {},
         "config": cap.config_in_force(),
         "config_requested": spec.get("dynamo_config") or {},
-        "env": {k: v for k, v in os.environ.items() if k.startswith(("TORCH_LOGS", "TORCHDYNAMO", "TORCHINDUCTOR", "TORCH_COMPILE"))},
+        "env": {
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(("TORCH_LOGS", "TORCHDYNAMO", "TORCHINDUCTOR", "TORCH_COMPILE"))
+        },
         "threads": torch.get_num_threads(),
     }
 
@@ -170,7 +179,9 @@ def run_program(spec: dict[str, Any], capture: cap.Capture) -> dict[str, Any]:
     if prog["kind"] == "module":
         sys.argv = [prog["target"], *argv]
         sys.path.insert(0, os.getcwd())
-        runner: Callable[[], Any] = lambda: runpy.run_module(prog["target"], run_name="__main__", alter_sys=True)  # noqa: E731
+        runner: Callable[[], Any] = lambda: runpy.run_module(  # noqa: E731
+            prog["target"], run_name="__main__", alter_sys=True
+        )
     else:
         script = os.path.abspath(prog["target"])
         sys.argv = [script, *argv]
@@ -248,11 +259,19 @@ def resolve(module: Any, qualname: str) -> tuple[Any, type | None, str | None]:
     return obj, owner if isinstance(owner, type) else None, parts[-1]
 
 
-def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:  # noqa: C901 - long, not split yet (issue 16)
+def run_function(  # noqa: C901 - long, not split yet (issue 16)
+    spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
     fspec = spec["function"]
     qual = fspec["qualname"]
     what = f"`{os.path.basename(fspec['file'])}::{qual}`"
-    result: dict[str, Any] = {"status": "ok", "exit_code": 0, "exception": None, "correctness": [], "inputs": None}
+    result: dict[str, Any] = {
+        "status": "ok",
+        "exit_code": 0,
+        "exception": None,
+        "correctness": [],
+        "inputs": None,
+    }
     try:
         with probe_context(spec, program=False):
             module = import_target(fspec)
@@ -277,10 +296,18 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
             calls = inp.declared_calls(inputs_fn, instance, source or what)
             result["inputs"] = {"source": "declared", "file": source, "function": inputs_fn.__name__}
         else:
-            sig_target = callee.forward if callee is not None and cls is not None and method is None and hasattr(callee, "forward") else callee
+            sig_target = (
+                callee.forward
+                if callee is not None and cls is not None and method is None and hasattr(callee, "forward")
+                else callee
+            )
             calls = inp.synthesize(sig_target, inp.default_device(spec.get("device")), what)
-            result["inputs"] = {"source": "synthesised", "file": None, "function": None,
-                                "parameters": dict(calls[0].synthesised) if calls else {}}
+            result["inputs"] = {
+                "source": "synthesised",
+                "file": None,
+                "function": None,
+                "parameters": dict(calls[0].synthesised) if calls else {},
+            }
     except inp.NeedInputs as exc:
         result.update(status="need-inputs", exit_code=2, message=str(exc), missing=exc.missing)
         return result
@@ -309,9 +336,16 @@ def run_function(spec: dict[str, Any], capture: cap.Capture, emit: Callable[[dic
                     instance.train(call.mode == "train")
                     if twin is not instance:
                         twin.train(call.mode == "train")
-            entry = cmp.compare_call(eager_callee, compiled, call.args, call.kwargs, seed=i, describe=describe,  # type: ignore[arg-type]  # resolved above: a callable
-                                     eager_guard=lambda: _eager_only(capture),
-                                     reject_on_eager_error=result["inputs"]["source"] == "synthesised")
+            entry = cmp.compare_call(
+                eager_callee,  # type: ignore[arg-type]  # resolved above: a callable
+                compiled,
+                call.args,
+                call.kwargs,
+                seed=i,
+                describe=describe,
+                eager_guard=lambda: _eager_only(capture),
+                reject_on_eager_error=result["inputs"]["source"] == "synthesised",
+            )
             entry.update(index=i, label=call.label, mode=call.mode)
             if call.synthesised:
                 entry["synthesised"] = dict(call.synthesised)

@@ -52,8 +52,17 @@ JAXTYPING_DTYPES = {
     "Complex128": torch.complex128, "Shaped": torch.float32, "Num": torch.float32, "Real": torch.float32,
     "Inexact": torch.float32, "Key": torch.int64,
 }  # fmt: skip
-TENSOR_NAMES = {"Tensor", "torch.Tensor", "FloatTensor", "torch.FloatTensor", "Parameter", "nn.Parameter",
-                "torch.nn.Parameter", "Array", "jaxtyping.Array"}
+TENSOR_NAMES = {
+    "Tensor",
+    "torch.Tensor",
+    "FloatTensor",
+    "torch.FloatTensor",
+    "Parameter",
+    "nn.Parameter",
+    "torch.nn.Parameter",
+    "Array",
+    "jaxtyping.Array",
+}
 
 
 class NeedInputs(Exception):
@@ -317,7 +326,9 @@ def _param_values(
         shape = tuple(sizes.of(d) for d in spec.dims)
         dtype = spec.dtype or torch.float32
         if dtype.is_floating_point or dtype.is_complex:
-            value = torch.randn(shape, generator=gen, dtype=dtype if dtype.is_floating_point else torch.float32)
+            value = torch.randn(
+                shape, generator=gen, dtype=dtype if dtype.is_floating_point else torch.float32
+            )
             value = value.to(dtype)
         elif dtype == torch.bool:
             value = torch.randint(0, 2, shape, generator=gen).bool()
@@ -361,7 +372,11 @@ def synthesize(fn: Any, device: str, what: str) -> list[Call]:
         spec = None if ann is inspect.Parameter.empty else _object_spec(ann)
         values = _param_values(param, spec, sizes, device, gen)
         if values is None:
-            why = "no annotation" if ann is inspect.Parameter.empty else f"annotation `{_ann_text(ann)}` cannot be synthesised"
+            why = (
+                "no annotation"
+                if ann is inspect.Parameter.empty
+                else f"annotation `{_ann_text(ann)}` cannot be synthesised"
+            )
             missing.append(f"{name} ({why}, no default)")
             continue
         names.append(name)
@@ -382,7 +397,10 @@ def synthesize(fn: Any, device: str, what: str) -> list[Call]:
                 args.append(value)
             if len(options) > 1:
                 label_parts.append(f"{name}={value!r}")
-            is_default = sig.parameters[name].default is not inspect.Parameter.empty and sig.parameters[name].default is value
+            is_default = (
+                sig.parameters[name].default is not inspect.Parameter.empty
+                and sig.parameters[name].default is value
+            )
             made[name] = describe_value(value) + (" (its default)" if is_default else "")
         calls.append(Call(tuple(args), kwargs, ", ".join(label_parts) or "synthesised", synthesised=made))
     return calls
@@ -410,7 +428,8 @@ def instance_for(cls: type, make_fn: Any, where: str) -> Any:
     try:
         sig = inspect.signature(cls)
         required = [
-            p.name for p in sig.parameters.values()
+            p.name
+            for p in sig.parameters.values()
             if p.default is inspect.Parameter.empty
             and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         ]

@@ -18,12 +18,18 @@ from collections.abc import Sequence
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tclint server", description="Start the tclint language server (stdio by default).")
+    p = argparse.ArgumentParser(
+        prog="tclint server", description="Start the tclint language server (stdio by default)."
+    )
     p.add_argument("--stdio", action="store_true", help="talk LSP on stdin/stdout (the default)")
     p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead (for debugging)")
     p.add_argument("--log-file", help="also write the server's log to this file")
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
-                   help="what the log (window/logMessage and --log-file) shows (default: info)")
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="what the log (window/logMessage and --log-file) shows (default: info)",
+    )
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 

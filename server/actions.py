@@ -32,7 +32,10 @@ KINDS = [types.CodeActionKind.QuickFix, FIX_ALL, PROBE_INPUTS]
 
 
 def register(ls: TclintServer) -> None:
-    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False))
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
+    )
     def code_action(ls: TclintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         pub = ls.published.get(params.text_document.uri)
         doc = ls.docs.get(params.text_document.uri)
@@ -59,7 +62,9 @@ def _overlaps(a: Any, b: Any) -> bool:
     return ka[:2] <= kb[2:] and kb[:2] <= ka[2:]
 
 
-def matched(pub: Published, params: types.CodeActionParams) -> list[tuple[dict[str, Any], types.Diagnostic | None]]:
+def matched(
+    pub: Published, params: types.CodeActionParams
+) -> list[tuple[dict[str, Any], types.Diagnostic | None]]:
     """(our published diagnostic, the client's copy) for each diagnostic the request is about."""
     ours = [d for d in pub.lsp if d.get("source") in (SOURCE, PROBE_SOURCE)]
     context = params.context.diagnostics if params.context is not None else []
@@ -81,11 +86,15 @@ def _as_object(ls: TclintServer, ours: dict[str, Any], theirs: types.Diagnostic 
     return theirs if theirs is not None else structure(ls.protocol._converter, ours)
 
 
-def _workspace_edit(ls: TclintServer, uri: str, version: int | None, edits: list[dict[str, Any]]) -> types.WorkspaceEdit:
+def _workspace_edit(
+    ls: TclintServer, uri: str, version: int | None, edits: list[dict[str, Any]]
+) -> types.WorkspaceEdit:
     text_edits = [
         types.TextEdit(
             range=types.Range(
-                start=types.Position(line=e["range"]["start"]["line"], character=e["range"]["start"]["character"]),
+                start=types.Position(
+                    line=e["range"]["start"]["line"], character=e["range"]["start"]["character"]
+                ),
                 end=types.Position(line=e["range"]["end"]["line"], character=e["range"]["end"]["character"]),
             ),
             new_text=e["newText"],
@@ -118,7 +127,8 @@ def code_actions(ls: TclintServer, pub: Published, params: types.CodeActionParam
                 safe = fix.get("applicability") == "safe"
                 actions.append(
                     types.CodeAction(
-                        title=f"{fix['title']} ({d['code']})" + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
+                        title=f"{fix['title']} ({d['code']})"
+                        + (" — unsafe" if fix.get("applicability") == "unsafe" else ""),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[_as_object(ls, d, theirs)],
                         edit=_workspace_edit(ls, uri, version, fix["edits"]),
@@ -184,13 +194,18 @@ def fix_all_edit(pub: Published, encoding: str) -> dict[str, Any] | None:
     lines = pub.lines or Lines.of(pub.text)
     s, e = lines.position_at(start, encoding), lines.position_at(end, encoding)
     return {
-        "range": {"start": {"line": s.line, "character": s.character}, "end": {"line": e.line, "character": e.character}},
+        "range": {
+            "start": {"line": s.line, "character": s.character},
+            "end": {"line": e.line, "character": e.character},
+        },
         "newText": replacement,
     }
 
 
-def probe_inputs_action(ls: TclintServer, pub: Published, params: types.CodeActionParams) -> types.CodeAction | None:
-    """"Create probe inputs for this function" when the cursor is in a function or class."""
+def probe_inputs_action(
+    ls: TclintServer, pub: Published, params: types.CodeActionParams
+) -> types.CodeAction | None:
+    """ "Create probe inputs for this function" when the cursor is in a function or class."""
     editor = ls.editor_for_path(pub.path)
     if not (editor.probe.enable and editor.trusted) or ls.docs.get(pub.uri) is None:
         return None
@@ -209,6 +224,11 @@ def probe_inputs_action(ls: TclintServer, pub: Published, params: types.CodeActi
         command=types.Command(
             title=f"Create probe inputs for {target}",
             command="tclint.createProbeInputs",
-            arguments=[{"uri": pub.uri, "position": {"line": params.range.start.line, "character": params.range.start.character}}],
+            arguments=[
+                {
+                    "uri": pub.uri,
+                    "position": {"line": params.range.start.line, "character": params.range.start.character},
+                }
+            ],
         ),
     )

@@ -57,7 +57,11 @@ def target_for_line(pub: Published, line: int) -> str | None:
 
 def _one_arg(args: tuple[Any, ...], command: str, need_position: bool) -> tuple[str, types.Position | None]:
     if len(args) != 1 or not isinstance(args[0], dict):
-        raise JsonRpcInvalidParams(message=f"{command} expects one argument {{\"uri\": ..., \"position\": ...}}, got {list(args)!r}"[:300])
+        raise JsonRpcInvalidParams(
+            message=f'{command} expects one argument {{"uri": ..., "position": ...}}, got {list(args)!r}'[
+                :300
+            ]
+        )
     arg = args[0]
     uri = arg.get("uri")
     if not isinstance(uri, str) or not uri:
@@ -73,7 +77,9 @@ def _one_arg(args: tuple[Any, ...], command: str, need_position: bool) -> tuple[
         or pos["line"] < 0
         or pos["character"] < 0
     ):
-        raise JsonRpcInvalidParams(message=f"{command}: `position` must be {{\"line\": int >= 0, \"character\": int >= 0}}")
+        raise JsonRpcInvalidParams(
+            message=f'{command}: `position` must be {{"line": int >= 0, "character": int >= 0}}'
+        )
     return uri, types.Position(line=pos["line"], character=pos["character"])
 
 
@@ -136,7 +142,9 @@ async def _resolve(ls: TclintServer, path: str, pos: types.Position | None) -> t
             if facts is not None and facts.error is None:
                 from tclint.server.positions import Lines
 
-                line, _col = Lines.of(text).from_lsp(pos, encoding) if text is not None else (pos.line, pos.character)
+                line, _col = (
+                    Lines.of(text).from_lsp(pos, encoding) if text is not None else (pos.line, pos.character)
+                )
                 target = probe_target(facts, line + 1)
         overrides: dict[str, Any] = {}
         in_file = dict(settings.probe or {})
@@ -204,7 +212,8 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
     token = await _progress_token(ls)
     if token is not None:
         ls.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title="tclint probe", message=what, cancellable=True, percentage=0)
+            token,
+            types.WorkDoneProgressBegin(title="tclint probe", message=what, cancellable=True, percentage=0),
         )
         fut = ls.work_done_progress.tokens.get(token)
         if fut is not None:
@@ -217,7 +226,9 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
 
         def send() -> None:
             try:
-                ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=str(p.message)[:200], percentage=pct))
+                ls.work_done_progress.report(
+                    token, types.WorkDoneProgressReport(message=str(p.message)[:200], percentage=pct)
+                )
             except Exception:
                 pass
 
@@ -226,8 +237,12 @@ async def run_probe(ls: TclintServer, uri: str, pos: types.Position | None) -> A
     def work() -> Any:
         pool = manager.pool()
         if target is not None:
-            return api.probe_function(f"{path}::{target}", options=options, pool=pool, progress=progress, cancel=cancel)
-        return api.probe_program(path, options=options, pool=pool, progress=progress, cancel=cancel, cwd=root_path)
+            return api.probe_function(
+                f"{path}::{target}", options=options, pool=pool, progress=progress, cancel=cancel
+            )
+        return api.probe_program(
+            path, options=options, pool=pool, progress=progress, cancel=cancel, cwd=root_path
+        )
 
     future = loop.run_in_executor(None, work)
     end_message = "failed"
@@ -331,19 +346,31 @@ async def create_probe_inputs(ls: TclintServer, uri: str, pos: types.Position) -
     path = _checked_path(ls, uri)
     target, _options, _root = await _resolve(ls, path, pos)
     if target is None:
-        raise RequestFailed(message="put the cursor inside a function, method or nn.Module class to create its probe inputs")
+        raise RequestFailed(
+            message="put the cursor inside a function, method or nn.Module class to create its probe inputs"
+        )
     try:
-        stub_path, written = await asyncio.get_running_loop().run_in_executor(None, api.write_inputs_stub, f"{path}::{target}")
+        stub_path, written = await asyncio.get_running_loop().run_in_executor(
+            None, api.write_inputs_stub, f"{path}::{target}"
+        )
     except api.ProbeUsageError as exc:
         raise JsonRpcInvalidParams(message=f"tclint.createProbeInputs: {exc}") from None
     stub_uri = path_to_uri(stub_path)
     window = getattr(ls.capabilities, "window", None)
     if getattr(getattr(window, "show_document", None), "support", False):
         try:
-            await asyncio.wait_for(ls.window_show_document_async(types.ShowDocumentParams(uri=stub_uri, take_focus=True)), timeout=10)
+            await asyncio.wait_for(
+                ls.window_show_document_async(types.ShowDocumentParams(uri=stub_uri, take_focus=True)),
+                timeout=10,
+            )
         except Exception as exc:
             log.warning("cannot show %s: %s", stub_uri, exc)
-    return {"path": stub_path, "uri": stub_uri, "written": written, "target": f"{os.path.basename(path)}::{target}"}
+    return {
+        "path": stub_path,
+        "uri": stub_uri,
+        "written": written,
+        "target": f"{os.path.basename(path)}::{target}",
+    }
 
 
 async def restart_server(ls: TclintServer) -> None:

@@ -45,7 +45,9 @@ class ClientFeatures:
     def of(cls, caps: types.ClientCapabilities | None) -> ClientFeatures:
         pub = getattr(getattr(caps, "text_document", None), "publish_diagnostics", None)
         pull = getattr(getattr(caps, "text_document", None), "diagnostic", None)
-        related = bool(getattr(pub, "related_information", False)) or bool(getattr(pull, "related_information", False))
+        related = bool(getattr(pub, "related_information", False)) or bool(
+            getattr(pull, "related_information", False)
+        )
         desc = bool(getattr(pub, "code_description_support", False))
         tag_support = getattr(pub, "tag_support", None)
         tags = frozenset(int(t) for t in (getattr(tag_support, "value_set", None) or ()))
@@ -150,7 +152,9 @@ def _range_json(rng: types.Range) -> dict[str, Any]:
 _NOQA_CACHE: dict[tuple[str, int, str, int, str], str | None] = {}
 
 
-_COMMENTS: list[tuple[Lines, Any]] = []  # the last text scanned for comments (one publish's diagnostics share it)
+_COMMENTS: list[
+    tuple[Lines, Any]
+] = []  # the last text scanned for comments (one publish's diagnostics share it)
 
 
 def noqa_line(line_no: int, lines: Lines) -> int:
@@ -216,10 +220,15 @@ def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> di
             if code in existing:
                 return None
             new = "# noqa: " + ", ".join([*existing, code])
-            rng = types.Range(lines.to_lsp(line_no - 1, match.start(), encoding), lines.to_lsp(line_no - 1, match.end(), encoding))
+            rng = types.Range(
+                lines.to_lsp(line_no - 1, match.start(), encoding),
+                lines.to_lsp(line_no - 1, match.end(), encoding),
+            )
             return {"range": _range_json(rng), "newText": new}
     body = text.rstrip()
-    rng = types.Range(lines.to_lsp(line_no - 1, len(body), encoding), lines.to_lsp(line_no - 1, len(text), encoding))
+    rng = types.Range(
+        lines.to_lsp(line_no - 1, len(body), encoding), lines.to_lsp(line_no - 1, len(text), encoding)
+    )
     return {"range": _range_json(rng), "newText": "  " + NOQA_PREFIX + code}
 
 
@@ -313,7 +322,11 @@ class Converter:
         extra = diag.extra
         if extra.get("confirmed"):
             hits = extra.get("hits")
-            message += f"\n✓ confirmed by the probe ({hits} hit{'' if hits == 1 else 's'})" if hits else "\n✓ confirmed by the probe"
+            message += (
+                f"\n✓ confirmed by the probe ({hits} hit{'' if hits == 1 else 's'})"
+                if hits
+                else "\n✓ confirmed by the probe"
+            )
         if extra.get("stale"):
             message += "\n(stale: this code changed since the probe ran)"
         return message
@@ -327,8 +340,12 @@ class Converter:
             if fix is not None and fix.codemod and fix_offered(_declared(fix), self.unsafe):
                 fix = resolve(fix, lines.text)  # a codemod fix: its edits and final safety (imports libcst)
             if fix is not None and fix.edits and fix_offered(fix, self.unsafe):
-                edits = ",".join(f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits)
-                fixes.append(f'{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}')
+                edits = ",".join(
+                    f'{{"range":{self._range(lines, e.span)},"newText":{_js(e.content)}}}' for e in fix.edits
+                )
+                fixes.append(
+                    f'{{"title":{_js(fix.message)},"applicability":"{fix.applicability.value}","edits":[{edits}]}}'
+                )
         data = []
         if fixes:
             data.append('"fix":' + fixes[0])

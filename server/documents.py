@@ -80,7 +80,9 @@ class Documents:
         self._docs[item.uri] = doc
         return doc
 
-    def change(self, ident: types.VersionedTextDocumentIdentifier, changes: list[Any], encoding: str) -> Document | None:
+    def change(
+        self, ident: types.VersionedTextDocumentIdentifier, changes: list[Any], encoding: str
+    ) -> Document | None:
         doc = self._docs.get(ident.uri)
         if doc is None:
             return None

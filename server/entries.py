@@ -49,8 +49,17 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
     for site in facts.compile_sites:
         summary = _variant_summary(site, project, predicted)
         text = _compiles(site, project, path, by_site) + (f"\n\n**Variants:** {summary}" if summary else "")
-        out.append(Entry("site", span_of(site.loc), site.loc.line, site.func, text,
-                         module_level=site.func is None and site.how != "decorator", variants=summary))
+        out.append(
+            Entry(
+                "site",
+                span_of(site.loc),
+                site.loc.line,
+                site.func,
+                text,
+                module_level=site.func is None and site.how != "decorator",
+                variants=summary,
+            )
+        )
     for qual, fn in facts.functions.items():
         if fn.name == "<lambda>":
             continue
@@ -59,7 +68,9 @@ def compute(path: str, facts: FileFacts, project: Project) -> list[Entry]:
             continue
         text = f"**Compiled** — {project.chain_text(region)}"
         if region.depth == 0 and region.site is not None and project.site_targets.get(region.site.id):
-            text += "\n\n" + _compiles(region.site, project, path, by_site)  # an entry point: what compiling it brings in
+            text += "\n\n" + _compiles(
+                region.site, project, path, by_site
+            )  # an entry point: what compiling it brings in
         if region.multiplier:
             text += f" (runs in {region.multiplier})"
         if region.fullgraph:

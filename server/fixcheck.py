@@ -101,7 +101,9 @@ def _offered(alt: Fix, stmts: Statements, text: str) -> bool:
     first = min(e.span.start.line for e in alt.edits)
     # an edit ending at column 0 of a line ends with the line before it
     last = max(
-        e.span.end.line - 1 if e.span.end.column == 0 and e.span.end.line > e.span.start.line else e.span.end.line
+        e.span.end.line - 1
+        if e.span.end.column == 0 and e.span.end.line > e.span.start.line
+        else e.span.end.line
         for e in alt.edits
     )
     found = _statement_of(stmts, first, last)
@@ -112,7 +114,15 @@ def _offered(alt: Fix, stmts: Statements, text: str) -> bool:
     moved = Fix(
         alt.message,
         tuple(
-            Edit(Span.of(e.span.start.line - start + 1, e.span.start.column, e.span.end.line - start + 1, e.span.end.column), e.content)
+            Edit(
+                Span.of(
+                    e.span.start.line - start + 1,
+                    e.span.start.column,
+                    e.span.end.line - start + 1,
+                    e.span.end.column,
+                ),
+                e.content,
+            )
             for e in alt.edits
         ),
         alt.applicability,

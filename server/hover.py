@@ -46,12 +46,19 @@ def _contains(rng: types.Range | dict, pos: types.Position) -> bool:
     if isinstance(rng, dict):
         s, e = rng["start"], rng["end"]
         return (s["line"], s["character"]) <= (pos.line, pos.character) <= (e["line"], e["character"])
-    return (rng.start.line, rng.start.character) <= (pos.line, pos.character) <= (rng.end.line, rng.end.character)
+    return (
+        (rng.start.line, rng.start.character)
+        <= (pos.line, pos.character)
+        <= (rng.end.line, rng.end.character)
+    )
 
 
 def _range(rng: dict) -> types.Range:
     s, e = rng["start"], rng["end"]
-    return types.Range(start=types.Position(line=s["line"], character=s["character"]), end=types.Position(line=e["line"], character=e["character"]))
+    return types.Range(
+        start=types.Position(line=s["line"], character=s["character"]),
+        end=types.Position(line=e["line"], character=e["character"]),
+    )
 
 
 def rule_doc(code: str) -> str | None:
@@ -95,7 +102,9 @@ def hover_at(ls: TclintServer, pub: Published, pos: types.Position) -> types.Hov
             if m.start() <= col <= m.end() and line_text.rfind("#", 0, m.start()) >= 0:
                 doc = rule_doc(m.group(0))
                 if doc:
-                    hit_range = types.Range(lines.to_lsp(pos.line, m.start(), enc), lines.to_lsp(pos.line, m.end(), enc))
+                    hit_range = types.Range(
+                        lines.to_lsp(pos.line, m.start(), enc), lines.to_lsp(pos.line, m.end(), enc)
+                    )
                     return types.Hover(contents=_markup(ls, doc), range=hit_range)
     # 2. diagnostics under the cursor
     seen: set[str] = set()

@@ -121,7 +121,9 @@ class IncrementalAnalyzer:
         self.predicates = tuple(compiling_predicates)
         self.snapshot: Snapshot | None = None
         self.enabled = True
-        self.unattributed = tuple(f.name for f in dataclasses.fields(FileFacts) if f.name not in HANDLED_FIELDS)
+        self.unattributed = tuple(
+            f.name for f in dataclasses.fields(FileFacts) if f.name not in HANDLED_FIELDS
+        )
 
     # ------------------------------------------------------------------ entry
     def analyze(self, text: str, full: bool = False) -> Outcome:
@@ -139,7 +141,9 @@ class IncrementalAnalyzer:
             return self._full(text, lines, str(why))
 
     def _full(self, text: str, lines: list[str], why: str | None) -> Outcome:
-        facts = analyze_source(SourceText(self.path, text), self.module, self.is_package, self.root, self.predicates)
+        facts = analyze_source(
+            SourceText(self.path, text), self.module, self.is_package, self.root, self.predicates
+        )
         if facts.error is not None:
             return Outcome(facts, None, "error", len(lines), why)
         try:
@@ -189,7 +193,9 @@ class IncrementalAnalyzer:
             dirty.add(i)
         return sorted(dirty)
 
-    def _incremental(self, text: str, lines: list[str], snap: Snapshot, p: int, s: int, delta: int) -> Outcome:
+    def _incremental(
+        self, text: str, lines: list[str], snap: Snapshot, p: int, s: int, delta: int
+    ) -> Outcome:
         old_chunks = snap.chunks
         a = p + 1  # first changed old line
         b = len(snap.lines) - s  # last changed old line (a - 1: a pure insertion)
@@ -241,7 +247,9 @@ class IncrementalAnalyzer:
             # an import, a module-level assignment or a top-level name changed: every definition may
             # read it (aliases and the module scope are what the walk of a body sees of the rest)
             raise _Fallback("module-level code changed")
-        syn = analyze_source(SourceText(self.path, synthetic), self.module, self.is_package, self.root, self.predicates)
+        syn = analyze_source(
+            SourceText(self.path, synthetic), self.module, self.is_package, self.root, self.predicates
+        )
         if syn.error is not None:
             raise _Fallback(f"the synthetic walk failed: {syn.error}")
         facts = self._merge(snap, syn, new_chunks, stubbed, dirty_end, delta, text, lines)
@@ -295,7 +303,9 @@ class IncrementalAnalyzer:
             if i is not None and new_chunks[i].stub is not None:
                 raise _Fallback("dynamo config assigned inside a definition")
 
-        def pick(old_items: Iterable[Any], syn_items: Iterable[Any], line_of: Callable[[Any], int]) -> list[tuple[int, bool, Any]]:
+        def pick(
+            old_items: Iterable[Any], syn_items: Iterable[Any], line_of: Callable[[Any], int]
+        ) -> list[tuple[int, bool, Any]]:
             picked: list[tuple[int, bool, Any]] = []
             for item in old_items:
                 idx = new_index_of_old(line_of(item))
@@ -321,7 +331,9 @@ class IncrementalAnalyzer:
             return line + delta if line > dirty_end else line
 
         lambdas = delta != 0 and any("<lambda@" in k for k in old.functions)
-        old_tr = _Transformer(shift if delta else None, _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0))
+        old_tr = _Transformer(
+            shift if delta else None, _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0)
+        )
         syn_tr = _Transformer(None, _string_fn(self.module, syn_ids, None, 0))
 
         def moved(from_old: bool, item: Any) -> Any:
@@ -438,7 +450,9 @@ def _check_unique_names(tree: ast.Module) -> None:
         raise _Fallback("a name is defined twice at top level")
 
 
-def _string_fn(module: str, ids: dict[str, str], after: int | None, delta: int) -> Callable[[str], str] | None:
+def _string_fn(
+    module: str, ids: dict[str, str], after: int | None, delta: int
+) -> Callable[[str], str] | None:
     """Renumber compile-site ids and lambda qualnames (``<lambda@LINE>``) inside strings."""
     site = re.compile(r"(?<![\w.])" + re.escape(module) + r"#\d+") if ids else None
     shift_lambdas = bool(delta) and after is not None
@@ -448,7 +462,9 @@ def _string_fn(module: str, ids: dict[str, str], after: int | None, delta: int) 
         if site is not None and "#" in s:
             s = site.sub(lambda m: ids.get(m.group(0), m.group(0)), s)
         if shift_lambdas and "<lambda@" in s:
-            s = _LAMBDA.sub(lambda m: f"<lambda@{int(m.group(1)) + delta if int(m.group(1)) > last else m.group(1)}>", s)
+            s = _LAMBDA.sub(
+                lambda m: f"<lambda@{int(m.group(1)) + delta if int(m.group(1)) > last else m.group(1)}>", s
+            )
         return s
 
     return fn if (site is not None or shift_lambdas) else None
@@ -491,7 +507,9 @@ class _Transformer:
             if self.line_fn is None:
                 return obj
             f = self.line_fn
-            return Span(Position(f(obj.start.line), obj.start.column), Position(f(obj.end.line), obj.end.column))
+            return Span(
+                Position(f(obj.start.line), obj.start.column), Position(f(obj.end.line), obj.end.column)
+            )
         if t is Edit:
             span = self(obj.span)
             return obj if span is obj.span else Edit(span, obj.content)
@@ -580,8 +598,25 @@ class _Transformer:
 _DC_INFO: dict[type, tuple[tuple[str, ...], tuple[str, ...], bool] | None] = {}
 # Field annotations made only of these names cannot hold a line number (``int`` fields that do, such
 # as ``Candidate.loop_line``, are moved explicitly); fields with any other type are visited.
-_LINE_FREE_NAMES = frozenset({"str", "bool", "int", "float", "None", "Ty", "tuple", "set", "list", "dict", "frozenset", "Applicability",
-                              "Severity", "FrameEffect", "Requirement"})
+_LINE_FREE_NAMES = frozenset(
+    {
+        "str",
+        "bool",
+        "int",
+        "float",
+        "None",
+        "Ty",
+        "tuple",
+        "set",
+        "list",
+        "dict",
+        "frozenset",
+        "Applicability",
+        "Severity",
+        "FrameEffect",
+        "Requirement",
+    }
+)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -598,7 +633,9 @@ def _dataclass_info(t: type) -> tuple[tuple[str, ...], tuple[str, ...], bool] | 
         fields = dataclasses.fields(t)
         names = tuple(f.name for f in fields)
         line_names = tuple(
-            f.name for f in fields if not (isinstance(f.type, str) and set(_IDENT.findall(f.type)) <= _LINE_FREE_NAMES)
+            f.name
+            for f in fields
+            if not (isinstance(f.type, str) and set(_IDENT.findall(f.type)) <= _LINE_FREE_NAMES)
         )
         info = (names, line_names, bool(params is not None and params.frozen))
     _DC_INFO[t] = info

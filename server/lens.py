@@ -36,8 +36,12 @@ def register(ls: TclintServer) -> None:
             if entry.kind == "site" and entry.variants:
                 # the static variant prediction: shown everywhere, it runs nothing
                 line0 = entry.line - 1
-                rng = types.Range(pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding))
-                lenses.append(types.CodeLens(range=rng, command=types.Command(title=entry.variants, command="")))
+                rng = types.Range(
+                    pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding)
+                )
+                lenses.append(
+                    types.CodeLens(range=rng, command=types.Command(title=entry.variants, command=""))
+                )
         editor = ls.editor_for_path(pub.path)
         if not (editor.probe.enable and editor.trusted):
             return lenses  # the probe runs the workspace's code: no probe lens where it may not
@@ -47,7 +51,9 @@ def register(ls: TclintServer) -> None:
             if entry.line in seen:
                 continue
             line0 = entry.line - 1
-            rng = types.Range(pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding))
+            rng = types.Range(
+                pub.lines.to_lsp(line0, 0, ls.encoding), pub.lines.to_lsp(line0, 0, ls.encoding)
+            )
             if entry.kind == "function" and entry.qualname:
                 target = entry.qualname.split(".<locals>.")[0]
                 summary = summaries.get(target)
@@ -69,8 +75,16 @@ def register(ls: TclintServer) -> None:
             if entry.kind == "function" and entry.qualname and BENCH_COMMAND in ls.client_commands:
                 target = entry.qualname.split(".<locals>.")[0]
                 if "<" not in target and declares_inputs(pub.path, target):
-                    lenses.append(types.CodeLens(range=rng, command=types.Command(
-                        title="Benchmark", command=BENCH_COMMAND, arguments=[{"uri": pub.uri, "target": target}])))
+                    lenses.append(
+                        types.CodeLens(
+                            range=rng,
+                            command=types.Command(
+                                title="Benchmark",
+                                command=BENCH_COMMAND,
+                                arguments=[{"uri": pub.uri, "target": target}],
+                            ),
+                        )
+                    )
         return lenses
 
 

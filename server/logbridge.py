@@ -33,7 +33,10 @@ class ClientLogHandler(logging.Handler):
             message = self.format(record)
         except Exception:
             return
-        kind = LEVELS.get(record.levelno, types.MessageType.Log if record.levelno < logging.INFO else types.MessageType.Error)
+        kind = LEVELS.get(
+            record.levelno,
+            types.MessageType.Log if record.levelno < logging.INFO else types.MessageType.Error,
+        )
 
         def send() -> None:
             try:

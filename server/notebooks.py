@@ -59,7 +59,9 @@ def cells_of(ls: TclintServer, uri: str) -> tuple[int, list[tuple[str, str, bool
         # (`vscode-notebook-cell://host/nb.ipynb#W2sZmlsZQ%3D%3D`): look up both ways
         doc = docs.get(cell.document) or docs.get(unquote(cell.document))
         text = doc.source if doc is not None else ""
-        is_code = cell.kind == types.NotebookCellKind.Code and (doc is None or (doc.language_id or "python") == "python")
+        is_code = cell.kind == types.NotebookCellKind.Code and (
+            doc is None or (doc.language_id or "python") == "python"
+        )
         cells.append((cell.document, text, is_code))
     return notebook.version, cells
 
@@ -67,7 +69,10 @@ def cells_of(ls: TclintServer, uri: str) -> tuple[int, list[tuple[str, str, bool
 def as_ipynb(cells: list[tuple[str, str, bool]]) -> bytes:
     """The notebook's JSON as the CLI reads it from disk."""
     nb = {
-        "cells": [{"cell_type": "code" if code else "markdown", "source": text, "metadata": {}} for _uri, text, code in cells],
+        "cells": [
+            {"cell_type": "code" if code else "markdown", "source": text, "metadata": {}}
+            for _uri, text, code in cells
+        ],
         "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -120,11 +125,30 @@ async def lint(ls: TclintServer, uri: str) -> None:
             if not is_code:
                 continue
             lines = Lines.of(text)
-            conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings if out else None, ctx["features"], ls.others,
-                             ctx["open_texts"], base=ls.ws.folder_of(path))
+            conv = Converter(
+                lines,
+                ctx["encoding"],
+                ctx["editor"],
+                out.settings if out else None,
+                ctx["features"],
+                ls.others,
+                ctx["open_texts"],
+                base=ls.ws.folder_of(path),
+            )
             diags = by_cell.get(number, [])
             body = conv.convert_all(diags, path)
-            pub = Published(cell_uri, version, path, text, diags, body, f"nb{version}-{hash(body)}", out.settings if out else None, lines=lines, notebook=uri)
+            pub = Published(
+                cell_uri,
+                version,
+                path,
+                text,
+                diags,
+                body,
+                f"nb{version}-{hash(body)}",
+                out.settings if out else None,
+                lines=lines,
+                notebook=uri,
+            )
             results.append((cell_uri, body, pub))
         return results
 

@@ -28,7 +28,7 @@ log = logging.getLogger("tclint.server")
 
 
 def summary_text(report: Any) -> str:
-    """"2 graphs · 1 break · 3 compiles"; the verdict comes first when something went wrong
+    """ "2 graphs · 1 break · 3 compiles"; the verdict comes first when something went wrong
     ("raised RuntimeError · 0 graphs · ...", "1 hard error · ...", "no graph produced · ...")."""
     compiles = [c for c in report.compiles if c.get("kind") != "limit-refused"]
     graphs = sum(int(c.get("graphs") or 0) for c in compiles)
@@ -42,7 +42,9 @@ def summary_text(report: Any) -> str:
     if recompiles:
         parts.append(f"{recompiles} recompile{'s' if recompiles != 1 else ''}")
     headline = report.headline()
-    if headline and (not report.compiles or report.status in ("need-inputs", "inputs-rejected", "inputs-error")):
+    if headline and (
+        not report.compiles or report.status in ("need-inputs", "inputs-rejected", "inputs-error")
+    ):
         return headline  # nothing ran compiled: counts of zero would read as a clean result
     return " · ".join([headline, *parts] if headline else parts)
 
@@ -69,7 +71,12 @@ class ProbeStore:
         self.files: dict[str, FileFindings] = {}
         self.summaries: dict[str, dict[str, Summary]] = {}
 
-    def record(self, merged: list[Diagnostic], texts: dict[str, str | None], summary: tuple[str, str, str, int, int] | None) -> list[str]:
+    def record(
+        self,
+        merged: list[Diagnostic],
+        texts: dict[str, str | None],
+        summary: tuple[str, str, str, int, int] | None,
+    ) -> list[str]:
         """Store a probe's merged diagnostics; the files that now have findings."""
         by_file: dict[str, FileFindings] = {}
         for d in merged:
@@ -80,7 +87,9 @@ class ProbeStore:
             if d.origin is Origin.PROBE:
                 entry.probe.append(d)
             elif d.extra.get("confirmed"):
-                entry.confirmed[(d.code, d.span.start.line)] = {k: d.extra[k] for k in ("confirmed", "hits", "confirmed_by") if k in d.extra}
+                entry.confirmed[(d.code, d.span.start.line)] = {
+                    k: d.extra[k] for k in ("confirmed", "hits", "confirmed_by") if k in d.extra
+                }
         for path in texts:
             by_file.setdefault(path, FileFindings(texts.get(path)))
         self.files.update(by_file)
@@ -93,7 +102,9 @@ class ProbeStore:
         """``static`` with confirmations marked, plus the probe's findings, mapped to ``text``."""
         key = os.path.realpath(os.path.abspath(path))
         found = self.files.get(key)
-        log.debug("probe store apply %s: %s", key, None if found is None else (len(found.probe), found.confirmed))
+        log.debug(
+            "probe store apply %s: %s", key, None if found is None else (len(found.probe), found.confirmed)
+        )
         if found is None:
             return static
         if found.text is None:

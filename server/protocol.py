@@ -65,7 +65,9 @@ def _describe(exc: BaseException) -> str:
 class TclintProtocol(LanguageServerProtocol):
     exit_code = 0  # the process's exit status once the client sent ``exit`` (see ``lsp_exit``)
 
-    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+    def _execute_handler(
+        self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None
+    ) -> None:
         """pygls 2.1.1 files the future of every notification handled by a built-in generator
         (didOpen, didChange, didClose, ...) and of every step a generator yields to in
         ``_request_futures`` under a fresh id, and never removes it: a few hundred bytes per
@@ -112,7 +114,9 @@ class TclintProtocol(LanguageServerProtocol):
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawResult):
-            self.send_json_text('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":' + result.text + "}")
+            self.send_json_text(
+                '{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":' + result.text + "}"
+            )
             return
         super()._send_response(msg_id, result, error)
 
@@ -141,17 +145,23 @@ class TclintProtocol(LanguageServerProtocol):
 
     # -- document sync goes straight to our handlers (see module docstring)
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Generator[Any, Any, None]:
+    def lsp_text_document__did_open(
+        self, params: types.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Generator[Any, Any, None]:
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 

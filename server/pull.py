@@ -27,7 +27,9 @@ WORKSPACE_WAIT = 30.0  # seconds to wait for the index before answering with wha
 
 
 def register(ls: TclintServer) -> None:
-    options = types.DiagnosticOptions(identifier="tclint", inter_file_dependencies=True, workspace_diagnostics=True)
+    options = types.DiagnosticOptions(
+        identifier="tclint", inter_file_dependencies=True, workspace_diagnostics=True
+    )
 
     @ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)
     async def document_diagnostic(ls: TclintServer, params: types.DocumentDiagnosticParams) -> Any:
@@ -39,13 +41,20 @@ def register(ls: TclintServer) -> None:
                 return {"kind": "full", "items": []}
         else:
             path = uri_to_path(uri)
-            if path is None or is_notebook(path) or not os.path.isfile(path) or not ls.editor_for_path(path).enable:
+            if (
+                path is None
+                or is_notebook(path)
+                or not os.path.isfile(path)
+                or not ls.editor_for_path(path).enable
+            ):
                 return {"kind": "full", "items": []}
             pub = await disk_report(ls, path, uri)
         # JSON text: hundreds of diagnostics through lsprotocol objects cost more than the lint
         if params.previous_result_id == pub.result_id:
             return {"kind": "unchanged", "resultId": pub.result_id}
-        return RawResult('{"kind":"full","resultId":' + json.dumps(pub.result_id) + ',"items":' + pub.body + "}")
+        return RawResult(
+            '{"kind":"full","resultId":' + json.dumps(pub.result_id) + ',"items":' + pub.body + "}"
+        )
 
     @ls.feature(types.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(ls: TclintServer, params: types.WorkspaceDiagnosticParams) -> Any:
@@ -56,7 +65,9 @@ def register(ls: TclintServer) -> None:
             if asyncio.get_running_loop().time() > deadline:
                 break
             await asyncio.sleep(0.1)
-        paths = await ls.run_job(lambda: sorted({p for root in ls.ws.roots.values() for p in root.disk}), NORMAL)
+        paths = await ls.run_job(
+            lambda: sorted({p for root in ls.ws.roots.values() for p in root.disk}), NORMAL
+        )
         items: list[Any] = []
         open_paths = {d.path: d for d in ls.docs if d.path}
         for path in paths:
@@ -74,7 +85,14 @@ def register(ls: TclintServer) -> None:
                 version = None
             if not pub.lsp and uri not in previous:
                 continue
-            head = '{"uri":' + json.dumps(uri) + ',"version":' + json.dumps(version) + ',"resultId":' + json.dumps(pub.result_id)
+            head = (
+                '{"uri":'
+                + json.dumps(uri)
+                + ',"version":'
+                + json.dumps(version)
+                + ',"resultId":'
+                + json.dumps(pub.result_id)
+            )
             if previous.get(uri) == pub.result_id:
                 items.append(head + ',"kind":"unchanged"}')
             else:

@@ -109,7 +109,11 @@ class TclintServer(LanguageServer):
     # ------------------------------------------------------------------ errors and messages
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' out-of-band errors: log them (never a pop-up per malformed message)."""
-        if is_parse_error(error) or isinstance(error.__cause__, Exception) and is_parse_error(error.__cause__):
+        if (
+            is_parse_error(error)
+            or isinstance(error.__cause__, Exception)
+            and is_parse_error(error.__cause__)
+        ):
             try:
                 self.protocol.parse_error(str(error))  # type: ignore[attr-defined]
             except Exception:
@@ -129,7 +133,9 @@ class TclintServer(LanguageServer):
         self.show(message, kind)
 
     def _config_error_from_thread(self, exc: ConfigError) -> None:
-        message = f"tclint: configuration error: {exc}" + (f" (key `{exc.key}`)" if exc.key and f"`{exc.key}" not in str(exc) else "")
+        message = f"tclint: configuration error: {exc}" + (
+            f" (key `{exc.key}`)" if exc.key and f"`{exc.key}" not in str(exc) else ""
+        )
         message += " -- linting with the editor settings until it is fixed"
         log.warning("%s", message)
         loop = self.lint.loop if self.lint is not None else None
@@ -144,7 +150,9 @@ class TclintServer(LanguageServer):
                     return self.folder_settings[folder]
         return self.folder_settings.get("", self.settings)
 
-    async def apply_settings(self, global_settings: EditorSettings, per_folder: dict[str, EditorSettings]) -> None:
+    async def apply_settings(
+        self, global_settings: EditorSettings, per_folder: dict[str, EditorSettings]
+    ) -> None:
         self.settings = global_settings
         self.folder_settings = {"": global_settings, **per_folder}
         settings = dict(self.folder_settings)
@@ -234,10 +242,14 @@ class TclintServer(LanguageServer):
     def doc_path(self, doc: Document) -> str:
         if doc.path is not None:
             return doc.path
-        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in doc.uri.rsplit("/", 1)[-1]) or "untitled"
+        name = (
+            "".join(c if c.isalnum() or c in "._-" else "_" for c in doc.uri.rsplit("/", 1)[-1]) or "untitled"
+        )
         if not name.endswith(".py"):
             name += ".py"
-        return os.path.join(tempfile.gettempdir(), "tclint-untitled", hashlib.sha1(doc.uri.encode()).hexdigest()[:8], name)
+        return os.path.join(
+            tempfile.gettempdir(), "tclint-untitled", hashlib.sha1(doc.uri.encode()).hexdigest()[:8], name
+        )
 
     def schedule(self, uri: str, delay: float) -> None:
         handle = self.timers.pop(uri, None)
@@ -286,7 +298,11 @@ class TclintServer(LanguageServer):
             prev = self.published.get(uri)
             body = prev.body if prev is not None and prev.text == text else "[]"
             model = prev.model if prev is not None and prev.text == text else []
-            self.deliver(Published(uri, version, path, text, model, body, _result_id(version, body), lines=Lines.of(text)))
+            self.deliver(
+                Published(
+                    uri, version, path, text, model, body, _result_id(version, body), lines=Lines.of(text)
+                )
+            )
             return self.published.get(uri)
         pub.elapsed = time.perf_counter() - started
         self.deliver(pub)
@@ -327,8 +343,16 @@ class TclintServer(LanguageServer):
             self.probes.refresh_titles()
         # a buffer over max-file-size has one finding at 1:1: no line index of its whole text
         lines = Lines.of("" if out.too_large else out.text)
-        conv = Converter(lines, ctx["encoding"], ctx["editor"], out.settings, ctx["features"], self.others, ctx["open_texts"],
-                         base=self.ws.folder_of(out.path))
+        conv = Converter(
+            lines,
+            ctx["encoding"],
+            ctx["editor"],
+            out.settings,
+            ctx["features"],
+            self.others,
+            ctx["open_texts"],
+            base=self.ws.folder_of(out.path),
+        )
         body = conv.convert_all(diags, out.path)
         entries: list[entries_mod.Entry] = []
         targets: list[tuple[int, int, str]] = []
@@ -345,8 +369,19 @@ class TclintServer(LanguageServer):
         self.stats["lints"] += 1
         self.stats["last_lint_ms"] = out.elapsed * 1000
         return Published(
-            uri, out.version, out.path, out.text, diags, body, _result_id(out.version, body), out.settings, entries,
-            out.parse_error, lines, out.elapsed, targets,
+            uri,
+            out.version,
+            out.path,
+            out.text,
+            diags,
+            body,
+            _result_id(out.version, body),
+            out.settings,
+            entries,
+            out.parse_error,
+            lines,
+            out.elapsed,
+            targets,
         )
 
     def deliver(self, pub: Published) -> bool:
@@ -368,7 +403,9 @@ class TclintServer(LanguageServer):
 
     def publish(self, uri: str, version: int | None, body: str) -> None:
         """textDocument/publishDiagnostics from the already serialized diagnostics (``body``)."""
-        head = '{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":' + json.dumps(uri)
+        head = '{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":' + json.dumps(
+            uri
+        )
         if version is not None:
             head += f',"version":{int(version)}'
         self.protocol.send_json_text(head + ',"diagnostics":' + body + "}}")  # type: ignore[attr-defined]
@@ -396,7 +433,11 @@ class TclintServer(LanguageServer):
         self.cross_timers[root_path] = loop.call_later(delay, start)
 
     async def _cross_file(self, root_path: str, skip: str | None) -> None:
-        ctx_by_path = {d.path: (d.uri, self.convert_context(self.editor_for_path(d.path), d.uri)) for d in self.docs if d.path}
+        ctx_by_path = {
+            d.path: (d.uri, self.convert_context(self.editor_for_path(d.path), d.uri))
+            for d in self.docs
+            if d.path
+        }
 
         def job() -> list[Published]:
             root = self.ws.roots.get(root_path)
@@ -522,7 +563,11 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
         opts = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         # commands the client runs itself (lenses for them are offered only to that client)
         commands = opts.get("clientCommands")
-        ls.client_commands = frozenset(c for c in commands if isinstance(c, str)) if isinstance(commands, list) else frozenset()
+        ls.client_commands = (
+            frozenset(c for c in commands if isinstance(c, str))
+            if isinstance(commands, list)
+            else frozenset()
+        )
         ls.settings = settings
         ls.folder_settings = {"": settings}
         ls._startup_problems = problems
@@ -543,7 +588,13 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
         ls.pull = supports_pull and settings.diagnostic_mode != "push"
         if ls.pull:
             pull.register(ls)
-        log.info("tclint %s: encoding %s, %s diagnostics, folders %s", __version__, ls.encoding, "pull" if ls.pull else "push", folders)
+        log.info(
+            "tclint %s: encoding %s, %s diagnostics, folders %s",
+            __version__,
+            ls.encoding,
+            "pull" if ls.pull else "push",
+            folders,
+        )
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: TclintServer, params: types.InitializedParams) -> None:
@@ -684,7 +735,11 @@ async def register_watchers(ls: TclintServer) -> None:
             ls.client_register_capability_async(
                 types.RegistrationParams(
                     registrations=[
-                        types.Registration(id="tclint-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+                        types.Registration(
+                            id="tclint-watch",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
                     ]
                 )
             ),

@@ -50,7 +50,13 @@ DEFAULT_LSP_SEVERITY = {
     Severity.INFO: types.DiagnosticSeverity.Information,
     Severity.HINT: types.DiagnosticSeverity.Hint,
 }
-LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "information": Severity.INFO, "hint": Severity.HINT}
+LEVELS = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "info": Severity.INFO,
+    "information": Severity.INFO,
+    "hint": Severity.HINT,
+}
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,9 @@ class EditorSettings:
     diagnostic_mode: str = "auto"
     trusted: bool = True
 
-    def lsp_severity(self, code: str, level: Severity, file_settings: Settings | None) -> types.DiagnosticSeverity:
+    def lsp_severity(
+        self, code: str, level: Severity, file_settings: Settings | None
+    ) -> types.DiagnosticSeverity:
         """The editor severity of a finding: the editor's map by code (longest prefix), else by
         tclint level, else tclint's own level.  With ``filesystemFirst`` a code the configuration
         file's ``severity`` table covers keeps the file's level."""
@@ -156,7 +164,9 @@ def parse_settings(options: Any, base: EditorSettings | None = None) -> tuple[Ed
     elif isinstance(sev, dict):
         for k, v in sev.items():
             if not isinstance(v, str) or v.lower() not in LSP_SEVERITY:
-                problems.append(f"`tclint.severity.{k}`: unknown severity {v!r} (use Error, Warning, Information or Hint)")
+                problems.append(
+                    f"`tclint.severity.{k}`: unknown severity {v!r} (use Error, Warning, Information or Hint)"
+                )
                 continue
             if str(k).lower() not in LEVELS and validate_selector(str(k).upper()):
                 problems.append(f"`tclint.severity.{k}`: {validate_selector(str(k).upper())}")
@@ -168,7 +178,9 @@ def parse_settings(options: Any, base: EditorSettings | None = None) -> tuple[Ed
         debounce = base.debounce_ms
     preference = raw.get("configurationPreference", "filesystemFirst")
     if preference not in PREFERENCES:
-        problems.append(f"`tclint.configurationPreference` must be one of {', '.join(PREFERENCES)}, got {preference!r}")
+        problems.append(
+            f"`tclint.configurationPreference` must be one of {', '.join(PREFERENCES)}, got {preference!r}"
+        )
         preference = "filesystemFirst"
     mode = raw.get("diagnosticMode", "auto")
     if mode not in MODES:
@@ -209,7 +221,9 @@ def _parse_probe(value: Any, problems: list[str]) -> ProbeSettings:
         problems.append(f"`tclint.probe` must be an object, got {value!r}"[:200])
         return ProbeSettings()
     timeout = value.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
         problems.append(f"`tclint.probe.timeout` must be a positive number of seconds, got {timeout!r}")
         timeout = None
     interp = value.get("interpreter", value.get("python"))
@@ -303,7 +317,9 @@ class EditorResolver(ConfigResolver):
             return settings
         if self.editor.preference == "filesystemFirst" and settings.path is not None:
             in_file = self._keys_in(settings.path)
-            overrides = {k: v for k, v in overrides.items() if _ATTR_TO_KEY.get(_target_attr(k)) not in in_file}
+            overrides = {
+                k: v for k, v in overrides.items() if _ATTR_TO_KEY.get(_target_attr(k)) not in in_file
+            }
         merged = Settings(**{f.name: getattr(settings, f.name) for f in fields(Settings)})
         for attr, value in overrides.items():
             if attr.startswith("extend:"):
@@ -322,7 +338,11 @@ class EditorResolver(ConfigResolver):
             try:
                 with open(path, "rb") as fh:
                     data = tomllib.load(fh)
-                table = data.get("tool", {}).get("tclint", {}) if os.path.basename(path) == "pyproject.toml" else data
+                table = (
+                    data.get("tool", {}).get("tclint", {})
+                    if os.path.basename(path) == "pyproject.toml"
+                    else data
+                )
                 if isinstance(table, dict):
                     keys = frozenset(table)
             except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):

@@ -81,7 +81,9 @@ class DocState:
     notebook: bool = False  # a notebook: re-linted as a whole by the server (cells), not here
     last_good_text: str | None = None  # the last text that parsed: the one its facts in the project are of
     last_good: list[Diagnostic] = field(default_factory=list)  # computed on ``last_good_text``
-    parse: list[Diagnostic] = field(default_factory=list)  # the parse error of ``text`` when it does not parse
+    parse: list[Diagnostic] = field(
+        default_factory=list
+    )  # the parse error of ``text`` when it does not parse
     diagnostics: list[Diagnostic] = field(default_factory=list)
     too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
 
@@ -98,7 +100,9 @@ class DocState:
 class Root:
     """One project: the facts of its files and the Project built over them."""
 
-    def __init__(self, path: str, resolver: EditorResolver, index: bool, on_config_error: Callable[[ConfigError], None]) -> None:
+    def __init__(
+        self, path: str, resolver: EditorResolver, index: bool, on_config_error: Callable[[ConfigError], None]
+    ) -> None:
         self.path = path
         self.resolver = resolver
         self.index = index
@@ -113,7 +117,9 @@ class Root:
         self._cache_checked = False
         self.generation = 0  # bumped whenever the project changes
         self._indexing: tuple[float, int] | None = None  # (started, files) of the index under way
-        self.open_text: Callable[[str], str | None] = lambda path: None  # an open buffer's text (set by Workspace)
+        self.open_text: Callable[[str], str | None] = lambda path: (
+            None
+        )  # an open buffer's text (set by Workspace)
         self.rewalks: Rewalks | None = None  # the type refinement's re-walks, kept across edits
         self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
         self._previous: Project | None = None  # the project last invalidated (``share_resolution``)
@@ -171,7 +177,12 @@ class Root:
             for d in discover([self.path], cast(ConfigResolver, budget), True):
                 found.append(os.path.abspath(d.path))
                 if len(found) >= MAX_INDEXED_FILES:
-                    log.warning("%s holds more than %d files: indexing the first %d only", self.path, MAX_INDEXED_FILES, MAX_INDEXED_FILES)
+                    log.warning(
+                        "%s holds more than %d files: indexing the first %d only",
+                        self.path,
+                        MAX_INDEXED_FILES,
+                        MAX_INDEXED_FILES,
+                    )
                     break
                 budget.check()
         except _OverBudget:
@@ -217,7 +228,9 @@ class Root:
         cache = self.cache()
         key = None
         if cache is not None and src.digest:
-            key = cache.facts_key(src.digest, module, is_package, import_root, settings.compiling_predicates, path)
+            key = cache.facts_key(
+                src.digest, module, is_package, import_root, settings.compiling_predicates, path
+            )
             facts = cache.get_facts(key)
             if facts is not None:
                 facts.path = path
@@ -310,7 +323,9 @@ class Root:
                 if project.settings.follow_libraries:  # into installed packages (tclint.rules.libfollow)
                     from tclint.rules import libfollow
 
-                    project, lib_sources, libraries = libfollow.follow(None, project, self.facts(), project.settings, cached=True)
+                    project, lib_sources, libraries = libfollow.follow(
+                        None, project, self.facts(), project.settings, cached=True
+                    )
                     project = libfollow.refine_with(project, lib_sources, self._reanalyze, cached=True)
                     libfollow.mark(project, libraries)
                 else:
@@ -490,7 +505,9 @@ class Workspace:
         for doc in self.docs.values():
             root = doc.root
             module, is_package, import_root = module_for(doc.path)
-            doc.analyzer = IncrementalAnalyzer(doc.path, module, is_package, import_root, root.settings_for(doc.path).compiling_predicates)
+            doc.analyzer = IncrementalAnalyzer(
+                doc.path, module, is_package, import_root, root.settings_for(doc.path).compiling_predicates
+            )
 
     def root_for(self, path: str) -> Root:
         found = None
@@ -514,7 +531,9 @@ class Workspace:
                     "not indexing %s (%s): only its open files are linted; open a project folder (one with a "
                     "pyproject.toml, tclint.toml or .git) for cross-file checks", found, reason,
                 )  # fmt: skip
-            root = self.roots[found] = Root(found, EditorResolver(self.editor_for(found)), index, self.on_config_error)
+            root = self.roots[found] = Root(
+                found, EditorResolver(self.editor_for(found)), index, self.on_config_error
+            )
             root.open_text = self._open_text
         return root
 
@@ -544,7 +563,9 @@ class Workspace:
         if state is None:
             root = self.root_for(path)
             module, is_package, import_root = module_for(path)
-            analyzer = IncrementalAnalyzer(path, module, is_package, import_root, root.settings_for(path).compiling_predicates)
+            analyzer = IncrementalAnalyzer(
+                path, module, is_package, import_root, root.settings_for(path).compiling_predicates
+            )
             state = self.docs[path] = DocState(path, analyzer, root)
         return state
 
@@ -590,7 +611,9 @@ class Workspace:
         if is_excluded(path, settings):
             root.open.pop(path, None)
             state.diagnostics = []
-            return LintOutput(path, text, version, [], settings, excluded=True, elapsed=time.perf_counter() - started)
+            return LintOutput(
+                path, text, version, [], settings, excluded=True, elapsed=time.perf_counter() - started
+            )
         message = buffer_too_large(text, settings.max_file_size)
         if message is not None:
             return self._too_large(state, text, version, settings, message, started)
@@ -605,14 +628,25 @@ class Workspace:
             state.parse = file_diagnostics(outcome.facts, Project([], settings), settings)
             diags = state.shown(state.last_good)
             state.diagnostics = diags
-            return LintOutput(path, text, version, diags, settings, parse_error=True, mode=outcome.mode, elapsed=time.perf_counter() - started)
+            return LintOutput(
+                path,
+                text,
+                version,
+                diags,
+                settings,
+                parse_error=True,
+                mode=outcome.mode,
+                elapsed=time.perf_counter() - started,
+            )
         if root.open.get(path) is not outcome.facts:
             root.set_open(path, outcome.facts)
         state.last_good_text = text  # before the project is built: its re-walks read this text
         diags, settings = root.diagnostics(path, src, outcome.facts, outcome.snapshot)
         state.last_good = diags
         state.diagnostics = diags
-        return LintOutput(path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started)
+        return LintOutput(
+            path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started
+        )
 
     def _too_large(
         self, state: DocState, text: str, version: int, settings: Settings, message: str, started: float
@@ -666,8 +700,15 @@ class Workspace:
             root.invalidate()
             diags, settings = root.diagnostics(path, src, facts)  # mapped to the cells there
         state.diagnostics = diags
-        return LintOutput(path, state.text, version, diags, settings, parse_error=facts.error is not None,
-                          elapsed=time.perf_counter() - started)
+        return LintOutput(
+            path,
+            state.text,
+            version,
+            diags,
+            settings,
+            parse_error=facts.error is not None,
+            elapsed=time.perf_counter() - started,
+        )
 
     def open_notebooks(self, root_path: str) -> list[str]:
         return [p for p, s in self.docs.items() if s.notebook and s.root.path == root_path]
@@ -676,13 +717,21 @@ class Workspace:
         """Diagnostics of the other open documents of ``root`` (after its project changed)."""
         out = []
         for path, state in self.docs.items():
-            if state.root is not root or path == skip or path not in root.open or state.notebook or state.too_large:
+            if (
+                state.root is not root
+                or path == skip
+                or path not in root.open
+                or state.notebook
+                or state.too_large
+            ):
                 continue
             if state.last_good_text is None:
                 continue  # no text of it parsed since it was opened or was too large: nothing to redo
             # the root holds the facts of the last text that parsed: compute on that text, show
             # the result moved to the current one (``DocState.shown``)
-            fresh, settings = root.diagnostics(path, SourceText(path, state.last_good_text), None, state.analyzer.snapshot)
+            fresh, settings = root.diagnostics(
+                path, SourceText(path, state.last_good_text), None, state.analyzer.snapshot
+            )
             state.last_good = fresh
             diags = state.shown(fresh)
             if diags != state.diagnostics:
@@ -765,7 +814,9 @@ def shift_diagnostic(d: Diagnostic, delta: int, after: int) -> Diagnostic:
     fix = moved(d.fix) if isinstance(d.fix, Fix) else d.fix
     alternatives = tuple(moved(f) for f in d.alternatives)
     related = tuple(
-        RelatedLocation(r.path, span(r.span), r.message) if os.path.abspath(r.path) == os.path.abspath(d.path) else r
+        RelatedLocation(r.path, span(r.span), r.message)
+        if os.path.abspath(r.path) == os.path.abspath(d.path)
+        else r
         for r in d.related
     )
     noqa = d.noqa_line + delta if d.noqa_line is not None and d.noqa_line > after else d.noqa_line

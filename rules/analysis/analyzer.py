@@ -142,7 +142,8 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
                 confidence=confidence,
                 loop_line=scope.loops[-1] if scope.loops else None,
                 cold=scope.cold[-1] if scope.cold else None,
-                requires=requires + tuple(Requirement(Need.NOT_COMPILING_PREDICATE, ref) for ref in scope.unless),
+                requires=requires
+                + tuple(Requirement(Need.NOT_COMPILING_PREDICATE, ref) for ref in scope.unless),
                 fix=fix,
                 help=help,
                 data=data or {},

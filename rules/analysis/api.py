@@ -63,8 +63,12 @@ class Scope:
         self.user_ctx: list[int] = []
         self.tests: list[str] = []  # enclosing if-conditions (source text; "not (...)" in else)
         self.unless: list[str] = []  # project predicates under which this code is not traced
-        self.pred_names: dict[str, tuple[bool, tuple[str, ...]]] = {}  # locals holding `is_compiling() or ...`
-        self.modes: list[str | None] = []  # per enclosing `if` branch: "train" / "eval" when it runs only in that mode
+        self.pred_names: dict[
+            str, tuple[bool, tuple[str, ...]]
+        ] = {}  # locals holding `is_compiling() or ...`
+        self.modes: list[
+            str | None
+        ] = []  # per enclosing `if` branch: "train" / "eval" when it runs only in that mode
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self
@@ -157,7 +161,9 @@ class RuleContext:
         for local, q in self._a.facts.aliases.items():
             if q == qualified:
                 return local
-        table: AliasTable | None = self._a.scope.aliases  # the imports seen so far (facts.aliases is filled at the end)
+        table: AliasTable | None = (
+            self._a.scope.aliases
+        )  # the imports seen so far (facts.aliases is filled at the end)
         while table is not None:
             for local, q in table.names.items():
                 if q == qualified:
@@ -220,8 +226,9 @@ class RuleContext:
         wherever it is); ``severity``: this finding's severity over the rule's default and the
         heat (the engine decides both in ``severity_and_heat``); ``data``: notes private to the
         rule, for its own ``finalize``."""
-        self._a.add_candidate(code, node, message, tuple(gb_ids), confidence, fix, help, tuple(requires), data,
-                              frame, severity)
+        self._a.add_candidate(
+            code, node, message, tuple(gb_ids), confidence, fix, help, tuple(requires), data, frame, severity
+        )
 
 
 Visitor = Callable[[Any, RuleContext], None]  # an ast node, or a pseudo-node (Condition)

@@ -25,15 +25,54 @@ GRAD_CONTEXTS = {
     "set_grad_enabled": "set_grad_enabled",
 }
 AUTOCAST = ("autocast",)
-WALK_WORDS = ("no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "autocast", "DataLoader",
-              "requires_grad", ".half()", ".double()", ".bfloat16()", "float16", "float64", ".cuda(",
-              "register_buffer", "global ", "torch.compile(")  # the full pass
-CALL_CONTEXT_WORDS = (*WALK_WORDS, ".training", " else ")  # files worth a look at all (`a if c else b` choices)
+WALK_WORDS = (
+    "no_grad",
+    "inference_mode",
+    "enable_grad",
+    "set_grad_enabled",
+    "autocast",
+    "DataLoader",
+    "requires_grad",
+    ".half()",
+    ".double()",
+    ".bfloat16()",
+    "float16",
+    "float64",
+    ".cuda(",
+    "register_buffer",
+    "global ",
+    "torch.compile(",
+)  # the full pass
+CALL_CONTEXT_WORDS = (
+    *WALK_WORDS,
+    ".training",
+    " else ",
+)  # files worth a look at all (`a if c else b` choices)
 # in-place tensor methods that copy their argument into the receiver (and its requires_grad with it)
-INPLACE_WRITES = frozenset(("copy_", "index_copy_", "index_put_", "scatter_", "masked_scatter_", "add_", "sub_", "mul_",
-                            "lerp_", "index_add_", "scatter_add_", "masked_fill_"))
-CAST_METHODS = {"half": "dtype:float16", "double": "dtype:float64", "bfloat16": "dtype:bfloat16", "float": "dtype:float32",
-                "cuda": "device:cuda", "cpu": "device:cpu"}
+INPLACE_WRITES = frozenset(
+    (
+        "copy_",
+        "index_copy_",
+        "index_put_",
+        "scatter_",
+        "masked_scatter_",
+        "add_",
+        "sub_",
+        "mul_",
+        "lerp_",
+        "index_add_",
+        "scatter_add_",
+        "masked_fill_",
+    )
+)
+CAST_METHODS = {
+    "half": "dtype:float16",
+    "double": "dtype:float64",
+    "bfloat16": "dtype:bfloat16",
+    "float": "dtype:float32",
+    "cuda": "device:cuda",
+    "cpu": "device:cpu",
+}
 TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm")
 
 
@@ -107,7 +146,11 @@ def _root_name(expr: ast.expr) -> str | None:
             return expr.id
         if isinstance(expr, (ast.Subscript, ast.Attribute)):
             expr = expr.value
-        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cuda", "float", "half", "contiguous"):
+        elif (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
+        ):
             expr = expr.func.value
         else:
             return None
@@ -126,7 +169,10 @@ def _cast_tag(expr: ast.expr) -> str | None:
         if expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value is False:
             return None
         return "requires_grad"
-    if any(kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in expr.keywords):
+    if any(
+        kw.arg == "requires_grad" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+        for kw in expr.keywords
+    ):
         return "requires_grad"
     if attr in ("to", "type"):
         for arg in [*expr.args, *(kw.value for kw in expr.keywords if kw.arg in ("dtype", "device"))]:
@@ -142,7 +188,11 @@ def _value_kind(value: ast.expr, ints: set[str]) -> str:
     ``unknown`` (``ints``: names known to hold ints here, e.g. ``range`` loop variables)."""
     if isinstance(value, ast.Constant):
         return f"const:{repr(value.value)[:40]}"
-    if isinstance(value, (ast.Compare, ast.BoolOp)) or isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+    if (
+        isinstance(value, (ast.Compare, ast.BoolOp))
+        or isinstance(value, ast.UnaryOp)
+        and isinstance(value.op, ast.Not)
+    ):
         return "bool"
     if isinstance(value, ast.JoinedStr):
         return "str"
@@ -150,14 +200,28 @@ def _value_kind(value: ast.expr, ints: set[str]) -> str:
         return "int" if value.id in ints else "unknown"
     if isinstance(value, ast.Call):
         tail = _tail(value.func)
-        return {"len": "int", "int": "int", "round": "int", "float": "float", "time": "float", "perf_counter": "float",
-                "monotonic": "float", "random": "float", "uniform": "float", "randint": "int", "str": "str"}.get(tail or "", "unknown")
+        return {
+            "len": "int",
+            "int": "int",
+            "round": "int",
+            "float": "float",
+            "time": "float",
+            "perf_counter": "float",
+            "monotonic": "float",
+            "random": "float",
+            "uniform": "float",
+            "randint": "int",
+            "str": "str",
+        }.get(tail or "", "unknown")
     if isinstance(value, ast.BinOp):
         parts = list(ast.walk(value))
-        if any(isinstance(n, ast.Div) for n in parts) or any(isinstance(n, ast.Constant) and isinstance(n.value, float) for n in parts):
+        if any(isinstance(n, ast.Div) for n in parts) or any(
+            isinstance(n, ast.Constant) and isinstance(n.value, float) for n in parts
+        ):
             return "float"
         if any(isinstance(n, ast.Name) and n.id in ints for n in parts) or any(
-                isinstance(n, ast.Constant) and type(n.value) is int for n in parts):
+            isinstance(n, ast.Constant) and type(n.value) is int for n in parts
+        ):
             return "int"
     return "unknown"
 
@@ -194,8 +258,21 @@ def _module_dicts(tree: ast.Module) -> list[str]:
 # what makes a line worth scanning outside grad/autocast blocks: a `a if c else b` choice (an
 # `else` that does not open a block), a cast, a buffer, a compile, a read of `.training` (and, added
 # per file, the names of rebound globals); plain substring searches, no regex over the whole text
-_LINE_WORDS = ("else", ".half(", ".double(", ".bfloat16(", ".float(", ".to(", ".type(", ".cuda(", ".cpu(", "requires_grad",
-               "register_buffer", "compile(", ".training")
+_LINE_WORDS = (
+    "else",
+    ".half(",
+    ".double(",
+    ".bfloat16(",
+    ".float(",
+    ".to(",
+    ".type(",
+    ".cuda(",
+    ".cpu(",
+    "requires_grad",
+    "register_buffer",
+    "compile(",
+    ".training",
+)
 _GLOBAL_DECL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)$", re.M)
 
 
@@ -212,7 +289,7 @@ def _interesting_lines(text: str, names: set[str], words: tuple[str, ...] = _LIN
             starts = [0] + [m.end() for m in re.finditer("\n", text)]
         while at >= 0:
             after = at + len(word)
-            if word != "else" or text[after:after + 8].lstrip(" \t")[:1] != ":":
+            if word != "else" or text[after : after + 8].lstrip(" \t")[:1] != ":":
                 hits.add(bisect.bisect_right(starts, at))
             at = text.find(word, after)
     return sorted(hits)
@@ -221,7 +298,11 @@ def _interesting_lines(text: str, names: set[str], words: tuple[str, ...] = _LIN
 def _rebound_names(tree: ast.Module, text: str, flags: list[str]) -> set[str]:
     """Names a function declares ``global``, flag dicts, and names assigned in module-level loops:
     the only globals whose reads the pass records."""
-    names = {n.strip() for m in _GLOBAL_DECL.finditer(text) for n in m.group(1).split(",") if n.strip()} if "global" in text else set()
+    names = (
+        {n.strip() for m in _GLOBAL_DECL.finditer(text) for n in m.group(1).split(",") if n.strip()}
+        if "global" in text
+        else set()
+    )
     names.update(flags)
     for stmt in tree.body:
         if isinstance(stmt, (ast.For, ast.While)):
@@ -260,7 +341,9 @@ class _Pass:
     def pos(self, node: ast.AST) -> str:
         """``line:col:end_line:end_col`` of a node, in the character columns of ``node_loc``."""
         line, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-        return f"{line}:{self.char_col(line, node.col_offset)}:{end}:{self.char_col(end, node.end_col_offset)}"  # type: ignore[attr-defined]
+        return (
+            f"{line}:{self.char_col(line, node.col_offset)}:{end}:{self.char_col(end, node.end_col_offset)}"  # type: ignore[attr-defined]
+        )
 
     # statements
     def body(self, stmts: list[ast.stmt]) -> None:
@@ -334,7 +417,11 @@ class _Pass:
                 v = node.value
                 if isinstance(v, ast.Constant) and isinstance(v.value, str):
                     kind = "str"
-                elif isinstance(v, ast.Constant) and isinstance(v.value, float) or _value_kind(v, self.ints[-1]) == "float":
+                elif (
+                    isinstance(v, ast.Constant)
+                    and isinstance(v.value, float)
+                    or _value_kind(v, self.ints[-1]) == "float"
+                ):
                     kind = "float"
                 else:
                     kind = "int"  # `STEP += 1`: a counter
@@ -342,7 +429,11 @@ class _Pass:
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self.scan(node.value)
             call = node.value
-            if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and _cast_tag(call) == "requires_grad":
+            if (
+                isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and _cast_tag(call) == "requires_grad"
+            ):
                 self.marks[-1][call.func.value.id] = "requires_grad"  # x.requires_grad_()
             self.inplace(call)
         else:
@@ -391,15 +482,27 @@ class _Pass:
                 if self.loop_names:
                     self.loop_names[-1].add(target.id)
                     if self.fresh_ctor(value):
-                        self.loop_names[-1].add("@" + target.id)  # holds a new instance built from loop values
+                        self.loop_names[-1].add(
+                            "@" + target.id
+                        )  # holds a new instance built from loop values
             elif isinstance(target, ast.Subscript):
                 root = target.value
                 if isinstance(root, ast.Name) and root.id in self.flag_dicts and self.funcs:
                     self.write(root.id, _value_kind(value, self.ints[-1]), node)
                 attr = _self_attr(root)
-                if attr is not None and self.cls and self.funcs and _carries_grad(value) and not self.no_grad():
+                if (
+                    attr is not None
+                    and self.cls
+                    and self.funcs
+                    and _carries_grad(value)
+                    and not self.no_grad()
+                ):
                     self.buffer_writes.append((self.cls[-1], attr, self.pos(node)))
-            elif isinstance(target, ast.Attribute) and target.attr == "requires_grad" and isinstance(target.value, ast.Name):
+            elif (
+                isinstance(target, ast.Attribute)
+                and target.attr == "requires_grad"
+                and isinstance(target.value, ast.Name)
+            ):
                 if isinstance(value, ast.Constant) and value.value is True:
                     self.marks[-1][target.value.id] = "requires_grad"
 
@@ -410,9 +513,18 @@ class _Pass:
         """``self.<b>.index_copy_(..., self.kv(x))``: an in-place write of a value that requires
         grad into an attribute of ``self`` (kept when the attribute is a registered buffer)."""
         func = call.func
-        while isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Attribute):
+        while (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Attribute)
+        ):
             func = func.value.func  # self.ema.mul_(d).add_(v): the receiver is self.ema
-        if not isinstance(call.func, ast.Attribute) or call.func.attr not in INPLACE_WRITES or not self.cls or not self.funcs:
+        if (
+            not isinstance(call.func, ast.Attribute)
+            or call.func.attr not in INPLACE_WRITES
+            or not self.cls
+            or not self.funcs
+        ):
             return
         attr = _self_attr(func.value) if isinstance(func, ast.Attribute) else None
         if attr is None or self.no_grad():
@@ -426,7 +538,11 @@ class _Pass:
         if not isinstance(value, ast.Call) or not (_tail(value.func) or "")[:1].isupper():
             return False
         bound = set().union(*self.loop_names) if self.loop_names else set()
-        return any(isinstance(n, ast.Name) and n.id in bound for a in [*value.args, *(k.value for k in value.keywords)] for n in ast.walk(a))
+        return any(
+            isinstance(n, ast.Name) and n.id in bound
+            for a in [*value.args, *(k.value for k in value.keywords)]
+            for n in ast.walk(a)
+        )
 
     def for_(self, node: ast.For | ast.AsyncFor) -> None:
         self.scan(node.iter)
@@ -442,7 +558,12 @@ class _Pass:
             if isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 target = target.elts[1]
         where = self.loaders[-1].get(source.id) if isinstance(source, ast.Name) else None
-        if where is None and isinstance(source, ast.Call) and _tail(source.func) == "DataLoader" and _keeps_last_batch(source):
+        if (
+            where is None
+            and isinstance(source, ast.Call)
+            and _tail(source.func) == "DataLoader"
+            and _keeps_last_batch(source)
+        ):
             where = self.pos(source)
         added = []
         if where is not None:
@@ -468,7 +589,11 @@ class _Pass:
                 if i == len(lines) or lines[i] > root.end_lineno:  # type: ignore[attr-defined]
                     return  # nothing on these lines can matter here
         in_lambda: set[int] = set()
-        reads = self.reads.setdefault(self.funcs[-1], set()) if self.funcs and self.globals and not self.declared[-1] else None
+        reads = (
+            self.reads.setdefault(self.funcs[-1], set())
+            if self.funcs and self.globals and not self.declared[-1]
+            else None
+        )
         for node in ast.walk(root):
             if isinstance(node, ast.Call):
                 self.call(node, id(node) not in in_lambda)
@@ -476,13 +601,22 @@ class _Pass:
                 if reads is not None and node.id in self.globals and isinstance(node.ctx, ast.Load):
                     reads.add(node.id)
             elif isinstance(node, ast.Attribute):
-                if node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self" and self.cls:
+                if (
+                    node.attr == "training"
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"
+                    and self.cls
+                ):
                     self.training_readers.add(self.cls[-1])
             elif isinstance(node, ast.Lambda):
                 in_lambda.update(id(n) for n in ast.walk(node.body))
 
     def call(self, node: ast.Call, here: bool) -> None:
-        key = f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}" if self.ctx or self.batches[-1] else ""
+        key = (
+            f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
+            if self.ctx or self.batches[-1]
+            else ""
+        )
         if self.ctx and here:
             self.facts.contexts[key] = tuple(self.ctx)
         if not (node.args or node.keywords):
@@ -506,22 +640,39 @@ class _Pass:
             if fed:
                 self.facts.batches[key] = tuple(fed)
 
-
     def call_args(self, node: ast.Call, key: str) -> None:
         """Cast tags of the arguments; ``self.register_buffer("b", ...)``; ``torch.compile`` of a
         new instance built from loop values."""
         func = node.func
         if isinstance(func, ast.Attribute):
-            if func.attr == "register_buffer" and self.cls and node.args and isinstance(node.args[0], ast.Constant):
+            if (
+                func.attr == "register_buffer"
+                and self.cls
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 self.buffers.setdefault(self.cls[-1], set()).add(str(node.args[0].value))
-            elif func.attr == "compile" and isinstance(func.value, ast.Name) and func.value.id == "torch" and self.loop_names and node.args:
+            elif (
+                func.attr == "compile"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "torch"
+                and self.loop_names
+                and node.args
+            ):
                 arg = node.args[0]
-                fresh = self.fresh_ctor(arg) or isinstance(arg, ast.Name) and "@" + arg.id in set().union(*self.loop_names)
+                fresh = (
+                    self.fresh_ctor(arg)
+                    or isinstance(arg, ast.Name)
+                    and "@" + arg.id in set().union(*self.loop_names)
+                )
                 if fresh:
                     self.fresh.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
         marks = self.marks[-1]
         tags = []
-        for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
+        for argkey, arg in [
+            *((f"#{i}", a) for i, a in enumerate(node.args)),
+            *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+        ]:
             tag = _cast_tag(arg)
             if tag is None and marks:
                 name = arg.id if isinstance(arg, ast.Name) else None
@@ -537,8 +688,12 @@ class _Pass:
         facts.training_readers = tuple(sorted(prefix + c for c in self.training_readers))
         written = {w.split("|", 1)[0] for w in self.writes}
         facts.global_writes = tuple(self.writes)
-        facts.global_reads = {q: tuple(sorted(names & written)) for q, names in self.reads.items() if names & written}
-        facts.buffer_writes = tuple(f"{c}|{a}|{p}" for c, a, p in self.buffer_writes if a in self.buffers.get(c, ()))
+        facts.global_reads = {
+            q: tuple(sorted(names & written)) for q, names in self.reads.items() if names & written
+        }
+        facts.buffer_writes = tuple(
+            f"{c}|{a}|{p}" for c, a, p in self.buffer_writes if a in self.buffers.get(c, ())
+        )
         facts.fresh_compiles = tuple(self.fresh)
         return facts
 
@@ -546,10 +701,17 @@ class _Pass:
 def _choices(node: ast.Call) -> tuple[str, ...]:
     """``"<arg key>=<repr>|<repr>"`` for each argument written ``<const> if c else <const>``."""
     picks = []
-    for argkey, arg in [*((f"#{i}", a) for i, a in enumerate(node.args)), *((kw.arg, kw.value) for kw in node.keywords if kw.arg)]:
+    for argkey, arg in [
+        *((f"#{i}", a) for i, a in enumerate(node.args)),
+        *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+    ]:
         if isinstance(arg, ast.Starred):
             break
-        if isinstance(arg, ast.IfExp) and isinstance(arg.body, ast.Constant) and isinstance(arg.orelse, ast.Constant):
+        if (
+            isinstance(arg, ast.IfExp)
+            and isinstance(arg.body, ast.Constant)
+            and isinstance(arg.orelse, ast.Constant)
+        ):
             picks.append(f"{argkey}={repr(arg.body.value)[:40]}|{repr(arg.orelse.value)[:40]}")
     return tuple(picks)
 
@@ -582,7 +744,9 @@ def _cheap(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts: 
     constant choices in call arguments, and the classes whose source mentions ``self.training``."""
     facts = VariantFacts()
     lines = text.splitlines() if "self.training" in text else None
-    choice_lines = _interesting_lines(text, set(), ("else",))  # a `a if c else b` is on (or spans) one of them
+    choice_lines = _interesting_lines(
+        text, set(), ("else",)
+    )  # a `a if c else b` is on (or spans) one of them
     readers = []
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
     while stack:
@@ -599,7 +763,9 @@ def _cheap(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts: 
                     facts.choices[f"{child.lineno}:{char_col(child.lineno, child.col_offset)}"] = picks
             if isinstance(child, ast.ClassDef):
                 qual = f"{cls}.{child.name}" if cls else child.name
-                if lines is not None and any("self.training" in ln for ln in lines[child.lineno - 1 : child.end_lineno]):
+                if lines is not None and any(
+                    "self.training" in ln for ln in lines[child.lineno - 1 : child.end_lineno]
+                ):
                     readers.append(qual)
                 stack.append((child, qual))
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):

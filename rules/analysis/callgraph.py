@@ -76,7 +76,9 @@ class CallGraph(AnalyzerBase):
                 spec = cls.attrs.get(sp)
                 if spec is not None and spec.kind in ("list", "seq"):
                     arg = node.args[-1]
-                    items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
+                    items = (
+                        arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
+                    )
                     refs = []
                     for t in (self.type_of(i) for i in items):
                         if t.kind in (T.MODULE, T.INSTANCE) and t.ref:
@@ -89,12 +91,20 @@ class CallGraph(AnalyzerBase):
                         spec.count = None  # `nn.ModuleList([])` filled by append: how many is not known
                     if refs:
                         spec.refs = tuple(dict.fromkeys([*spec.refs, *refs]))
-        if method == "register_buffer" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                and func.value.id == scope.self_name and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
+        if (
+            method == "register_buffer"
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == scope.self_name
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             cls = self.ctx.cls
             if cls is not None:
-                cls.attrs[node.args[0].value] = SubmoduleSpec("tensor", ("buffer",), None, node_loc(node, self.index))
+                cls.attrs[node.args[0].value] = SubmoduleSpec(
+                    "tensor", ("buffer",), None, node_loc(node, self.index)
+                )
         if q is not None:
             if q in COMPILE_FUNCS or q in self.facts.compile_functions:
                 self._compile_call(node, q)
@@ -134,7 +144,11 @@ class CallGraph(AnalyzerBase):
             return
         if isinstance(func, ast.Call):
             inner_q = self.qualify(func.func)
-            if inner_q in OPTIMIZE_FUNCS or inner_q in COMPILE_FUNCS or inner_q in self.facts.compile_functions:
+            if (
+                inner_q in OPTIMIZE_FUNCS
+                or inner_q in COMPILE_FUNCS
+                or inner_q in self.facts.compile_functions
+            ):
                 # torch._dynamo.optimize("inductor")(fn) / torch.compile(**kw)(fn)
                 self._compile_call(node, inner_q or "torch.compile", options_from=func)
                 return
@@ -146,8 +160,12 @@ class CallGraph(AnalyzerBase):
                             DisableSite(target, kw_bool(func, "recursive", True), node_loc(node, self.index))
                         )
                 return
-        if isinstance(func, ast.Name) and func.id == scope.self_name and scope.func is not None \
-                and not any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators):
+        if (
+            isinstance(func, ast.Name)
+            and func.id == scope.self_name
+            and scope.func is not None
+            and not any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators)
+        ):
             # `self(x)` in a method (`generate` calling the module): its forward runs
             self._edge("self", "forward", "__call__", node)
             return
@@ -184,7 +202,11 @@ class CallGraph(AnalyzerBase):
                 # self.attn.forward(x), self.layers[0] handled below
                 self._edge("self", sp, method or "__call__", node)
                 return
-            if isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            if (
+                isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Name)
+                and func.value.func.id == "super"
+            ):
                 self._edge("super", "", method or "__call__", node)
                 return
             if method in HOOK_METHODS:
@@ -250,7 +272,9 @@ class CallGraph(AnalyzerBase):
                     out.append((key, kind, ref, meth))
         return tuple(out)
 
-    def _edge(self, kind: str, target: str, method: str, node: ast.Call, elem_count: int | None = None) -> CallEdge | None:
+    def _edge(
+        self, kind: str, target: str, method: str, node: ast.Call, elem_count: int | None = None
+    ) -> CallEdge | None:
         scope = self.scope
         if scope.eager_only:
             return None
@@ -297,7 +321,12 @@ class CallGraph(AnalyzerBase):
                 self._edge("local", local, "__call__", node)
                 return
             q = self.qualify(arg)
-            if q is not None and not q.startswith("torch.") and not is_external(q) and q.rsplit(".", 1)[-1][:1].islower():
+            if (
+                q is not None
+                and not q.startswith("torch.")
+                and not is_external(q)
+                and q.rsplit(".", 1)[-1][:1].islower()
+            ):
                 self._edge("ref", q, "__call__", node)
         elif isinstance(arg, ast.Attribute):
             sp = self_path(arg, self.scope.self_name)
@@ -392,7 +421,9 @@ class CallGraph(AnalyzerBase):
         kind, ref, meth = self._describe_target(target)
         site = CompileSite(
             id=self._new_site_id(),
-            how="optimize" if q in OPTIMIZE_FUNCS else ("partial" if q in self.facts.compile_functions else "call"),
+            how="optimize"
+            if q in OPTIMIZE_FUNCS
+            else ("partial" if q in self.facts.compile_functions else "call"),
             target_kind=kind,
             ref=ref,
             method=meth,
@@ -524,7 +555,11 @@ class CallGraph(AnalyzerBase):
     def _lambda_function(self, node: ast.Lambda) -> str:
         qual = f"{self.scope.qualname + '.' if self.scope.qualname else ''}<lambda@{node.lineno}>"
         facts = FunctionFacts(
-            qualname=qual, name="<lambda>", loc=node_loc(node, self.index), name_loc=node_loc(node, self.index), cls=None
+            qualname=qual,
+            name="<lambda>",
+            loc=node_loc(node, self.index),
+            name_loc=node_loc(node, self.index),
+            cls=None,
         )
         self.facts.functions[qual] = facts
         parent_scope = self.scope
@@ -551,7 +586,6 @@ class CallGraph(AnalyzerBase):
             if sp is not None and cls is not None:
                 return f"{self._class_ref(cls)}.{sp}"
         return None
-
 
     def _check_wrapper_return(self, node: ast.Return) -> None:
         """Notice project helpers that wrap torch.compile or is_compiling (``maybe_compile(fn)``,
@@ -589,7 +623,9 @@ class CallGraph(AnalyzerBase):
                 func.compile_wrapper_param = names.index(value.args[0].id)
                 # the site recorded for this call has an unknown (parameter) target: drop it
                 self.facts.compile_sites = [
-                    s for s in self.facts.compile_sites if not (s.func == func.qualname and s.target_kind == "unknown")
+                    s
+                    for s in self.facts.compile_sites
+                    if not (s.func == func.qualname and s.target_kind == "unknown")
                 ]
         elif q in COMPILING_PREDICATES and func.qualname not in self.__dict__.get("_plain_returns", ()):
             func.compiling_predicate = True
@@ -645,7 +681,11 @@ class CallGraph(AnalyzerBase):
         elif q == "torch.compiler.allow_in_graph":
             qual_ref = f"{self.module}.{facts.qualname}" if self.module else facts.qualname
             self.facts.allow_in_graph.append(DisableSite(qual_ref, True, node_loc(dec, self.index)))
-        elif isinstance(target, ast.Attribute) and target.attr in ("register_fake", "register_kernel", "impl_abstract"):
+        elif isinstance(target, ast.Attribute) and target.attr in (
+            "register_fake",
+            "register_kernel",
+            "impl_abstract",
+        ):
             base = dotted(target.value)
             if base:
                 self.facts.fake_registrations.add(base)
@@ -671,7 +711,12 @@ def _forwarded_call(node: ast.Lambda) -> ast.expr | None:
         wanted.append("*" + args.vararg.arg)
     kw = [k for k in body.keywords]
     if args.kwarg is not None:
-        if len(kw) != 1 or kw[0].arg is not None or not isinstance(kw[0].value, ast.Name) or kw[0].value.id != args.kwarg.arg:
+        if (
+            len(kw) != 1
+            or kw[0].arg is not None
+            or not isinstance(kw[0].value, ast.Name)
+            or kw[0].value.id != args.kwarg.arg
+        ):
             return None
     elif kw:
         return None

@@ -21,7 +21,9 @@ COMPILE_FUNCS = frozenset({"torch.compile"})
 OPTIMIZE_FUNCS = frozenset({"torch._dynamo.optimize"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable"})
 COMPILING_PREDICATES = frozenset({"torch.compiler.is_compiling"})
-NOT_TRACED_PREDICATES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state"})
+NOT_TRACED_PREDICATES = frozenset(
+    {"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state"}
+)
 COMPILING_NAME = re.compile(r"(^|_)is_(torch)?(dynamo_)?compiling$|^is_torchdynamo_compiling$")
 COLD_NAME = re.compile(r"debug|verbose|log|trace|profil|print|dump|visuali[sz]|plot|monitor", re.I)
 MARKER = re.compile(r"#\s*tclint:\s*compiled\b")
@@ -89,7 +91,6 @@ def kw_bool(node: ast.Call | None, name: str, default: bool) -> bool:
     return default
 
 
-
 # Modules that are never part of the linted project: calls into them get no call edge.
 _NEVER_PROJECT_ROOTS = frozenset(
     {"numpy", "np", "math", "os", "sys", "re", "json", "time", "random", "logging", "warnings",
@@ -145,6 +146,7 @@ class AnalyzerBase:
     _attr_stores: set[str]  # local names with attributes assigned (`holder.fn = ...`)
 
     if TYPE_CHECKING:
+
         def segment(self, node: ast.AST) -> str: ...
         # types_infer.TypeInference
         def qualify(self, node: ast.expr) -> str | None: ...
@@ -168,6 +170,8 @@ class AnalyzerBase:
         def _note_param_use(self, node: ast.expr, use: str) -> None: ...
         def _predicate_parts(self, value: ast.expr) -> tuple[bool, tuple[str, ...]]: ...
         def _config_call(self, node: ast.Call) -> None: ...
-        def _push_function_scope(self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool) -> Scope: ...
+        def _push_function_scope(
+            self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool
+        ) -> Scope: ...
         def _pop_scope(self, scope: Scope) -> None: ...
         def _param(self, arg: ast.arg, default: ast.expr | None, kind: str, is_forward: bool) -> Param: ...

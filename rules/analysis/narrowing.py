@@ -16,8 +16,14 @@ from tclint.rules.analysis.common import AnalyzerBase
 from tclint.rules.types import Ty
 
 _TENSOR_CLASSES = frozenset({"torch.Tensor", "Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_SCALARS: dict[str, Ty] = {"int": T.T_INT, "float": T.T_FLOAT, "bool": T.T_BOOL, "str": T.T_STR,
-                           "numbers.Number": Ty(T.SCALAR, T.HIGH, "number"), "numbers.Real": Ty(T.SCALAR, T.HIGH, "number")}
+_SCALARS: dict[str, Ty] = {
+    "int": T.T_INT,
+    "float": T.T_FLOAT,
+    "bool": T.T_BOOL,
+    "str": T.T_STR,
+    "numbers.Number": Ty(T.SCALAR, T.HIGH, "number"),
+    "numbers.Real": Ty(T.SCALAR, T.HIGH, "number"),
+}
 
 
 class IsinstanceNarrowing(AnalyzerBase):
@@ -32,8 +38,14 @@ class IsinstanceNarrowing(AnalyzerBase):
                 self.scope.env[narrowed[0]] = narrowed[1]
 
     def _isinstance_type(self, test: ast.expr) -> tuple[str, Ty] | None:
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and not test.keywords):
+        if not (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and not test.keywords
+        ):
             return None
         classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
         names = [self.qualify(c) or (c.id if isinstance(c, ast.Name) else None) for c in classes]

@@ -33,7 +33,9 @@ class ArgSeeds(AnalyzerBase):
     seeds: Seeds | None
     returns_of: ReturnsOf | None
 
-    def _push_function_scope(self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool) -> Scope:
+    def _push_function_scope(
+        self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool
+    ) -> Scope:
         scope = super()._push_function_scope(facts, args, is_method)  # type: ignore[safe-super]
         seeds = self.seeds
         if seeds and facts is not None:
@@ -62,7 +64,9 @@ class ArgSeeds(AnalyzerBase):
                 # a tensor only where it is given one (`default(mask, ...)` in forward, not
                 # `default(flag, False)` in __init__)
                 given = [*node.args, *(kw.value for kw in node.keywords)]
-                if not any(self.type_of(a.value if isinstance(a, ast.Starred) else a).kind == T.TENSOR for a in given):
+                if not any(
+                    self.type_of(a.value if isinstance(a, ast.Starred) else a).kind == T.TENSOR for a in given
+                ):
                     return ty
             if known is not None:
                 return known._replace(ref=None)

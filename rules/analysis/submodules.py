@@ -60,7 +60,12 @@ def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec
         return SubmoduleSpec("listattr", (), None, loc)
     if isinstance(value, ast.Dict) and not value.keys:
         return SubmoduleSpec("dictattr", (), None, loc)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict") and not value.args:
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("list", "dict")
+        and not value.args
+    ):
         return SubmoduleSpec("listattr" if value.func.id == "list" else "dictattr", (), None, loc)
     if value is not None and isinstance(value, ast.Call):
         q = a.qualify(value.func)
@@ -81,7 +86,11 @@ def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | No
     elif len(items) == 1 and isinstance(items[0], ast.Dict):
         items = [v for v in items[0].values if v is not None]
         count = len(items)
-    elif len(items) == 1 and isinstance(items[0], ast.Call) and (a.qualify(items[0].func) or "").endswith("OrderedDict"):
+    elif (
+        len(items) == 1
+        and isinstance(items[0], ast.Call)
+        and (a.qualify(items[0].func) or "").endswith("OrderedDict")
+    ):
         inner = items[0].args[0] if items[0].args else None
         items = []
         if isinstance(inner, (ast.List, ast.Tuple)):
@@ -95,7 +104,13 @@ def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | No
         node = item
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             gen = node.generators[0] if node.generators else None
-            if gen is not None and isinstance(gen.iter, ast.Call) and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id == "range" and len(gen.iter.args) == 1:
+            if (
+                gen is not None
+                and isinstance(gen.iter, ast.Call)
+                and isinstance(gen.iter.func, ast.Name)
+                and gen.iter.func.id == "range"
+                and len(gen.iter.args) == 1
+            ):
                 n = literal(gen.iter.args[0])
                 count = n if isinstance(n, int) else None
                 if count is None:
@@ -148,4 +163,3 @@ def spec_type(spec: SubmoduleSpec, path_ref: str) -> Ty:
     if spec.kind in ("listattr", "dictattr"):
         return Ty(T.CONTAINER, T.HIGH, spec.kind)
     return T.T_UNKNOWN
-

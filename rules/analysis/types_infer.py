@@ -98,7 +98,9 @@ class TypeInference(AnalyzerBase):
         if attr == "shape":
             return Ty(T.SIZE, base.conf)
         if attr in T.TENSOR_META_ATTRS:
-            return Ty(T.SCALAR, base.conf, "bool" if attr.startswith("is_") or attr == "requires_grad" else "other")
+            return Ty(
+                T.SCALAR, base.conf, "bool" if attr.startswith("is_") or attr == "requires_grad" else "other"
+            )
         return Ty(T.TENSOR, base.conf, base.dtype)
 
     def _eval_type(self, node: ast.expr) -> Ty:  # noqa: C901 - one dispatch over node kinds
@@ -214,7 +216,11 @@ class TypeInference(AnalyzerBase):
             if elts and all(e.kind == T.FUNC and _is_class_ref(e.ref) for e in elts):
                 # for cls in (GCN, GraphSAGE, GIN): a literal of classes
                 return Ty(T.CONTAINER, T.HIGH, "classes", T.union_ref(e.ref for e in elts if e.ref))
-            if isinstance(node, ast.Tuple) and elts and all(e.kind == T.SCALAR and e.dtype == "int" for e in elts):
+            if (
+                isinstance(node, ast.Tuple)
+                and elts
+                and all(e.kind == T.SCALAR and e.dtype == "int" for e in elts)
+            ):
                 return T.T_SIZE
             modules = _module_classes(elts) if isinstance(node, ast.List) else None
             if modules is not None:
@@ -279,7 +285,11 @@ class TypeInference(AnalyzerBase):
                 return T.T_INT
             if q in T.PY_RANDOM_VALUES:
                 return Ty(T.SCALAR, T.HIGH, "random")
-            if q == "logging.getLogger" or q.endswith((".get_logger", "logging.getLogger")) or q == "logging.root":
+            if (
+                q == "logging.getLogger"
+                or q.endswith((".get_logger", "logging.getLogger"))
+                or q == "logging.root"
+            ):
                 return Ty(T.INSTANCE, T.HIGH, None, "logging.Logger")
             if q.startswith("math.") and node.args:
                 arg = self.type_of(node.args[0])
@@ -299,7 +309,10 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.DEFERRED, T.MEDIUM, None, f"{self.module}.{local}" if self.module else local)
             ty = self._name_type(name)
             if ty.kind in (T.MODULE, T.ELEM):
-                return Ty(T.TENSOR, T.MEDIUM if ty.kind == T.ELEM or not (ty.ref or "").startswith("torch.") else T.HIGH)
+                return Ty(
+                    T.TENSOR,
+                    T.MEDIUM if ty.kind == T.ELEM or not (ty.ref or "").startswith("torch.") else T.HIGH,
+                )
             if ty.kind == T.MODLIST:
                 return Ty(T.TENSOR, T.MEDIUM)
             if ty.kind == T.COMPILED:
@@ -332,13 +345,29 @@ class TypeInference(AnalyzerBase):
                     if inner.kind == T.SIZE:
                         return T.T_SIZE
                 return T.T_OTHER
-            if name in ("dict", "set", "zip", "enumerate", "range", "map", "filter", "super", "iter", "vars", "dir"):
+            if name in (
+                "dict",
+                "set",
+                "zip",
+                "enumerate",
+                "range",
+                "map",
+                "filter",
+                "super",
+                "iter",
+                "vars",
+                "dir",
+            ):
                 return T.T_OTHER
             if name in ("sum", "max", "min", "abs"):
                 tys = [self.type_of(a) for a in node.args]
                 if any(t.kind in (T.TENSOR, T.TLIST) for t in tys):
                     return Ty(T.TENSOR, max(t.conf for t in tys if t.kind in (T.TENSOR, T.TLIST)))
-                return Ty(T.SCALAR, T.MEDIUM, "number") if tys and all(t.kind == T.SCALAR for t in tys) else T.T_UNKNOWN
+                return (
+                    Ty(T.SCALAR, T.MEDIUM, "number")
+                    if tys and all(t.kind == T.SCALAR for t in tys)
+                    else T.T_UNKNOWN
+                )
             if ty.kind == T.FUNC and _is_class_ref(ty.ref) and name not in self.scope.params:
                 return Ty(T.INSTANCE, ty.conf, None, ty.ref)  # cls = SOLVERS[name]; cls(...)
             return T.T_UNKNOWN
@@ -351,7 +380,9 @@ class TypeInference(AnalyzerBase):
                 if "." not in sp:
                     cls = self.ctx.cls
                     if cls is not None and owner_ty.kind in (T.MODULE, T.MODLIST, T.COMPILED):
-                        torch_module = owner_ty.kind == T.MODULE and (owner_ty.ref or "").startswith("torch.nn.")
+                        torch_module = owner_ty.kind == T.MODULE and (owner_ty.ref or "").startswith(
+                            "torch.nn."
+                        )
                         return Ty(T.TENSOR, T.HIGH if torch_module else T.MEDIUM)
                     if cls is not None and owner_ty.kind == T.FUNC:
                         return T.T_UNKNOWN
@@ -397,20 +428,27 @@ class TypeInference(AnalyzerBase):
     def _project_call_type(self, q: str, node: ast.Call) -> Ty:
         prefix = f"{self.module}." if self.module else ""
         local = self.facts.functions.get(q[len(prefix) :]) if q.startswith(prefix) else None
-        if local is not None and local.compile_wrapper_param is not None and local.compile_wrapper_param < len(node.args):
+        if (
+            local is not None
+            and local.compile_wrapper_param is not None
+            and local.compile_wrapper_param < len(node.args)
+        ):
             # `model = setup(model)` where setup returns torch.compile(model): the compiled module
             # forwards attribute access to the module it wraps
             inner = self.type_of(node.args[local.compile_wrapper_param])
             if inner.kind in _MODULE_LIKE and inner.ref:
                 return inner
         head, _, last = q.rpartition(".")
-        if head and head.rsplit(".", 1)[-1][:1].isupper() and (last.startswith(("from_", "_from_")) or last in ("build", "create")):
+        if (
+            head
+            and head.rsplit(".", 1)[-1][:1].isupper()
+            and (last.startswith(("from_", "_from_")) or last in ("build", "create"))
+        ):
             return Ty(T.INSTANCE, T.HIGH, None, head)  # Model.from_config(cfg): an instance of Model
         if last[:1].isupper() or (q.startswith(prefix) and q[len(prefix) :] in self.facts.classes):
             # Constructing a class: a project module, an external model class, a dataclass...
             return Ty(T.INSTANCE, T.HIGH, None, q)
         return Ty(T.DEFERRED, T.MEDIUM, None, q)
-
 
     def _instance_submodule(self, ref: str, attr: str) -> Ty | None:
         """``wrapper.inner`` for an instance of a class of this file that assigns
@@ -434,7 +472,12 @@ class TypeInference(AnalyzerBase):
         own = False
         if isinstance(func, ast.Name) and func.id == scope.self_name:
             own = any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators)
-        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type" and len(func.args) == 1:
+        elif (
+            isinstance(func, ast.Call)
+            and isinstance(func.func, ast.Name)
+            and func.func.id == "type"
+            and len(func.args) == 1
+        ):
             own = isinstance(func.args[0], ast.Name) and func.args[0].id == scope.self_name
         elif isinstance(func, ast.Attribute) and func.attr == "__class__":
             own = isinstance(func.value, ast.Name) and func.value.id == scope.self_name
@@ -563,7 +606,12 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(t.dtype == "bool" for t in tensors):
             return Ty(T.TENSOR, conf, "bool")
         dtypes = {t.dtype for t in tensors}
-        if isinstance(op, ast.Div) or "float" in dtypes or (left.kind == T.SCALAR and left.dtype == "float") or (right.kind == T.SCALAR and right.dtype == "float"):
+        if (
+            isinstance(op, ast.Div)
+            or "float" in dtypes
+            or (left.kind == T.SCALAR and left.dtype == "float")
+            or (right.kind == T.SCALAR and right.dtype == "float")
+        ):
             return Ty(T.TENSOR, conf, "float")
         return Ty(T.TENSOR, conf, tensors[0].dtype)
     if T.DEFERRED in (left.kind, right.kind):
@@ -594,7 +642,12 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
 def _is_class_ref(ref: str | None) -> bool:
     """A (possibly joined) reference to classes: each names something capitalised."""
     refs = T.ref_classes(ref)
-    return bool(refs) and ref is not None and ref[:1] != "<" and all(r.rsplit(".", 1)[-1][:1].isupper() for r in refs)
+    return (
+        bool(refs)
+        and ref is not None
+        and ref[:1] != "<"
+        and all(r.rsplit(".", 1)[-1][:1].isupper() for r in refs)
+    )
 
 
 _SUBMODULE_ITERATORS = {"children": "*", "named_children": "*", "modules": "**", "named_modules": "**"}

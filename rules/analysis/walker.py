@@ -113,8 +113,12 @@ class Walker(AnalyzerBase):
         try:
             for gen in node.generators:
                 it = self.expr(gen.iter)
-                if (isinstance(gen.target, ast.Tuple) and isinstance(gen.iter, ast.Call)
-                        and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id in ("zip", "enumerate")):
+                if (
+                    isinstance(gen.target, ast.Tuple)
+                    and isinstance(gen.iter, ast.Call)
+                    and isinstance(gen.iter.func, ast.Name)
+                    and gen.iter.func.id in ("zip", "enumerate")
+                ):
                     # `[layer for layer, drop in zip(layers, to_drop) if not drop]`: item by item
                     self._bind_loop_target(gen.target, gen.iter, it)
                 else:
@@ -206,7 +210,9 @@ class Walker(AnalyzerBase):
             for item in node.items:
                 ty = self.expr(item.context_expr)
                 if item.optional_vars is not None:
-                    self._bind_target(item.optional_vars, ty if ty.kind in (T.TENSOR, T.INSTANCE) else T.T_UNKNOWN)
+                    self._bind_target(
+                        item.optional_vars, ty if ty.kind in (T.TENSOR, T.INSTANCE) else T.T_UNKNOWN
+                    )
                 user_ctx = user_ctx or self._is_user_context(item.context_expr)
             self._dispatch(node)
             if user_ctx:
@@ -328,14 +334,29 @@ class Walker(AnalyzerBase):
             node = node.operand
         if isinstance(node, ast.Call):
             q = self.qualify(node.func)
-            name = q.rsplit(".", 1)[-1] if q else (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", ""))
-            if q in COMPILING_PREDICATES or (name and COMPILING_NAME.search(name)) or (q and q in self.extra_predicates) or name in self.extra_predicates:
+            name = (
+                q.rsplit(".", 1)[-1]
+                if q
+                else (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                )
+            )
+            if (
+                q in COMPILING_PREDICATES
+                or (name and COMPILING_NAME.search(name))
+                or (q and q in self.extra_predicates)
+                or name in self.extra_predicates
+            ):
                 return "eager" if negate else "compiling"
             if q in NOT_TRACED_PREDICATES:
                 # torch.jit.is_scripting() is False under Dynamo: its true branch is not traced.
                 return "compiling" if negate else "eager"
-            if (q is not None and not q.startswith("torch.") and not is_external(q)
-                    and (name or "").startswith(("is_", "_is_"))):
+            if (
+                q is not None
+                and not q.startswith("torch.")
+                and not is_external(q)
+                and (name or "").startswith(("is_", "_is_"))
+            ):
                 # a project predicate such as transformers' is_tracing(): decided across files
                 return ("maybe-eager:" if negate else "maybe-compiling:") + q
         if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
@@ -404,7 +425,7 @@ class Walker(AnalyzerBase):
                 try:
                     body_exit = self.block(link.body)
                 finally:
-                    del scope.tests[len(scope.tests) - len(pushed):]
+                    del scope.tests[len(scope.tests) - len(pushed) :]
                     scope.modes.pop()
                     if which == "eager":
                         scope.eager_only -= 1
@@ -430,8 +451,8 @@ class Walker(AnalyzerBase):
             else_exit = self.block(final_else) if final_else else False
         finally:
             scope.modes.pop()
-            del scope.tests[len(scope.tests) - len(negations):]
-            del scope.unless[len(scope.unless) - len(maybe_else):]
+            del scope.tests[len(scope.tests) - len(negations) :]
+            del scope.unless[len(scope.unless) - len(maybe_else) :]
             scope.eager_only -= dead
         outcomes.append((scope.env, else_exit))
         live = [env for env, exits in outcomes if not exits]
@@ -450,7 +471,11 @@ class Walker(AnalyzerBase):
         it pins ``self.training`` (``self.training``, ``not self.training``, a conjunct of a true
         ``and``, a disjunct of a false ``or``, ``self.training is False``), else None."""
         if isinstance(test, ast.Attribute) and test.attr == "training":
-            if isinstance(test.value, ast.Name) and test.value.id == self.scope.self_name and self.scope.self_name:
+            if (
+                isinstance(test.value, ast.Name)
+                and test.value.id == self.scope.self_name
+                and self.scope.self_name
+            ):
                 return "train" if truth else "eval"
             return None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -461,22 +486,36 @@ class Walker(AnalyzerBase):
                 if mode is not None:
                     return mode
             return None
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq))
+        ):
             right = test.comparators[0]
             if isinstance(right, ast.Constant) and isinstance(right.value, bool):
-                value = right.value if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not right.value
-                return self._mode_implied(test.left, value if truth else not value)
+                flag = right.value if isinstance(test.ops[0], (ast.Is, ast.Eq)) else not right.value
+                return self._mode_implied(test.left, flag if truth else not flag)
         return None
 
     def _narrow_submodule(self, test: ast.expr) -> None:
         """``for m in model.modules(): if isinstance(m, Block): m.compile()``: inside the branch,
         ``m`` is a ``Block`` (only for a name holding a submodule of unknown class)."""
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-                and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and self.qualify(test.func) is None):
+        if not (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and self.qualify(test.func) is None
+        ):
             return
         name = test.args[0].id
         current = self._name_type(name)
-        if current.kind != T.ELEM or not current.ref or not (current.ref.endswith(("|*", "|**")) or current.ref.startswith(T.CLASSES)):
+        if (
+            current.kind != T.ELEM
+            or not current.ref
+            or not (current.ref.endswith(("|*", "|**")) or current.ref.startswith(T.CLASSES))
+        ):
             return
         classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
         refs = [self.qualify(c) for c in classes]
@@ -534,26 +573,42 @@ class Walker(AnalyzerBase):
         """Bind a loop target to what the iterable yields: ``for j, blk in enumerate(...)``,
         ``for name, child in m.named_children()``, and ``for a, b in zip(xs, ys)`` item by item
         (``zip(t[:-1], t[1:])`` of a tensor yields tensors), nested (``enumerate(zip(...))``)."""
-        if isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Name) and isinstance(target, ast.Tuple):
+        if (
+            isinstance(iter_node, ast.Call)
+            and isinstance(iter_node.func, ast.Name)
+            and isinstance(target, ast.Tuple)
+        ):
             fname, args = iter_node.func.id, iter_node.args
             if fname == "enumerate" and args and len(target.elts) == 2:
                 self._bind_target(target.elts[0], T.T_INT)
                 self._bind_loop_target(target.elts[1], args[0], self.type_of(args[0]))
                 return
-            if (fname == "zip" and len(args) == len(target.elts) and not iter_node.keywords
-                    and not any(isinstance(a, ast.Starred) for a in (*args, *target.elts))):
+            if (
+                fname == "zip"
+                and len(args) == len(target.elts)
+                and not iter_node.keywords
+                and not any(isinstance(a, ast.Starred) for a in (*args, *target.elts))
+            ):
                 for elt, arg in zip(target.elts, args, strict=True):
                     self._bind_loop_target(elt, arg, self.type_of(arg))
                 return
-        if (isinstance(iter_node, ast.Call) and isinstance(iter_node.func, ast.Attribute)
-                and iter_node.func.attr in ("named_children", "named_modules")
-                and isinstance(target, ast.Tuple) and len(target.elts) == 2):
+        if (
+            isinstance(iter_node, ast.Call)
+            and isinstance(iter_node.func, ast.Attribute)
+            and iter_node.func.attr in ("named_children", "named_modules")
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
             # `for name, child in model.named_children():`
             self._bind_target(target.elts[0], T.T_STR)
             self._bind_target(target.elts[1], self._iter_element(iter_node, it))
             return
         elem = self._iter_element(iter_node, it)
-        if isinstance(target, ast.Tuple) and elem.kind == T.ELEM and not any(isinstance(e, ast.Starred) for e in target.elts):
+        if (
+            isinstance(target, ast.Tuple)
+            and elem.kind == T.ELEM
+            and not any(isinstance(e, ast.Starred) for e in target.elts)
+        ):
             # `for attn, ff in self.layers:` over a list of `nn.ModuleList([Attention(), FF()])`:
             # each name is one of the inner lists' modules (the container's elements, flattened)
             for elt in target.elts:
@@ -657,7 +712,12 @@ class Walker(AnalyzerBase):
                 scope.func.global_writes.append((name, "assign", node_loc(stmt, self.index)))
             scope.env[name] = ty
             if scope.kind == "module":
-                if ty.kind == T.SCALAR and ty.dtype == "int" or isinstance(value, (ast.List, ast.Dict)) and not getattr(value, "elts", getattr(value, "keys", [1])):
+                if (
+                    ty.kind == T.SCALAR
+                    and ty.dtype == "int"
+                    or isinstance(value, (ast.List, ast.Dict))
+                    and not getattr(value, "elts", getattr(value, "keys", [1]))
+                ):
                     self.facts.int_globals[name] = node_loc(stmt, self.index)
                 if name in self.module_aliases.names and ty.kind != T.COMPILED:
                     # re-binding a module-level def name (e.g. `fn = torch.compiler.disable(fn)`)
@@ -668,7 +728,12 @@ class Walker(AnalyzerBase):
             for i, elt in enumerate(target.elts):
                 if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                     self._assign_target(elt, value.elts[i], self.type_of(value.elts[i]), stmt)
-                elif ty.kind == T.DEFERRED and ty.ref and isinstance(value, ast.Call) and not isinstance(elt, ast.Starred):
+                elif (
+                    ty.kind == T.DEFERRED
+                    and ty.ref
+                    and isinstance(value, ast.Call)
+                    and not isinstance(elt, ast.Starred)
+                ):
                     # `model, opt = build()`: item i of what the project function returns
                     self._bind_target(elt, Ty(T.DEFERRED, ty.conf, None, f"{ty.ref}[{i}]"))
                 else:
@@ -676,13 +741,20 @@ class Walker(AnalyzerBase):
             return
         if isinstance(target, ast.Attribute):
             self.expr(target.value)
-            if isinstance(target.value, ast.Name) and target.value.id != scope.self_name and ty.kind != T.UNKNOWN:
+            if (
+                isinstance(target.value, ast.Name)
+                and target.value.id != scope.self_name
+                and ty.kind != T.UNKNOWN
+            ):
                 # `holder.fn = torch.compile(f)`: what a local object's attribute holds
                 self._attr_stores.add(target.value.id)
                 scope.env[f"{target.value.id}.{target.attr}"] = ty
             q = self.qualify(target)
             if q is not None and q.startswith("torch._dynamo.config.") and q.count(".") == 3:
-                self.facts.dynamo_config[q.rsplit(".", 1)[1]] = (self._config_value(value), node_loc(stmt, self.index))
+                self.facts.dynamo_config[q.rsplit(".", 1)[1]] = (
+                    self._config_value(value),
+                    node_loc(stmt, self.index),
+                )
             sp = self_path(target, scope.self_name)
             if sp is not None:
                 cls = self.ctx.cls
@@ -690,19 +762,39 @@ class Walker(AnalyzerBase):
                     scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
                 if cls is not None and "." not in sp:
                     spec = spec_from_type(ty, value, cast("Analyzer", self))
-                    if (spec is not None and (spec.kind == "other" or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES))
-                            and isinstance(value, ast.Name)
-                            and value.id in scope.params and scope.func is not None and scope.func.name == "__init__"):
+                    if (
+                        spec is not None
+                        and (
+                            spec.kind == "other"
+                            or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES)
+                        )
+                        and isinstance(value, ast.Name)
+                        and value.id in scope.params
+                        and scope.func is not None
+                        and scope.func.name == "__init__"
+                    ):
                         # `self.net = net` in __init__: whatever the constructor is given
                         spec = SubmoduleSpec("param", (value.id, self._class_ref(cls)), None, spec.loc)
                     if spec is not None:
                         existing = cls.attrs.get(sp)
-                        if existing is not None and existing.kind in ("instance", "torch") and spec.kind in ("instance", "torch"):
+                        if (
+                            existing is not None
+                            and existing.kind in ("instance", "torch")
+                            and spec.kind in ("instance", "torch")
+                        ):
                             # `if cfg.x: self.enc = A(cfg) else: self.enc = B(cfg)`: either class
                             existing.refs = tuple(dict.fromkeys([*existing.refs, *spec.refs]))
                             if spec.kind == "instance":
                                 existing.kind = "instance"
-                        elif existing is None or existing.kind in ("other",) or (scope.func and scope.func.name == "__init__" and existing.kind in ("int", "float", "bool", "str")):
+                        elif (
+                            existing is None
+                            or existing.kind in ("other",)
+                            or (
+                                scope.func
+                                and scope.func.name == "__init__"
+                                and existing.kind in ("int", "float", "bool", "str")
+                            )
+                        ):
                             cls.attrs[sp] = spec
                         if spec.kind == "compiled":
                             pass
@@ -735,7 +827,9 @@ class Walker(AnalyzerBase):
             return
         key = q.rsplit(".", 1)[1]
         arg = node.args[0]
-        added = (self.qualify(arg) or dotted(arg),) if func.attr in ("add", "append") else self._config_value(arg)
+        added = (
+            (self.qualify(arg) or dotted(arg),) if func.attr in ("add", "append") else self._config_value(arg)
+        )
         if not isinstance(added, tuple) or not all(added):
             added = ("<expr>",)
         old = self.facts.dynamo_config.get(key)
@@ -776,7 +870,9 @@ class Walker(AnalyzerBase):
         for part in parts:
             if isinstance(part, ast.Call):
                 pq = self.qualify(part.func)
-                name = pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
+                name = (
+                    pq.rsplit(".", 1)[-1] if pq else getattr(part.func, "id", getattr(part.func, "attr", ""))
+                )
                 if pq in COMPILING_PREDICATES or COMPILING_NAME.search(name or ""):
                     direct = True
                 elif pq is not None and not pq.startswith("torch.") and not is_external(pq):
@@ -784,7 +880,9 @@ class Walker(AnalyzerBase):
         return direct, tuple(refs)
 
     # ------------------------------------------------------------------ definitions
-    def _push_function_scope(self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool) -> Scope:
+    def _push_function_scope(
+        self, facts: FunctionFacts | None, args: ast.arguments, is_method: bool
+    ) -> Scope:
         parent = self.scope
         scope = Scope("function", AliasTable(parent.aliases), parent)
         scope.func = facts
@@ -799,7 +897,9 @@ class Walker(AnalyzerBase):
             scope.self_name = parent.self_name
             scope.counters = set(parent.counters)
         positional = [*args.posonlyargs, *args.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(
+            args.defaults
+        )
         params: list[Param] = []
         is_forward = facts is not None and facts.name == "forward" and is_method
         for i, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
@@ -829,8 +929,15 @@ class Walker(AnalyzerBase):
             value = literal(default)
             default_repr = "<expr>" if value is UNEVALUABLE else repr(value)
             if ty.kind == T.UNKNOWN and value is not UNEVALUABLE and value is not None:
-                ty = {bool: T.T_BOOL, int: T.T_INT, float: T.T_FLOAT, str: T.T_STR}.get(type(value), T.T_OTHER)
-        if ty.kind == T.UNKNOWN and is_forward and (default is None or default_repr == "None") and not NON_TENSOR_PARAM.search(arg.arg):
+                ty = {bool: T.T_BOOL, int: T.T_INT, float: T.T_FLOAT, str: T.T_STR}.get(
+                    type(value), T.T_OTHER
+                )
+        if (
+            ty.kind == T.UNKNOWN
+            and is_forward
+            and (default is None or default_repr == "None")
+            and not NON_TENSOR_PARAM.search(arg.arg)
+        ):
             # forward(self, x): its arguments are tensors far more often than not (flags such as
             # `use_cache=None`, caches and configs excepted, by name).
             ty = Ty(T.TENSOR, T.MEDIUM)
@@ -900,8 +1007,17 @@ class Walker(AnalyzerBase):
         for base in node.bases:
             self.expr(base)
             bases.append(self.qualify(base) or dotted(base) or "")
-        is_dataclass = any((self.qualify(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass") for d in node.decorator_list)
-        facts = ClassFacts(qualname=qualname, name=node.name, loc=node_loc(node, self.index), bases=tuple(bases), is_dataclass=is_dataclass)
+        is_dataclass = any(
+            (self.qualify(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass")
+            for d in node.decorator_list
+        )
+        facts = ClassFacts(
+            qualname=qualname,
+            name=node.name,
+            loc=node_loc(node, self.index),
+            bases=tuple(bases),
+            is_dataclass=is_dataclass,
+        )
         self.facts.classes[qualname] = facts
         if parent.kind == "function":
             parent.env[node.name] = Ty(T.FUNC, T.HIGH, None, f"{self.module}.{qualname}")
@@ -911,7 +1027,14 @@ class Walker(AnalyzerBase):
         self.scope = scope
         try:
             # __init__ first: it assigns the submodules the other methods use.
-            body = sorted(node.body, key=lambda s: 0 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__" else 1)
+            body = sorted(
+                node.body,
+                key=lambda s: (
+                    0
+                    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
+                    else 1
+                ),
+            )
             for stmt in body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     facts.methods.setdefault(stmt.name, f"{qualname}.{stmt.name}")
@@ -927,12 +1050,19 @@ def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     if any((dotted(d) or "").endswith("abstractmethod") for d in node.decorator_list):
         return True
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     if len(body) != 1:
         return not body
     stmt = body[0]
-    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis):
+    if isinstance(stmt, ast.Pass) or (
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis
+    ):
         return True
     if isinstance(stmt, ast.Raise) and stmt.exc is not None:
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc

@@ -63,10 +63,29 @@ class TensorToScalar(Rule):
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
     METHODS = frozenset({"item"})
-    CALLS = frozenset({"builtins.float", "builtins.int", "builtins.bool", "math.sqrt", "math.exp", "math.log",
-                       "math.floor", "math.ceil", "math.isnan", "math.isinf", "math.isfinite", "math.fabs",
-                       "math.pow", "math.log2", "math.log10", "math.tanh", "math.sin", "math.cos",
-                       "builtins.range"})
+    CALLS = frozenset(
+        {
+            "builtins.float",
+            "builtins.int",
+            "builtins.bool",
+            "math.sqrt",
+            "math.exp",
+            "math.log",
+            "math.floor",
+            "math.ceil",
+            "math.isnan",
+            "math.isinf",
+            "math.isfinite",
+            "math.fabs",
+            "math.pow",
+            "math.log2",
+            "math.log10",
+            "math.tanh",
+            "math.sin",
+            "math.cos",
+            "builtins.range",
+        }
+    )
 
     def check_call(self, node, ctx, qualified, method):
         if method == "item" and isinstance(node.func, ast.Attribute) and not node.args:
@@ -77,9 +96,11 @@ class TensorToScalar(Rule):
                     return
                 conf = T.MEDIUM  # `.item()` is (almost) only a tensor / ndarray method
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}` copies a {maybe(conf)}tensor's value into Python: the graph breaks here",
-                gb_ids=("GB0124",), confidence=conf,
+                gb_ids=("GB0124",),
+                confidence=conf,
                 help="keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True",
                 data={"capturable": True},
             )
@@ -92,9 +113,11 @@ class TensorToScalar(Rule):
                 return
             name = node.func.id
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{name}()` of a {maybe(conf)}tensor copies its value into Python: the graph breaks here",
-                gb_ids=("GB0124",), confidence=conf,
+                gb_ids=("GB0124",),
+                confidence=conf,
                 help="keep the value as a tensor (`t.to(torch.float32)`), or set capture_scalar_outputs",
                 data={"capturable": True},
             )
@@ -107,9 +130,11 @@ class TensorToScalar(Rule):
                 return
             conf = min(confs)
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}` takes a loop count from a {maybe(conf)}tensor: the graph breaks here",
-                gb_ids=("GB0059",), confidence=conf,
+                gb_ids=("GB0059",),
+                confidence=conf,
                 help="loop over a Python int known while tracing, or keep the computation in tensors",
                 data={"capturable": False},
             )
@@ -120,9 +145,11 @@ class TensorToScalar(Rule):
                 return
             fn = qualified.split(".", 1)[1]
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`math.{fn}()` on a {maybe(conf)}tensor converts it to a Python float: the graph breaks here",
-                gb_ids=("GB0033",), confidence=conf,
+                gb_ids=("GB0033",),
+                confidence=conf,
                 help=f"use `torch.{fn}` on the tensor instead",
                 data={"capturable": False},
             )
@@ -140,14 +167,23 @@ class TensorToScalar(Rule):
             self._offer_item_fix(node.value, ctx)
 
     def _offer_item_fix(self, expr, ctx):
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item"
-                and not expr.args and not expr.keywords):
+        if not (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "item"
+            and not expr.args
+            and not expr.keywords
+        ):
             return
         loc = ctx.loc(expr)
         for cand in reversed(ctx.facts.candidates[-8:]):
             if cand.code == self.code and cand.loc == loc:
-                cand.fix = Fix("Keep the value a 0-d tensor (drop `.item()`)", (), Applicability.UNSAFE,
-                               codemod=("item-as-tensor", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)))
+                cand.fix = Fix(
+                    "Keep the value a 0-d tensor (drop `.item()`)",
+                    (),
+                    Applicability.UNSAFE,
+                    codemod=("item-as-tensor", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)),
+                )
                 return
 
     def visit_Subscript(self, node, ctx):
@@ -162,9 +198,11 @@ class TensorToScalar(Rule):
         if conf is None:
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node)}` indexes a Python container with a {maybe(conf)}tensor: Python converts it to an int, the graph breaks here",
-            gb_ids=("GB0124",), confidence=conf,
+            gb_ids=("GB0124",),
+            confidence=conf,
             help="index with a Python int (e.g. iterate range(len(...))), or keep the data in one stacked tensor",
             data={"capturable": False},
         )

@@ -87,8 +87,13 @@ def _guard_confidence(ctx, value: ast.expr) -> int | None:
         op, right = value.ops[0], value.comparators[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
             return None
-        if (isinstance(op, (ast.Gt, ast.NotEq)) and isinstance(right, ast.Constant)
-                and isinstance(right.value, (int, float)) and not isinstance(right.value, bool) and right.value == 0):
+        if (
+            isinstance(op, (ast.Gt, ast.NotEq))
+            and isinstance(right, ast.Constant)
+            and isinstance(right.value, (int, float))
+            and not isinstance(right.value, bool)
+            and right.value == 0
+        ):
             return T.LOW
     ty = ctx.type_of(value)
     if ty.kind == T.SCALAR or isinstance(value, (ast.Name, ast.Attribute, ast.Compare)):
@@ -179,9 +184,13 @@ class DataDependentBranch(Rule):
         else:
             what = f"a {maybe(conf)}tensor"
         ctx.report(
-            self.code, test,
+            self.code,
+            test,
             f"`{short(ctx, test)}` branches on {what}: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf, requires=why.requires(), data=why.data(),
+            gb_ids=("GB0170",),
+            confidence=conf,
+            requires=why.requires(),
+            data=why.data(),
             help="use torch.where / torch.cond, or move the decision out of the compiled region",
             fix=None,
         )
@@ -200,9 +209,13 @@ class DataDependentBranch(Rule):
         if conf is None or why is None:
             return
         ctx.report(
-            self.code, node.test,
+            self.code,
+            node.test,
             f"`{short(ctx, node.test)}` picks a branch on a {maybe(conf)}tensor value: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf, requires=why.requires(), data=why.data(),
+            gb_ids=("GB0170",),
+            confidence=conf,
+            requires=why.requires(),
+            data=why.data(),
             help="use torch.where(cond, a, b) when both sides are tensors",
             fix=_where_fix_ifexp(node, ctx),
         )
@@ -218,9 +231,11 @@ class DataDependentBranch(Rule):
         conf = min(confs)
         op = "and" if isinstance(node.op, ast.And) else "or"
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{op}` needs the truth value of a {maybe(conf)}tensor: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf,
+            gb_ids=("GB0170",),
+            confidence=conf,
             help=f"use `torch.logical_{op}(a, b)` or `a {'&' if op == 'and' else '|'} b` on boolean tensors",
         )
 
@@ -231,9 +246,11 @@ class DataDependentBranch(Rule):
         if conf is None:
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`not` of a {maybe(conf)}tensor needs its truth value: Dynamo gives up on the whole function",
-            gb_ids=("GB0033",), confidence=conf,
+            gb_ids=("GB0033",),
+            confidence=conf,
             help="use `torch.logical_not(t)` or `~t` on a boolean tensor",
             frame=FrameEffect.WHOLE_FRAME,
         )
@@ -246,9 +263,12 @@ class DataDependentBranch(Rule):
         if conf is None or why is None or why.kind != "tensor":
             return
         ctx.report(
-            self.code, node.test,
+            self.code,
+            node.test,
             f"`assert {short(ctx, node.test)}` on a {maybe(conf)}tensor with a computed message: the graph breaks here",
-            gb_ids=("GB0170",), confidence=conf, requires=why.requires(),
+            gb_ids=("GB0170",),
+            confidence=conf,
+            requires=why.requires(),
             help="give the assert a constant message, or check with torch._assert_async(cond) / torch._check",
         )
 
@@ -505,24 +525,38 @@ def _where_fix_if(node: ast.If, ctx) -> Fix | None:
     if tname is None or len(node.body) != 1 or len(node.orelse) != 1:
         return None
     a, b = node.body[0], node.orelse[0]
-    if isinstance(a, ast.Return) and isinstance(b, ast.Return) and a.value is not None and b.value is not None:
+    if (
+        isinstance(a, ast.Return)
+        and isinstance(b, ast.Return)
+        and a.value is not None
+        and b.value is not None
+    ):
         head, left, right = "return ", a.value, b.value
-    elif (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
-          and isinstance(a.targets[0], ast.Name) and isinstance(b.targets[0], ast.Name)
-          and a.targets[0].id == b.targets[0].id):
+    elif (
+        isinstance(a, ast.Assign)
+        and isinstance(b, ast.Assign)
+        and len(a.targets) == len(b.targets) == 1
+        and isinstance(a.targets[0], ast.Name)
+        and isinstance(b.targets[0], ast.Name)
+        and a.targets[0].id == b.targets[0].id
+    ):
         head, left, right = f"{a.targets[0].id} = ", a.value, b.value
     else:
         return None
-    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, left) and _pure_tensor(ctx, right)):
+    if not (
+        tensor_confidence(ctx.type_of(node.test)) == T.HIGH
+        and _pure_tensor(ctx, left)
+        and _pure_tensor(ctx, right)
+    ):
         return None
     loc = ctx.loc(node)
     first = ctx.index.line(node.lineno)
-    if first[: loc.col].strip() or not first[loc.col:].startswith("if"):
+    if first[: loc.col].strip() or not first[loc.col :].startswith("if"):
         return None  # not a statement of its own, or an `elif`
     test = ctx.loc(node.test)
     if test.end_line != node.lineno:
         return None
-    tail = first[test.end_col:].lstrip()
+    tail = first[test.end_col :].lstrip()
     comment = tail[1:].strip() if tail.startswith(":") else "?"
     if comment and not comment.startswith("#"):
         return None  # `if c: return a` on one line, or a parenthesised test
@@ -539,15 +573,21 @@ def _where_fix_if(node: ast.If, ctx) -> Fix | None:
     )
 
 
-COND_HINT = ("Rewrite the branch with torch.cond(pred, true_fn, false_fn, operands): one side runs; "
-             "both functions must return tensors of the same shape and dtype")
+COND_HINT = (
+    "Rewrite the branch with torch.cond(pred, true_fn, false_fn, operands): one side runs; "
+    "both functions must return tensors of the same shape and dtype"
+)
 
 
 def _branch_fixes(node: ast.If, ctx) -> tuple[Fix, ...] | None:
     """The fixes for a tensor `if`/`else`: torch.where when it fits, and the torch.cond rewrite
     as a display-only suggestion (tclint does not write the branch functions)."""
     where = _where_fix_if(node, ctx)
-    cond = Fix(COND_HINT, (), Applicability.DISPLAY_ONLY) if node.orelse and not isinstance(node.orelse[0], ast.If) else None
+    cond = (
+        Fix(COND_HINT, (), Applicability.DISPLAY_ONLY)
+        if node.orelse and not isinstance(node.orelse[0], ast.If)
+        else None
+    )
     found = tuple(f for f in (where, cond) if f is not None)
     return found or None
 
@@ -556,7 +596,11 @@ def _where_fix_ifexp(node: ast.IfExp, ctx) -> Fix | None:
     tname = torch_name(ctx)
     if tname is None:
         return None
-    if not (tensor_confidence(ctx.type_of(node.test)) == T.HIGH and _pure_tensor(ctx, node.body) and _pure_tensor(ctx, node.orelse)):
+    if not (
+        tensor_confidence(ctx.type_of(node.test)) == T.HIGH
+        and _pure_tensor(ctx, node.body)
+        and _pure_tensor(ctx, node.orelse)
+    ):
         return None
     loc = ctx.loc(node)
     text = f"{tname}.where({ctx.segment(node.test)}, {ctx.segment(node.body)}, {ctx.segment(node.orelse)})"

@@ -69,9 +69,12 @@ class TensorToList(Rule):
         else:
             gb, kind = ("GB0109", "GB0033"), ""
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node)}` copies a {maybe(conf)}{kind + ' ' if kind else ''}tensor into a Python list: the graph breaks here",
-            gb_ids=gb, confidence=conf, data={"dtype": dtype},
+            gb_ids=gb,
+            confidence=conf,
+            data={"dtype": dtype},
             help="keep indices/counts as tensors, or move this bookkeeping out of the compiled region",
         )
 

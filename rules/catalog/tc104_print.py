@@ -69,7 +69,8 @@ class PrintInCompiledCode(Rule):
         if not builtin_call(node, ctx, "print"):
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             "`print` inside compiled code: the graph breaks here",
             help="print from the eager caller, or add print to torch._dynamo.config.reorderable_logging_functions",
             fix=print_fixes(ctx, node),
@@ -77,7 +78,9 @@ class PrintInCompiledCode(Rule):
 
     def finalize(self, cand, env):
         reorderable = env.flag("reorderable_logging_functions", None)
-        if isinstance(reorderable, (list, tuple, set)) and any(str(x).split(".")[-1] == "print" for x in reorderable):
+        if isinstance(reorderable, (list, tuple, set)) and any(
+            str(x).split(".")[-1] == "print" for x in reorderable
+        ):
             return None
         return cand
 
@@ -151,7 +154,7 @@ model = torch.compile(Stack())
 """,
             run="model(torch.randn(2, 4))",
             title="a break in a block called from a loop: Stack.forward runs eagerly (its print is only "
-                  "shadowed, at low confidence), each Block.forward is a frame of its own and breaks twice",
+            "shadowed, at low confidence), each Block.forward is a frame of its own and breaks twice",
         ),
     )
     valid = (
@@ -183,16 +186,25 @@ def step(x):
     )
 
 
-
 def print_fixes(ctx, node) -> tuple | None:
     """The alternatives for a `print` statement, preferred first (see Fix safety): register it as
     reorderable, guard it with `is_compiling()`, remove it; those that fit the code."""
     from tclint.rules.model import Applicability
 
     found = (
-        register_logging_fix(ctx, "reorderable_logging_functions", "print", (),
-                             "Register `print` in torch._dynamo.config.reorderable_logging_functions (printed after the graph)"),
-        guard_compiling_fix(ctx, node, "Print only in eager runs (`if not torch.compiler.is_compiling():`)", Applicability.UNSAFE),
+        register_logging_fix(
+            ctx,
+            "reorderable_logging_functions",
+            "print",
+            (),
+            "Register `print` in torch._dynamo.config.reorderable_logging_functions (printed after the graph)",
+        ),
+        guard_compiling_fix(
+            ctx,
+            node,
+            "Print only in eager runs (`if not torch.compiler.is_compiling():`)",
+            Applicability.UNSAFE,
+        ),
         remove_statement_fix(ctx, node, "Remove the `print` call", Applicability.UNSAFE),
     )
     return tuple(f for f in found if f is not None) or None

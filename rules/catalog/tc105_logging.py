@@ -10,8 +10,18 @@ LOGGER_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
      "isEnabledFor", "warning_once", "info_once", "warning_advice", "getEffectiveLevel"}
 )  # fmt: skip
-MODULE_FUNCTIONS = frozenset({"logging.debug", "logging.info", "logging.warning", "logging.warn", "logging.error",
-                              "logging.exception", "logging.critical", "logging.log"})
+MODULE_FUNCTIONS = frozenset(
+    {
+        "logging.debug",
+        "logging.info",
+        "logging.warning",
+        "logging.warn",
+        "logging.error",
+        "logging.exception",
+        "logging.critical",
+        "logging.log",
+    }
+)
 LOGGER_NAME = re.compile(r"^_*(logger|log|LOGGER|LOG|_logger|logging_?\w*|\w*_logger)$")
 
 
@@ -72,9 +82,11 @@ class LoggingInCompiledCode(Rule):
     def check_call(self, node, ctx, qualified, method):
         if qualified in MODULE_FUNCTIONS:
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{qualified}(...)` inside compiled code: the graph breaks in the logging module",
-                gb_ids=("GB4841",), data={"method": qualified},
+                gb_ids=("GB4841",),
+                data={"method": qualified},
                 help="log from the eager caller",
                 fix=logging_fixes(ctx, node, qualified, None),
             )
@@ -92,11 +104,16 @@ class LoggingInCompiledCode(Rule):
         else:
             return
         if isinstance(receiver, ast.Call):
-            conf = T.HIGH if (ctx.qualify(receiver.func) or "").endswith(("getLogger", "get_logger")) else conf
+            conf = (
+                T.HIGH if (ctx.qualify(receiver.func) or "").endswith(("getLogger", "get_logger")) else conf
+            )
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node.func)}(...)` on a logger inside compiled code: the graph breaks here, even when the level is disabled",
-            gb_ids=("GB0291",), confidence=conf, data={"method": method},
+            gb_ids=("GB0291",),
+            confidence=conf,
+            data={"method": method},
             help="log from the eager caller, or add the method to torch._dynamo.config.ignore_logging_functions",
             fix=logging_fixes(ctx, node, short(ctx, node.func), method),
         )
@@ -203,10 +220,21 @@ def logging_fixes(ctx, node: ast.Call, shown: str, method: str | None) -> tuple 
     """The alternatives for a logging call, preferred first (see Fix safety): a Logger method
     registered in ignore_logging_functions, the call behind `is_compiling()`, the call removed."""
     found = (
-        register_logging_fix(ctx, "ignore_logging_functions", "{0}.Logger." + method, ("logging",),
-                             f"Register `logging.Logger.{method}` in torch._dynamo.config.ignore_logging_functions (no message under compile)")
-        if method in IGNORABLE else None,
-        guard_compiling_fix(ctx, node, "Log only in eager runs (`if not torch.compiler.is_compiling():`)", Applicability.UNSAFE),
+        register_logging_fix(
+            ctx,
+            "ignore_logging_functions",
+            "{0}.Logger." + method,
+            ("logging",),
+            f"Register `logging.Logger.{method}` in torch._dynamo.config.ignore_logging_functions (no message under compile)",
+        )
+        if method in IGNORABLE
+        else None,
+        guard_compiling_fix(
+            ctx,
+            node,
+            "Log only in eager runs (`if not torch.compiler.is_compiling():`)",
+            Applicability.UNSAFE,
+        ),
         remove_statement_fix(ctx, node, f"Remove the `{shown}` call", Applicability.UNSAFE),
     )
     return tuple(f for f in found if f is not None) or None

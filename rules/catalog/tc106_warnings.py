@@ -41,7 +41,8 @@ class WarningsInCompiledCode(Rule):
 
     def check_call(self, node, ctx, qualified, method):
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{qualified}(...)` inside compiled code: the graph breaks here (the warning is still emitted)",
             help="warn in __init__ or the eager caller instead",
         )

@@ -70,21 +70,44 @@ class IOInCompiledCode(Rule):
 
     def check_call(self, node, ctx, qualified, method):
         if qualified in CALLS:
-            ctx.report(self.code, node, f"`{qualified}(...)` inside compiled code: the graph breaks here",
-                       gb_ids=(CALLS[qualified],), help="do I/O in the eager caller")
+            ctx.report(
+                self.code,
+                node,
+                f"`{qualified}(...)` inside compiled code: the graph breaks here",
+                gb_ids=(CALLS[qualified],),
+                help="do I/O in the eager caller",
+            )
             return
         if isinstance(node.func, ast.Name) and node.func.id in BUILTINS:
             if not builtin_call(node, ctx, node.func.id):
                 return
-            what = {"open": "opening a file", "input": "reading from the terminal", "breakpoint": "a debugger breakpoint"}[node.func.id]
-            ctx.report(self.code, node, f"`{node.func.id}()` ({what}) inside compiled code: the graph breaks here",
-                       gb_ids=(BUILTINS[node.func.id],), help="do I/O in the eager caller")
+            what = {
+                "open": "opening a file",
+                "input": "reading from the terminal",
+                "breakpoint": "a debugger breakpoint",
+            }[node.func.id]
+            ctx.report(
+                self.code,
+                node,
+                f"`{node.func.id}()` ({what}) inside compiled code: the graph breaks here",
+                gb_ids=(BUILTINS[node.func.id],),
+                help="do I/O in the eager caller",
+            )
             return
-        if method in FILE_METHODS and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        if (
+            method in FILE_METHODS
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+        ):
             ty = ctx.type_of(node.func.value)
             if ty.kind == T.INSTANCE and ty.ref == "<file>":
-                ctx.report(self.code, node, f"`{node.func.value.id}.{method}(...)` on a file inside compiled code: the graph breaks here",
-                           gb_ids=("GB0156",), help="do I/O in the eager caller")
+                ctx.report(
+                    self.code,
+                    node,
+                    f"`{node.func.value.id}.{method}(...)` on a file inside compiled code: the graph breaks here",
+                    gb_ids=("GB0156",),
+                    help="do I/O in the eager caller",
+                )
 
     invalid = (
         Example(

@@ -62,7 +62,9 @@ class UntraceableStdlibCall(Rule):
     family = Family.GRAPH_BREAK
     gb_ids = ("GB0007", "GB0156", "GB0033")
     default_severity = Severity.WARNING
-    CALLS = frozenset(SKIPPED) | frozenset(k.replace("numpy.", "np.") for k in SKIPPED if k.startswith("numpy."))
+    CALLS = frozenset(SKIPPED) | frozenset(
+        k.replace("numpy.", "np.") for k in SKIPPED if k.startswith("numpy.")
+    )
 
     def check_call(self, node, ctx, qualified, method):
         gb = SKIPPED.get(qualified) or SKIPPED.get((qualified or "").replace("np.", "numpy.", 1))
@@ -74,7 +76,13 @@ class UntraceableStdlibCall(Rule):
             hint = "seed in the eager caller, or pass a torch.Generator"
         else:
             hint = "time and log in the eager caller"
-        ctx.report(self.code, node, f"`{qualified}()` cannot be traced: the graph breaks here", gb_ids=(gb,), help=hint)
+        ctx.report(
+            self.code,
+            node,
+            f"`{qualified}()` cannot be traced: the graph breaks here",
+            gb_ids=(gb,),
+            help=hint,
+        )
 
     invalid = (
         Example(

@@ -5,9 +5,21 @@ from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import maybe, short, tensor_confidence
 
-FUNCS = frozenset({"torch.nonzero", "torch.argwhere", "torch.unique", "torch.unique_consecutive", "torch.bincount",
-                   "torch.masked_select", "torch.repeat_interleave", "torch.where"})
-METHODS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "bincount", "masked_select", "repeat_interleave"})
+FUNCS = frozenset(
+    {
+        "torch.nonzero",
+        "torch.argwhere",
+        "torch.unique",
+        "torch.unique_consecutive",
+        "torch.bincount",
+        "torch.masked_select",
+        "torch.repeat_interleave",
+        "torch.where",
+    }
+)
+METHODS = frozenset(
+    {"nonzero", "argwhere", "unique", "unique_consecutive", "bincount", "masked_select", "repeat_interleave"}
+)
 SUGGEST = {
     "nonzero": "torch.nonzero_static(x, size=K) or keep a boolean mask and use torch.where / masked ops",
     "argwhere": "torch.nonzero_static, or keep the boolean mask",
@@ -85,9 +97,11 @@ class DynamicOutputShape(Rule):
         else:
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node)}` has an output size that depends on {maybe(conf)}tensor values: the graph breaks here",
-            confidence=conf, help="use " + SUGGEST.get(op, SUGGEST["nonzero"]),
+            confidence=conf,
+            help="use " + SUGGEST.get(op, SUGGEST["nonzero"]),
         )
 
     def visit_Subscript(self, node, ctx):
@@ -102,14 +116,18 @@ class DynamicOutputShape(Rule):
             ty = ctx.type_of(part)
             if ty.kind == T.TENSOR and ty.dtype == "bool":
                 ctx.report(
-                    self.code, node,
+                    self.code,
+                    node,
                     f"`{short(ctx, node)}` selects with a {maybe(min(ty.conf, base.conf))}boolean mask: the result's size depends on the data and the graph breaks here",
-                    confidence=min(ty.conf, base.conf), help="use " + SUGGEST["mask"],
+                    confidence=min(ty.conf, base.conf),
+                    help="use " + SUGGEST["mask"],
                 )
                 return
 
     def finalize(self, cand, env):
-        if env.flag("capture_dynamic_output_shape_ops", False) or (env.region is not None and env.region.fullgraph):
+        if env.flag("capture_dynamic_output_shape_ops", False) or (
+            env.region is not None and env.region.fullgraph
+        ):
             return None
         return cand
 
@@ -196,5 +214,9 @@ def keep_confident(boxes, scores):
 
 
 def _tensor_repeats(node: ast.Call, ctx, position: int) -> bool:
-    arg = node.args[position] if len(node.args) > position else next((k.value for k in node.keywords if k.arg == "repeats"), None)
+    arg = (
+        node.args[position]
+        if len(node.args) > position
+        else next((k.value for k in node.keywords if k.arg == "repeats"), None)
+    )
     return arg is not None and ctx.type_of(arg).kind == T.TENSOR

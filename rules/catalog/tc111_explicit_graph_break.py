@@ -39,7 +39,12 @@ class ExplicitGraphBreak(Rule):
     CALLS = frozenset({"torch._dynamo.graph_break"})
 
     def check_call(self, node, ctx, qualified, method):
-        ctx.report(self.code, node, "explicit `torch._dynamo.graph_break()`: the graph breaks here", help="remove it unless the split is intended")
+        ctx.report(
+            self.code,
+            node,
+            "explicit `torch._dynamo.graph_break()`: the graph breaks here",
+            help="remove it unless the split is intended",
+        )
 
     invalid = (
         Example(

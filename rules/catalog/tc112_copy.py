@@ -62,9 +62,11 @@ class CopyInCompiledCode(Rule):
         else:
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node)}` copies {what} inside compiled code: the graph breaks here",
-            gb_ids=gb, confidence=ty.conf if ty.kind == T.TENSOR else T.MEDIUM,
+            gb_ids=gb,
+            confidence=ty.conf if ty.kind == T.TENSOR else T.MEDIUM,
             help="use t.clone() for tensors / list(xs) for lists, or copy outside the compiled region",
         )
 

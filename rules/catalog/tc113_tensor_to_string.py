@@ -57,9 +57,12 @@ class TensorToString(Rule):
                 conf = _fstring_tensor(arg, ctx)
                 if conf is not None:
                     ctx.report(
-                        self.code, node,
+                        self.code,
+                        node,
                         f"`{short(ctx, node)}` consumes an f-string of a {maybe(conf)}tensor: Dynamo raises internally and runs the whole function eagerly",
-                        gb_ids=("GB0088",), confidence=conf, frame=FrameEffect.WHOLE_FRAME,
+                        gb_ids=("GB0088",),
+                        confidence=conf,
+                        frame=FrameEffect.WHOLE_FRAME,
                         help="format tensors in the eager caller",
                     )
             return
@@ -68,9 +71,12 @@ class TensorToString(Rule):
             return
         gb = "GB0569" if func.id == "repr" else "GB0059"
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{func.id}()` of a {maybe(conf)}tensor needs its values: the graph breaks here",
-            gb_ids=(gb,), confidence=conf, help="format tensors in the eager caller",
+            gb_ids=(gb,),
+            confidence=conf,
+            help="format tensors in the eager caller",
         )
 
     invalid = (

@@ -8,7 +8,12 @@ from tclint.rules.ruleutil import short
 
 def _data_ptr_call(node: ast.expr) -> ast.expr | None:
     """The tensor expression of ``t.data_ptr()``, or None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "data_ptr" and not node.args:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "data_ptr"
+        and not node.args
+    ):
         return node.func.value
     return None
 
@@ -56,9 +61,11 @@ class DataPtrUse(Rule):
     def visit_BinOp(self, node, ctx):
         if _data_ptr_call(node.left) is not None or _data_ptr_call(node.right) is not None:
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}`: arithmetic on a data pointer makes Dynamo raise internally and run the whole function eagerly",
-                gb_ids=("GB0088",), frame=FrameEffect.WHOLE_FRAME,
+                gb_ids=("GB0088",),
+                frame=FrameEffect.WHOLE_FRAME,
                 help="check pointers in the eager caller and pass a Python bool in",
             )
 
@@ -67,9 +74,11 @@ class DataPtrUse(Rule):
         ptrs = [p for p in ptrs if p is not None]
         if len(ptrs) >= 2 and len({ast.dump(_strip(p)) for p in ptrs}) > 1:
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}` compares data pointers of different tensors: the graph breaks here",
-                gb_ids=("GB5976",), help="compare in the eager caller",
+                gb_ids=("GB5976",),
+                help="compare in the eager caller",
             )
 
     invalid = (
@@ -116,6 +125,10 @@ def f(x):
 
 def _strip(node: ast.expr) -> ast.expr:
     """`x.detach()` / `x.view(...)` share storage with `x`: compare the base names."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "view", "view_as", "reshape"):
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("detach", "view", "view_as", "reshape")
+    ):
         node = node.func.value
     return node

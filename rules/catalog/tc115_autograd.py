@@ -51,19 +51,36 @@ class AutogradInCompiledCode(Rule):
 
     def check_call(self, node, ctx, qualified, method):
         if qualified == "torch.autograd.grad":
-            ctx.report(self.code, node, "`torch.autograd.grad(...)` inside compiled code: the graph breaks here",
-                       gb_ids=("GB9186",), data={"grad": True}, help="compute gradients in the eager caller")
+            ctx.report(
+                self.code,
+                node,
+                "`torch.autograd.grad(...)` inside compiled code: the graph breaks here",
+                gb_ids=("GB9186",),
+                data={"grad": True},
+                help="compute gradients in the eager caller",
+            )
             return
         if qualified == "torch.autograd.backward":
-            ctx.report(self.code, node, "`torch.autograd.backward(...)` inside compiled code: the graph breaks here",
-                       gb_ids=("GB0123",), help="call backward in the eager caller")
+            ctx.report(
+                self.code,
+                node,
+                "`torch.autograd.backward(...)` inside compiled code: the graph breaks here",
+                gb_ids=("GB0123",),
+                help="call backward in the eager caller",
+            )
             return
         if method == "backward" and isinstance(node.func, ast.Attribute) and ctx.qualify(node.func) is None:
             conf = tensor_confidence(ctx.type_of(node.func.value))
             if conf is None:
                 return
-            ctx.report(self.code, node, f"`{short(ctx, node)}` inside compiled code: the graph breaks here",
-                       gb_ids=("GB0123",), confidence=conf, help="compile the forward/loss and call backward() in eager code")
+            ctx.report(
+                self.code,
+                node,
+                f"`{short(ctx, node)}` inside compiled code: the graph breaks here",
+                gb_ids=("GB0123",),
+                confidence=conf,
+                help="compile the forward/loss and call backward() in eager code",
+            )
 
     def finalize(self, cand, env):
         if cand.data.get("grad") and env.flag("trace_autograd_ops", False):

@@ -1,4 +1,3 @@
-
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import short
@@ -58,9 +57,15 @@ class ParameterCreatedInCompiledCode(Rule):
         fn = ctx.function
         if fn is not None and fn.name == "__init__":
             return  # __init__ is where parameters belong (only traced if the module is built in compiled code)
-        what = "`nn.Parameter(...)`" if qualified == "torch.nn.Parameter" else f"`{short(ctx, node, 40)}` creates Parameters"
+        what = (
+            "`nn.Parameter(...)`"
+            if qualified == "torch.nn.Parameter"
+            else f"`{short(ctx, node, 40)}` creates Parameters"
+        )
         ctx.report(
-            self.code, node, f"{what} inside compiled code: the graph breaks here (and the weights are new on every call)",
+            self.code,
+            node,
+            f"{what} inside compiled code: the graph breaks here (and the weights are new on every call)",
             help="create parameters and submodules in __init__",
         )
 

@@ -57,14 +57,25 @@ class RequiresGradMutation(Rule):
         if conf is None:
             return
         if method == "retain_grad":
-            ctx.report(self.code, node, f"`{short(ctx, node)}` on a {maybe(conf)}tensor: Dynamo gives up on the whole function, which runs eagerly",
-                       gb_ids=("GB0108",), confidence=conf, frame=FrameEffect.WHOLE_FRAME,
-                       help="use t.register_hook(fn) to capture the gradient instead")
+            ctx.report(
+                self.code,
+                node,
+                f"`{short(ctx, node)}` on a {maybe(conf)}tensor: Dynamo gives up on the whole function, which runs eagerly",
+                gb_ids=("GB0108",),
+                confidence=conf,
+                frame=FrameEffect.WHOLE_FRAME,
+                help="use t.register_hook(fn) to capture the gradient instead",
+            )
             return
         is_input = isinstance(target, ast.Name) and ctx.is_param(target)
-        ctx.report(self.code, node, f"`{short(ctx, node)}` changes autograd state inside compiled code: the graph breaks here",
-                   gb_ids=("GB0125",) if is_input else ("GB8985",), confidence=conf,
-                   help="set requires_grad before calling the compiled function")
+        ctx.report(
+            self.code,
+            node,
+            f"`{short(ctx, node)}` changes autograd state inside compiled code: the graph breaks here",
+            gb_ids=("GB0125",) if is_input else ("GB8985",),
+            confidence=conf,
+            help="set requires_grad before calling the compiled function",
+        )
 
     def visit_Assign(self, node, ctx):
         for target in node.targets:
@@ -74,11 +85,28 @@ class RequiresGradMutation(Rule):
             if conf is None:
                 continue
             if target.attr == "requires_grad":
-                ctx.report(self.code, node, f"setting `{short(ctx, target)}` inside compiled code: the graph breaks here",
-                           gb_ids=("GB0206",), confidence=conf, help="set requires_grad before calling the compiled function")
-            elif isinstance(target.value, ast.Name) and not ctx.is_param(target.value) and ctx.type_of(target.value).kind == T.TENSOR and ctx.self_name != target.value.id:
-                ctx.report(self.code, node, f"assigning `{short(ctx, target)}` on a tensor computed here: the graph breaks",
-                           gb_ids=("GB0056",), confidence=conf, help="use t.copy_(...) under torch.no_grad() instead of .data")
+                ctx.report(
+                    self.code,
+                    node,
+                    f"setting `{short(ctx, target)}` inside compiled code: the graph breaks here",
+                    gb_ids=("GB0206",),
+                    confidence=conf,
+                    help="set requires_grad before calling the compiled function",
+                )
+            elif (
+                isinstance(target.value, ast.Name)
+                and not ctx.is_param(target.value)
+                and ctx.type_of(target.value).kind == T.TENSOR
+                and ctx.self_name != target.value.id
+            ):
+                ctx.report(
+                    self.code,
+                    node,
+                    f"assigning `{short(ctx, target)}` on a tensor computed here: the graph breaks",
+                    gb_ids=("GB0056",),
+                    confidence=conf,
+                    help="use t.copy_(...) under torch.no_grad() instead of .data",
+                )
 
     invalid = (
         Example(

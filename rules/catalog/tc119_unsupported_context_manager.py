@@ -8,8 +8,16 @@ from tclint.rules.ruleutil import short
 
 # measured on torch 2.13: GB0208 then GB0142 on the `with` line; the body and the rest of the
 # function run eagerly.
-UNSUPPORTED = frozenset({"torch.backends.cudnn.flags", "torch.backends.cuda.sdp_kernel", "torch.random.fork_rng",
-                         "torch.backends.mkldnn.flags", "torch.backends.mkl.verbose", "torch.backends.mkldnn.verbose"})
+UNSUPPORTED = frozenset(
+    {
+        "torch.backends.cudnn.flags",
+        "torch.backends.cuda.sdp_kernel",
+        "torch.random.fork_rng",
+        "torch.backends.mkldnn.flags",
+        "torch.backends.mkl.verbose",
+        "torch.backends.mkldnn.verbose",
+    }
+)
 
 
 class UnsupportedContextManager(Rule):
@@ -62,7 +70,8 @@ class UnsupportedContextManager(Rule):
             q = ctx.qualify(target) if target is not None else None
             if q in UNSUPPORTED:
                 ctx.report(
-                    self.code, expr,
+                    self.code,
+                    expr,
                     f"`{short(ctx, expr)}` cannot be traced: the graph breaks here and the rest of the function runs eagerly",
                     gb_ids=("GB0208", "GB0142"),
                     help="use torch.nn.attention.sdpa_kernel for SDPA backends; set flags in the eager caller",
@@ -70,13 +79,23 @@ class UnsupportedContextManager(Rule):
                 continue
             if isinstance(expr, (ast.Name, ast.Attribute)) and ctx.qualify(expr) is None:
                 ty = ctx.type_of(expr)
-                existing = isinstance(expr, ast.Attribute) and ctx.is_self_attr(expr) is not None or (
-                    isinstance(expr, ast.Name) and ctx.is_global_name(expr.id))
-                if existing and ty.kind == T.INSTANCE and ty.ref and not ty.ref.startswith(("torch.", "<", "contextlib.")):
+                existing = (
+                    isinstance(expr, ast.Attribute)
+                    and ctx.is_self_attr(expr) is not None
+                    or (isinstance(expr, ast.Name) and ctx.is_global_name(expr.id))
+                )
+                if (
+                    existing
+                    and ty.kind == T.INSTANCE
+                    and ty.ref
+                    and not ty.ref.startswith(("torch.", "<", "contextlib."))
+                ):
                     ctx.report(
-                        self.code, expr,
+                        self.code,
+                        expr,
                         f"entering the existing context-manager object `{short(ctx, expr)}`: Dynamo gives up on the whole function, which runs eagerly",
-                        gb_ids=("GB0142",), frame=FrameEffect.WHOLE_FRAME,
+                        gb_ids=("GB0142",),
+                        frame=FrameEffect.WHOLE_FRAME,
                         help="construct the context manager in the `with` statement instead",
                     )
 

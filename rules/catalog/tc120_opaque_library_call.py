@@ -69,9 +69,11 @@ class OpaqueLibraryCall(Rule):
             return  # exception classes, dtypes used in isinstance checks, ...
         conf = T.HIGH if root in MEASURED else T.MEDIUM
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{q}(...)` calls into {root}, which Dynamo cannot trace: the graph breaks here",
-            gb_ids=(gb,), confidence=conf,
+            gb_ids=(gb,),
+            confidence=conf,
             help="use a torch equivalent, or call it from eager code",
         )
 
@@ -85,9 +87,11 @@ class OpaqueLibraryCall(Rule):
         ty = ctx.type_of(func.value)
         if ty.kind == T.INSTANCE and ty.ref == "contextvars.ContextVar":
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{ctx.segment(node.func)}()` on a contextvars.ContextVar cannot be traced: the graph breaks here",
-                gb_ids=("GB0156",), confidence=T.HIGH,
+                gb_ids=("GB0156",),
+                confidence=T.HIGH,
                 help="read the context variable in the eager caller and pass the value in",
             )
 
@@ -106,7 +110,8 @@ def squash(x: torch.Tensor):
             run="squash(torch.randn(4))",
         ),
     )
-    invalid = (*invalid,
+    invalid = (
+        *invalid,
         Example(
             """
 import contextvars

@@ -61,11 +61,17 @@ class HookRegistrationInCompiledCode(Rule):
         recv = ctx.type_of(node.func.value)
         if recv.kind == T.TENSOR:
             return  # tensor.register_hook is a gradient hook: traced
-        conf = T.HIGH if recv.kind in (T.MODULE, T.ELEM, T.MODLIST) or ctx.is_self_attr(node.func.value) is not None else T.MEDIUM
+        conf = (
+            T.HIGH
+            if recv.kind in (T.MODULE, T.ELEM, T.MODLIST) or ctx.is_self_attr(node.func.value) is not None
+            else T.MEDIUM
+        )
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node.func)}(...)` registers a hook inside compiled code: the graph breaks here (and where the handle is used)",
-            gb_ids=("GB0467",), confidence=conf,
+            gb_ids=("GB0467",),
+            confidence=conf,
             help="register hooks once, before compiling, or return the values from forward",
         )
 

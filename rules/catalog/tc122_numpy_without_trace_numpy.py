@@ -50,8 +50,13 @@ class NumpyWithoutTraceNumpy(Rule):
         conf = tensor_confidence(ctx.type_of(node.func.value))
         if conf is None:
             return
-        ctx.report(self.code, node, f"`{short(ctx, node)}` on a {maybe(conf)}tensor with trace_numpy off: the graph breaks here",
-                   confidence=conf, help="turn torch._dynamo.config.trace_numpy back on, or use torch operations")
+        ctx.report(
+            self.code,
+            node,
+            f"`{short(ctx, node)}` on a {maybe(conf)}tensor with trace_numpy off: the graph breaks here",
+            confidence=conf,
+            help="turn torch._dynamo.config.trace_numpy back on, or use torch operations",
+        )
 
     def finalize(self, cand, env):
         return cand if env.flag("trace_numpy", True) is False else None

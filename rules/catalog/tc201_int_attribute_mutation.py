@@ -71,8 +71,11 @@ class IntStateMutatedInCompiledCode(Rule):
         if ctx.function is None:
             return
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and ctx.is_self_attr(target) is not None or (
-                    isinstance(target, ast.Name) and target.id in ctx.scope.globals):
+            if (
+                isinstance(target, ast.Attribute)
+                and ctx.is_self_attr(target) is not None
+                or (isinstance(target, ast.Name) and target.id in ctx.scope.globals)
+            ):
                 if _mentions(node.value, target):
                     self._check(node, target, ctx)
 
@@ -92,10 +95,15 @@ class IntStateMutatedInCompiledCode(Rule):
             torch_name = ctx.local_name_for("torch")
             fix = None
             if isinstance(node, ast.AugAssign) and torch_name is not None:
-                fix = Fix(f"Keep `self.{path}` in a non-persistent 0-d buffer registered in `__init__`",
-                          (), Applicability.UNSAFE, codemod=("int-counter-to-buffer", cls.name, path, torch_name))
+                fix = Fix(
+                    f"Keep `self.{path}` in a non-persistent 0-d buffer registered in `__init__`",
+                    (),
+                    Applicability.UNSAFE,
+                    codemod=("int-counter-to-buffer", cls.name, path, torch_name),
+                )
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}` changes an int attribute inside compiled code: Dynamo guards `{guard}`, so every call recompiles until the recompile limit, then runs eagerly",
                 data={"self_attr": True, "name": path},
                 fix=fix,
@@ -106,7 +114,8 @@ class IntStateMutatedInCompiledCode(Rule):
             if ty is None or not (ty.kind == T.SCALAR and ty.dtype == "int"):
                 return
             ctx.report(
-                self.code, node,
+                self.code,
+                node,
                 f"`{short(ctx, node)}` changes the int global `{target.id}` inside compiled code: guard `G['{target.id}'] == <value>` fails on every call, recompiling until the limit",
                 data={"self_attr": False, "name": target.id},
                 help="keep the counter in a tensor, or count in the eager caller",

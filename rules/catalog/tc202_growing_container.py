@@ -62,7 +62,8 @@ class GrowingContainer(Rule):
         if what is None:
             return
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{short(ctx, node)}` grows {what} kept across calls: Dynamo guards its length (`len({short(ctx, owner, 30)}) == <n>`), so every call recompiles until the recompile limit",
             help="return the value and accumulate it in the eager caller",
         )
@@ -73,7 +74,8 @@ class GrowingContainer(Rule):
                 what = self._persistent(target.value, ctx, dict_only=True)
                 if what is not None and not isinstance(target.slice, ast.Constant):
                     ctx.report(
-                        self.code, node,
+                        self.code,
+                        node,
                         f"`{short(ctx, target)} = ...` adds keys to {what} kept across calls: each new key changes the guarded length and recompiles",
                         confidence=T.MEDIUM,
                         help="use a fixed set of keys, or keep the cache outside the compiled region",
@@ -84,11 +86,17 @@ class GrowingContainer(Rule):
                 if path is None or cls is None or "." in path:
                     continue
                 spec = cls.attrs.get(path)
-                if spec is None or spec.kind != "tensor" or "buffer" not in spec.refs or not isinstance(node.value, ast.Call):
+                if (
+                    spec is None
+                    or spec.kind != "tensor"
+                    or "buffer" not in spec.refs
+                    or not isinstance(node.value, ast.Call)
+                ):
                     continue
                 if _cat_of_itself(node.value, target, ctx):
                     ctx.report(
-                        self.code, node,
+                        self.code,
+                        node,
                         f"`{short(ctx, node)}` grows the registered buffer `{path}`: its size is guarded, so every call recompiles until the recompile limit",
                         help="preallocate the buffer at its maximum size and write into it with index_copy_ / slicing",
                     )
@@ -177,7 +185,14 @@ def _cat_of_itself(value: ast.expr, target: ast.Attribute, ctx) -> bool:
     if not isinstance(value, ast.Call):
         return False
     q = ctx.qualify(value.func)
-    if q not in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"):
+    if q not in (
+        "torch.cat",
+        "torch.concat",
+        "torch.concatenate",
+        "torch.stack",
+        "torch.hstack",
+        "torch.vstack",
+    ):
         return False
     want = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
     return any(ast.dump(sub, annotate_fields=False) == want for sub in ast.walk(value))

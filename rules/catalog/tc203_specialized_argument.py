@@ -65,15 +65,25 @@ class SpecializedArgument(Rule):
                     continue  # strings: TC204; bools: bounded (TC206)
                 if p.loc is None:
                     continue
-                kinds = [kind for call in calls.get(key, ()) for prm, kind in callsites.map_args(call) if prm is p]
+                kinds = [
+                    kind for call in calls.get(key, ()) for prm, kind in callsites.map_args(call) if prm is p
+                ]
                 bounded = bool(kinds) and all(k.startswith("const:") or k == "bool" for k in kinds)
                 values = sorted({k[6:] for k in kinds if k.startswith("const:")})
                 # with no call site in view (configured roots, library code) the variation is unknown:
                 # say so at information level instead of claiming a recompile storm
                 unknown = not kinds
                 severity = Severity.INFO if (bounded or unknown) else self.default_severity
-                how = {"range": f"`range({p.name})`", "index": f"an index (`[{p.name}]`)", "len": f"`len({p.name})`"}
-                fallback = "a list whose length is guarded" if guard.startswith("len(") else "a computation under `dynamic=False`"
+                how = {
+                    "range": f"`range({p.name})`",
+                    "index": f"an index (`[{p.name}]`)",
+                    "len": f"`len({p.name})`",
+                }
+                fallback = (
+                    "a list whose length is guarded"
+                    if guard.startswith("len(")
+                    else "a computation under `dynamic=False`"
+                )
                 used = next((how[u] for u in ("range", "index", "len") if u in p.uses), fallback)
                 if bounded:
                     tail = f"; call sites pass {len(values)} value{'s' if len(values) != 1 else ''} ({', '.join(values)})"
@@ -160,8 +170,20 @@ def scale(x, k: int):
 def _tensor_fix(ff, p) -> Fix | None:
     """A float parameter used only as a value: pass it as a 0-d tensor (codemod ``float-arg-as-tensor``)."""
     torch_name = next((local for local, q in ff.aliases.items() if q == "torch"), None)
-    if torch_name is None or p.loc is None or not (p.ty.kind == T.SCALAR and p.ty.dtype == "float") or set(p.uses) != {"load"}:
+    if (
+        torch_name is None
+        or p.loc is None
+        or not (p.ty.kind == T.SCALAR and p.ty.dtype == "float")
+        or set(p.uses) != {"load"}
+    ):
         return None
-    return Fix(f"Pass `{p.name}` as a 0-d tensor (`{torch_name}.tensor(..., dtype={torch_name}.float64)`) at the calls",
-               (), Applicability.UNSAFE,
-               codemod=("float-arg-as-tensor", Span.of(p.loc.line, p.loc.col, p.loc.end_line, p.loc.end_col), torch_name))
+    return Fix(
+        f"Pass `{p.name}` as a 0-d tensor (`{torch_name}.tensor(..., dtype={torch_name}.float64)`) at the calls",
+        (),
+        Applicability.UNSAFE,
+        codemod=(
+            "float-arg-as-tensor",
+            Span.of(p.loc.line, p.loc.col, p.loc.end_line, p.loc.end_col),
+            torch_name,
+        ),
+    )

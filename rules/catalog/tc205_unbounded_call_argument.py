@@ -69,9 +69,11 @@ class UnboundedCallArgument(Rule):
                 yield self.report(
                     call.caller_file.path,
                     loc,
-                    (f"`{param.name}` gets {why} here: compiled `{fn.qualname}` is specialised on it "
-                             f"(guard `{guard}`), so each new value compiles another variant; the 9th new value hits the recompile limit (8) "
-                             f"and from then on `{fn.qualname}` runs eagerly"),
+                    (
+                        f"`{param.name}` gets {why} here: compiled `{fn.qualname}` is specialised on it "
+                        f"(guard `{guard}`), so each new value compiles another variant; the 9th new value hits the recompile limit (8) "
+                        f"and from then on `{fn.qualname}` runs eagerly"
+                    ),
                     project=project,
                     region=region,
                     extra={"target": call.root_key, "parameter": param.name},

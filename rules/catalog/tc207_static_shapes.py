@@ -1,4 +1,3 @@
-
 from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Family, Rule
 
@@ -55,9 +54,13 @@ class StaticShapes(Rule):
     def visit_Assign(self, node, ctx):
         for target in node.targets:
             q = ctx.qualify(target)
-            if q == "torch._dynamo.config.automatic_dynamic_shapes" and getattr(node.value, "value", None) is False:
+            if (
+                q == "torch._dynamo.config.automatic_dynamic_shapes"
+                and getattr(node.value, "value", None) is False
+            ):
                 ctx.report(
-                    self.code, node,
+                    self.code,
+                    node,
                     "automatic dynamic shapes are off: every distinct input shape compiles a new variant, up to the recompile limit",
                     help="leave automatic_dynamic_shapes on, or bucket input shapes",
                     severity=Severity.WARNING,
@@ -68,6 +71,7 @@ class StaticShapes(Rule):
 
     def project_check(self, project):
         from tclint.rules import callsites
+
         in_loop: dict[str, bool] = {}
         for call in callsites.calls_into_roots(project):
             in_loop[call.root_key] = in_loop.get(call.root_key, False) or call.edge.in_loop
@@ -80,9 +84,15 @@ class StaticShapes(Rule):
             yield self.report(
                 ff.path,
                 site.loc,
-                (f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
-                         + ("; it is called in a loop, where sizes usually vary: the 9th new size hits the recompile limit (8) "
-                            "and from then on it runs eagerly" if looped else "")),
+                (
+                    f"`dynamic=False` on {names}: every distinct input shape compiles a new variant (up to the recompile limit, then eager)"
+                    + (
+                        "; it is called in a loop, where sizes usually vary: the 9th new size hits the recompile limit (8) "
+                        "and from then on it runs eagerly"
+                        if looped
+                        else ""
+                    )
+                ),
                 severity=Severity.ERROR if looped else None,
                 extra={"target": keys[0] if keys else None},
                 help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
@@ -147,10 +157,21 @@ def _dynamic_fixes(loc) -> tuple[Fix, ...]:
     """The alternatives for `dynamic=False` at the compile call ``loc`` (see Fix safety)."""
     at = Span.of(loc.line, loc.col, loc.end_line, loc.end_col)
     return (
-        Fix("Compile with dynamic shapes (`dynamic=True`)", (), Applicability.UNSAFE,
-            codemod=("compile-keyword", at, "dynamic", "True")),
-        Fix("Remove `dynamic=False` (a second compile makes a changing dimension dynamic)", (), Applicability.UNSAFE,
-            codemod=("compile-keyword", at, "dynamic", "")),
-        Fix("Keep `dynamic=False` and call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension before the call",
-            (), Applicability.DISPLAY_ONLY),
+        Fix(
+            "Compile with dynamic shapes (`dynamic=True`)",
+            (),
+            Applicability.UNSAFE,
+            codemod=("compile-keyword", at, "dynamic", "True"),
+        ),
+        Fix(
+            "Remove `dynamic=False` (a second compile makes a changing dimension dynamic)",
+            (),
+            Applicability.UNSAFE,
+            codemod=("compile-keyword", at, "dynamic", ""),
+        ),
+        Fix(
+            "Keep `dynamic=False` and call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension before the call",
+            (),
+            Applicability.DISPLAY_ONLY,
+        ),
     )

@@ -57,9 +57,13 @@ class CallContextVariants(Rule):
                 if dim.kind in ("arg", "global") and dim.becomes_dynamic:
                     continue  # an int / float becoming dynamic: a one-off, not a flip
                 first = dim.sources[0]
-                others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][:4]
+                others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][
+                    :4
+                ]
                 related = tuple(
-                    RelatedLocation(s.path, Span.of(s.loc.line, s.loc.col, s.loc.end_line, s.loc.end_col), s.note)
+                    RelatedLocation(
+                        s.path, Span.of(s.loc.line, s.loc.col, s.loc.end_line, s.loc.end_col), s.note
+                    )
                     for s in others
                 )
                 loc = first.loc
@@ -67,8 +71,10 @@ class CallContextVariants(Rule):
                 yield self.report(
                     first.path,
                     loc,
-                    (f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
-                             f"{values}); overall, {v.summary()}"),
+                    (
+                        f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
+                        f"{values}); overall, {v.summary()}"
+                    ),
                     related=related,
                     extra={"target": key, "dimension": dim.kind, "variants": v.count},
                     help=dim.advice,

@@ -2,9 +2,12 @@ from tclint.rules import variants
 from tclint.rules.model import Applicability, Fix, Severity
 from tclint.rules.rule import Example, Family, Rule
 
-HOIST = Fix("Hoist `torch.compile` out of the loop and reuse one compiled module (the module is built from loop values, "
-            "so its parameter shapes differ per iteration: use one module of the largest shape, sliced)",
-            (), Applicability.DISPLAY_ONLY)
+HOIST = Fix(
+    "Hoist `torch.compile` out of the loop and reuse one compiled module (the module is built from loop values, "
+    "so its parameter shapes differ per iteration: use one module of the largest shape, sliced)",
+    (),
+    Applicability.DISPLAY_ONLY,
+)
 
 
 class UnboundedVariants(Rule):
@@ -56,7 +59,9 @@ class UnboundedVariants(Rule):
     code = "TC209"
     fix_applicability = Applicability.DISPLAY_ONLY
     name = "unbounded-variants"
-    summary = "Eager code rebinds a guarded global or compiles a new instance per iteration: unbounded variants"
+    summary = (
+        "Eager code rebinds a guarded global or compiles a new instance per iteration: unbounded variants"
+    )
     family = Family.RECOMPILE
     default_severity = Severity.ERROR
     region_only = False
@@ -69,13 +74,17 @@ class UnboundedVariants(Rule):
                 if dim.bounded or dim.kind not in self.KINDS or not dim.sources:
                     continue
                 first = dim.sources[0]
-                what = "rebinds a guarded global" if dim.kind == "global" else "compiles a new module instance"
+                what = (
+                    "rebinds a guarded global" if dim.kind == "global" else "compiles a new module instance"
+                )
                 yield self.report(
                     first.path,
                     first.loc,
-                    (f"{first.note}: compiled `{v.qualname}` is guarded on it (`{dim.guard}`), so each new value compiles "
-                     f"another variant; the {variants.RECOMPILE_LIMIT + 1}th new value hits the recompile limit "
-                     f"({variants.RECOMPILE_LIMIT}) and from then on `{v.qualname}` runs eagerly"),
+                    (
+                        f"{first.note}: compiled `{v.qualname}` is guarded on it (`{dim.guard}`), so each new value compiles "
+                        f"another variant; the {variants.RECOMPILE_LIMIT + 1}th new value hits the recompile limit "
+                        f"({variants.RECOMPILE_LIMIT}) and from then on `{v.qualname}` runs eagerly"
+                    ),
                     project=project,
                     extra={"target": key, "dimension": dim.kind, "variants": None, "why": what},
                     help=dim.advice,
@@ -85,9 +94,11 @@ class UnboundedVariants(Rule):
             yield self.report(
                 path,
                 loc,
-                (f"compiles a new `{text}` per iteration: its parameter shapes are guarded, so each new shape compiles "
-                 f"another variant; the {variants.RECOMPILE_LIMIT + 1}th hits the recompile limit ({variants.RECOMPILE_LIMIT}) "
-                 "and from then on it runs eagerly"),
+                (
+                    f"compiles a new `{text}` per iteration: its parameter shapes are guarded, so each new shape compiles "
+                    f"another variant; the {variants.RECOMPILE_LIMIT + 1}th hits the recompile limit ({variants.RECOMPILE_LIMIT}) "
+                    "and from then on it runs eagerly"
+                ),
                 extra={"dimension": "instance", "variants": None},
                 help="compile one module and reuse it (one head with the largest shape, sliced; sizes kept in tensors)",
                 fix=HOIST,

@@ -64,10 +64,15 @@ class ForbiddenCallableInCompiledCode(Rule):
         fix = None
         if name.startswith(("mark_", "maybe_mark_")) and ctx.function is not None:
             loc = ctx.loc(node)
-            fix = Fix(f"Move `{name}` before the calls of the compiled function", (), Applicability.UNSAFE,
-                      codemod=("mark-before-call", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)))
+            fix = Fix(
+                f"Move `{name}` before the calls of the compiled function",
+                (),
+                Applicability.UNSAFE,
+                codemod=("mark-before-call", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)),
+            )
         ctx.report(
-            self.code, node,
+            self.code,
+            node,
             f"`{qualified}(...)` inside compiled code: Dynamo refuses to trace it (AssertionError: Attempt to trace forbidden callable `{name}`)",
             help="call it in eager code before the compiled function",
             fix=fix,

@@ -3,7 +3,20 @@ import ast
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Lifecycle, Rule
 
-OPAQUE_HINTS = ("numpy", "cpu", "tolist", "item", "data_ptr", "ctypes", "triton", "cuda", "_C", "ops", "extension", "load")
+OPAQUE_HINTS = (
+    "numpy",
+    "cpu",
+    "tolist",
+    "item",
+    "data_ptr",
+    "ctypes",
+    "triton",
+    "cuda",
+    "_C",
+    "ops",
+    "extension",
+    "load",
+)
 
 
 class CustomOpPlainTensorBody(Rule):
@@ -43,8 +56,10 @@ class CustomOpPlainTensorBody(Rule):
     region_only = False
 
     def visit_FunctionDef(self, node, ctx):
-        is_op = any((ctx.qualify(d.func if isinstance(d, ast.Call) else d) or "") == "torch.library.custom_op"
-                    for d in node.decorator_list)
+        is_op = any(
+            (ctx.qualify(d.func if isinstance(d, ast.Call) else d) or "") == "torch.library.custom_op"
+            for d in node.decorator_list
+        )
         if not is_op:
             return
         calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
@@ -59,9 +74,12 @@ class CustomOpPlainTensorBody(Rule):
                 return
             if q and not q.startswith("torch."):
                 return
-        ctx.report(self.code, node.decorator_list[0],
-                   f"custom op `{node.name}` only runs plain torch code: an opaque fusion boundary; Dynamo could trace it directly",
-                   help="make it a plain function")
+        ctx.report(
+            self.code,
+            node.decorator_list[0],
+            f"custom op `{node.name}` only runs plain torch code: an opaque fusion boundary; Dynamo could trace it directly",
+            help="make it a plain function",
+        )
 
     invalid = (
         Example(

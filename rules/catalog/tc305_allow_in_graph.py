@@ -46,8 +46,12 @@ class AllowInGraphOnUserCode(Rule):
     def visit_FunctionDef(self, node, ctx):
         for dec in node.decorator_list:
             if ctx.qualify(dec) == "torch.compiler.allow_in_graph":
-                ctx.report(self.code, dec, f"`allow_in_graph` on `{node.name}`: Dynamo will not trace or check it; side effects and data-dependent branches become silent errors",
-                           help="fix the graph break instead, or use torch.compiler.disable / a custom op")
+                ctx.report(
+                    self.code,
+                    dec,
+                    f"`allow_in_graph` on `{node.name}`: Dynamo will not trace or check it; side effects and data-dependent branches become silent errors",
+                    help="fix the graph break instead, or use torch.compiler.disable / a custom op",
+                )
 
     def check_call(self, node, ctx, qualified, method):
         if not node.args or not isinstance(node.args[0], (ast.Name, ast.Attribute)):
@@ -55,8 +59,12 @@ class AllowInGraphOnUserCode(Rule):
         q = ctx.qualify(node.args[0])
         if q is None or q.startswith("torch."):
             return
-        ctx.report(self.code, node, f"`allow_in_graph({ctx.segment(node.args[0])})`: Dynamo will not trace or check it; side effects and data-dependent branches become silent errors",
-                   help="fix the graph break instead, or use torch.compiler.disable / a custom op")
+        ctx.report(
+            self.code,
+            node,
+            f"`allow_in_graph({ctx.segment(node.args[0])})`: Dynamo will not trace or check it; side effects and data-dependent branches become silent errors",
+            help="fix the graph break instead, or use torch.compiler.disable / a custom op",
+        )
 
     invalid = (
         Example(

@@ -3,7 +3,12 @@ import ast
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 
-LIMITS = {"recompile_limit": 8, "cache_size_limit": 8, "accumulated_recompile_limit": 256, "accumulated_cache_size_limit": 256}
+LIMITS = {
+    "recompile_limit": 8,
+    "cache_size_limit": 8,
+    "accumulated_recompile_limit": 256,
+    "accumulated_cache_size_limit": 256,
+}
 
 
 class RaisedRecompileLimit(Rule):
@@ -69,9 +74,12 @@ class RaisedRecompileLimit(Rule):
         if isinstance(v, int) and not isinstance(v, bool) and v <= LIMITS[key]:
             return
         shown = ctx.segment(value) or "?"
-        ctx.report(self.code, node,
-                   f"raising `{key}` to {shown} (default {LIMITS[key]}) hides the guard failures that cause recompiles",
-                   help="find the failing guard (TORCH_LOGS=recompiles or `tclint probe`) and bound the variants instead")
+        ctx.report(
+            self.code,
+            node,
+            f"raising `{key}` to {shown} (default {LIMITS[key]}) hides the guard failures that cause recompiles",
+            help="find the failing guard (TORCH_LOGS=recompiles or `tclint probe`) and bound the variants instead",
+        )
 
     invalid = (
         Example(

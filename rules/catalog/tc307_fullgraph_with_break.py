@@ -60,7 +60,11 @@ class FullgraphWithGraphBreak(Rule):
                 if cand.func != fn.qualname or cand.code in TOLERATED:
                     continue
                 rule = registry.get(cand.code)
-                if rule is None or rule.family is not Family.GRAPH_BREAK or rule.lifecycle is not Lifecycle.STABLE:
+                if (
+                    rule is None
+                    or rule.family is not Family.GRAPH_BREAK
+                    or rule.lifecycle is not Lifecycle.STABLE
+                ):
                     continue
                 if cand.code == "TC103" and captured_when_scalars_are(cand):
                     continue
@@ -77,7 +81,9 @@ class FullgraphWithGraphBreak(Rule):
                 sff.path,
                 site.loc,
                 f"`{site.text}` uses fullgraph=True, but the code breaks at {ff.path}:{cand.loc.line} ({cand.code}){more}: the compiled call raises torch._dynamo.exc.Unsupported",
-                related=tuple(RelatedLocation(f.path, span_of(c.loc), f"{c.code}: {c.message}") for f, c in found[:10]),
+                related=tuple(
+                    RelatedLocation(f.path, span_of(c.loc), f"{c.code}: {c.message}") for f, c in found[:10]
+                ),
                 help="remove the break, or drop fullgraph=True",
             )
 

@@ -1,4 +1,3 @@
-
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 
@@ -48,9 +47,12 @@ class CudaSyncInCompiledCode(Rule):
     def check_call(self, node, ctx, qualified, method):
         if any("is_available" in t and not t.startswith("not ") for t in ctx.scope.tests):
             return
-        ctx.report(self.code, node,
-                   "`torch.cuda.synchronize()` is traced into the graph: without CUDA the compiled call raises RuntimeError (try/except does not catch it)",
-                   help="synchronise in the eager caller, or guard with `if torch.cuda.is_available():`")
+        ctx.report(
+            self.code,
+            node,
+            "`torch.cuda.synchronize()` is traced into the graph: without CUDA the compiled call raises RuntimeError (try/except does not catch it)",
+            help="synchronise in the eager caller, or guard with `if torch.cuda.is_available():`",
+        )
 
     invalid = (
         Example(

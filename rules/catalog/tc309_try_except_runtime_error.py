@@ -62,15 +62,23 @@ class TryExceptAroundTensorOps(Rule):
         tensor_op = False
         for stmt in node.body:
             for sub in ast.walk(stmt):
-                if isinstance(sub, (ast.BinOp, ast.Call)) and ctx.type_of(sub).kind == T.TENSOR and ctx.type_of(sub).conf == T.HIGH:
+                if (
+                    isinstance(sub, (ast.BinOp, ast.Call))
+                    and ctx.type_of(sub).kind == T.TENSOR
+                    and ctx.type_of(sub).conf == T.HIGH
+                ):
                     tensor_op = True
                     break
         if not tensor_op:
             return
         first = node.handlers[0]
-        ctx.report(self.code, first,
-                   "this handler catches tensor-op errors in eager mode only: under compile they are raised while tracing, as TorchRuntimeError from the compiled call",
-                   confidence=T.MEDIUM, help="check shapes explicitly, or catch around the compiled call")
+        ctx.report(
+            self.code,
+            first,
+            "this handler catches tensor-op errors in eager mode only: under compile they are raised while tracing, as TorchRuntimeError from the compiled call",
+            confidence=T.MEDIUM,
+            help="check shapes explicitly, or catch around the compiled call",
+        )
 
     invalid = (
         Example(

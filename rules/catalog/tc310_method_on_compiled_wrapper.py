@@ -70,13 +70,22 @@ class MethodOnCompiledWrapper(Rule):
                     loc = edge.loc
                     fix = None
                     if site.how == "call" and _sff.path == ff.path:
-                        fix = Fix("Compile the module in place with `.compile()`", (), Applicability.SAFE,
-                                  codemod=("compile-in-place", Span.of(site.loc.line, site.loc.col, site.loc.end_line, site.loc.end_col)))
+                        fix = Fix(
+                            "Compile the module in place with `.compile()`",
+                            (),
+                            Applicability.SAFE,
+                            codemod=(
+                                "compile-in-place",
+                                Span.of(site.loc.line, site.loc.col, site.loc.end_line, site.loc.end_col),
+                            ),
+                        )
                     yield self.report(
                         ff.path,
                         loc,
-                        (f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
-                                 f"only `forward` (calling the wrapper) is compiled, so this call and the `self(...)` inside it run eagerly"),
+                        (
+                            f"`.{edge.method}()` on the torch.compile wrapper runs `{mfn.qualname}` on the original module: "
+                            f"only `forward` (calling the wrapper) is compiled, so this call and the `self(...)` inside it run eagerly"
+                        ),
                         help="call the wrapper and compute the rest outside, or use model.compile() to compile in place",
                         fix=fix,
                     )

@@ -53,8 +53,8 @@ class UnresolvedCompileTarget(Rule):
                 unresolved.path,
                 loc,
                 f"tclint cannot tell what `{site.text}` compiles, so the code it compiles is not checked",
-                help="declare what is compiled: `assume-compiled = [\"MODULE:QUALNAME\"]` in [tool.tclint] "
-                      "(e.g. \"pkg.models.*:*.forward\"), or `# tclint: compiled` on the compiled function's def line",
+                help='declare what is compiled: `assume-compiled = ["MODULE:QUALNAME"]` in [tool.tclint] '
+                '(e.g. "pkg.models.*:*.forward"), or `# tclint: compiled` on the compiled function\'s def line',
             )
 
     invalid = (

@@ -83,8 +83,10 @@ class CompiledLibraryCode(Rule):
             if recompiles:
                 parts.append(f"{len(recompiles)} recompile hazard{'s' if len(recompiles) != 1 else ''}")
             files = sorted({d.path for d, _ in found})
-            message = (f"compiled library code meets {' and '.join(parts)} in {len(files)} installed "
-                       f"file{'s' if len(files) != 1 else ''}" + (f" ({len(hot)} hot)" if hot else " (none hot)"))
+            message = (
+                f"compiled library code meets {' and '.join(parts)} in {len(files)} installed "
+                f"file{'s' if len(files) != 1 else ''}" + (f" ({len(hot)} hot)" if hot else " (none hot)")
+            )
             skipped = pruned.get(key, [])
             unseen = sorted({v for d, _ in found for v in d.extra.get("depends_on", ())})
             if skipped:
@@ -93,26 +95,44 @@ class CompiledLibraryCode(Rule):
                 n = sum(1 for d, _ in found if d.extra.get("depends_on"))
                 message += f"; {n} depend{'s' if n == 1 else ''} on values tclint could not see"
             related = tuple(
-                RelatedLocation(d.path, d.span, _related_message(d, h)) for d, h in
-                sorted(found, key=lambda dh: (not dh[1], dh[0].path, dh[0].span.start.line))
+                RelatedLocation(d.path, d.span, _related_message(d, h))
+                for d, h in sorted(found, key=lambda dh: (not dh[1], dh[0].path, dh[0].span.start.line))
             )
             best = max((_RANK.get(str(d.confidence.value), 1) for d, _ in found), default=1)
             yield Diagnostic(
-                code=self.code, name=self.name, message=message,
-                path=path, span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
-                severity=severity, confidence=Confidence(_name(best)), noqa_line=loc.line,
+                code=self.code,
+                name=self.name,
+                message=message,
+                path=path,
+                span=Span.of(loc.line, loc.col, loc.end_line, loc.end_col),
+                severity=severity,
+                confidence=Confidence(_name(best)),
+                noqa_line=loc.line,
                 gb_ids=tuple(sorted({g for d, _ in found for g in d.gb_ids})),
-                related=related, url=rule_doc_url(self.code),
+                related=related,
+                url=rule_doc_url(self.code),
                 help=_advice(path, found),
-                extra={"library_sites": [
-                    {"path": d.path, "line": d.line, "end_line": d.span.end.line, "code": d.code,
-                     "gb_ids": list(d.gb_ids), "hot": h,
-                     "confidence": str(d.confidence.value), "severity": d.severity.name.lower(),
-                     "chain": d.extra.get("region", ""), "depends_on": list(d.extra.get("depends_on", ()))}
-                    for d, h in found
-                ], "pruned_sites": [
-                    {"path": d.path, "line": d.line, "code": d.code, "why": why} for d, why in skipped
-                ], "depends_on": unseen},
+                extra={
+                    "library_sites": [
+                        {
+                            "path": d.path,
+                            "line": d.line,
+                            "end_line": d.span.end.line,
+                            "code": d.code,
+                            "gb_ids": list(d.gb_ids),
+                            "hot": h,
+                            "confidence": str(d.confidence.value),
+                            "severity": d.severity.name.lower(),
+                            "chain": d.extra.get("region", ""),
+                            "depends_on": list(d.extra.get("depends_on", ())),
+                        }
+                        for d, h in found
+                    ],
+                    "pruned_sites": [
+                        {"path": d.path, "line": d.line, "code": d.code, "why": why} for d, why in skipped
+                    ],
+                    "depends_on": unseen,
+                },
             )
 
     invalid = (
@@ -190,8 +210,14 @@ def _collect(project, libraries):
                 if not taken:
                     pruned.setdefault(key, []).append((diag, why))
                     continue
-                shown = diag.with_(extra={**diag.extra, "depends_on": sorted(unseen), "flags": why,
-                                          "region_multiplier": _multiplied(region)})
+                shown = diag.with_(
+                    extra={
+                        **diag.extra,
+                        "depends_on": sorted(unseen),
+                        "flags": why,
+                        "region_multiplier": _multiplied(region),
+                    }
+                )
                 # a site behind a setting tclint could not see may be off for this user: never hot;
                 # one behind an input check (isinstance, a layout, a shape) stays as hot as it is
                 groups.setdefault(key, []).append((shown, hot and not any(_configurable(u) for u in unseen)))
@@ -235,7 +261,10 @@ def _sites_reaching(project, libraries) -> dict[str, list]:
         callers = _callers_from(key, adjacent)
         for node in callers:
             heads = out.setdefault(node, [])
-            if all((h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col) for h, _r, _c in heads):
+            if all(
+                (h.path, h.loc.line, h.loc.col) != (head.path, head.loc.line, head.loc.col)
+                for h, _r, _c in heads
+            ):
                 heads.append((head, key, callers))
     return out
 
@@ -297,15 +326,23 @@ def _advice(user_path: str, found: list[tuple[Diagnostic, bool]]) -> str:
     is hot because it runs per block; set the config flag the library branches on."""
     import os
 
-    worst = sorted(found, key=lambda dh: (not dh[1], dh[0].severity != Severity.ERROR, dh[0].path, dh[0].line))
+    worst = sorted(
+        found, key=lambda dh: (not dh[1], dh[0].severity != Severity.ERROR, dh[0].path, dh[0].line)
+    )
     d, _hot = worst[0]
     func = d.extra.get("func") or "the library function"
-    parts = [f"confirm with `tclint probe {os.path.basename(user_path)}`",
-             f"wrap `{func}` ({os.path.basename(d.path)}:{d.line}) in `torch.compiler.disable` "
-             "(or the library call that reaches it)"]
-    blocks = sorted({str(x.extra.get("region_multiplier")) for x, _ in found if x.extra.get("region_multiplier")})
+    parts = [
+        f"confirm with `tclint probe {os.path.basename(user_path)}`",
+        f"wrap `{func}` ({os.path.basename(d.path)}:{d.line}) in `torch.compiler.disable` "
+        "(or the library call that reaches it)",
+    ]
+    blocks = sorted(
+        {str(x.extra.get("region_multiplier")) for x, _ in found if x.extra.get("region_multiplier")}
+    )
     if blocks:
-        parts.append(f"compile only the repeated blocks ({blocks[0]}: `block.compile()` each, regional compilation)")
+        parts.append(
+            f"compile only the repeated blocks ({blocks[0]}: `block.compile()` each, regional compilation)"
+        )
     flags: dict[str, int] = {}
     for x, _ in found:
         for f in x.extra.get("flags") or ():
@@ -323,7 +360,9 @@ def _configurable(value: str) -> bool:
     if value.startswith("config.") or value == "an argument's value":
         return True
     parts = value.split(".")
-    return all(p.isidentifier() for p in parts) and (len(parts) == 1 or (parts[0] == "self" and len(parts) == 2))
+    return all(p.isidentifier() for p in parts) and (
+        len(parts) == 1 or (parts[0] == "self" and len(parts) == 2)
+    )
 
 
 def _multiplied(region) -> str | None:
@@ -343,5 +382,7 @@ def _related_message(diag: Diagnostic, hot: bool) -> str:
     gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
     heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
     unseen = diag.extra.get("depends_on")
-    depends = f" (depends on {', '.join(f'`{u}`' for u in unseen)}, which tclint could not see)" if unseen else ""
+    depends = (
+        f" (depends on {', '.join(f'`{u}`' for u in unseen)}, which tclint could not see)" if unseen else ""
+    )
     return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message}{depends} [{diag.extra.get('region', '')}]"

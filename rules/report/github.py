@@ -5,7 +5,12 @@ from __future__ import annotations
 from tclint.rules.model import Diagnostic, Severity
 from tclint.rules.printable import printable
 
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice", Severity.HINT: "notice"}
+_LEVEL = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "notice",
+    Severity.HINT: "notice",
+}
 
 
 def _escape_data(text: str) -> str:

@@ -20,7 +20,10 @@ def _loc(line: int, col: int) -> dict[str, int]:
 
 
 def _span(span: Span) -> dict[str, Any]:
-    return {"location": _loc(span.start.line, span.start.column), "end_location": _loc(span.end.line, span.end.column)}
+    return {
+        "location": _loc(span.start.line, span.start.column),
+        "end_location": _loc(span.end.line, span.end.column),
+    }
 
 
 def _fix(fix: Fix) -> dict[str, Any]:
@@ -64,10 +67,20 @@ def from_dict(obj: dict[str, Any]) -> Diagnostic:
     from tclint.rules.model import Applicability, Confidence, Edit, Fix, Origin, RelatedLocation, Severity
 
     def span(o: dict[str, Any]) -> Span:
-        return Span.of(o["location"]["row"], o["location"]["column"] - 1, o["end_location"]["row"], o["end_location"]["column"] - 1)
+        return Span.of(
+            o["location"]["row"],
+            o["location"]["column"] - 1,
+            o["end_location"]["row"],
+            o["end_location"]["column"] - 1,
+        )
 
     def fix(f: dict[str, Any]) -> Fix:
-        return Fix(f["message"], tuple(Edit(span(e), e["content"]) for e in f["edits"]), Applicability(f["applicability"]))
+        return Fix(
+            f["message"],
+            tuple(Edit(span(e), e["content"]) for e in f["edits"]),
+            Applicability(f["applicability"]),
+        )
+
     extra = {}
     if obj.get("region"):
         extra["region"] = obj["region"]

@@ -72,7 +72,11 @@ def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
         location: dict[str, Any] = {
             "physicalLocation": {"artifactLocation": {"uri": _uri(d.path)}, "region": _region(d.span)}
         }
-        props: dict[str, Any] = {"severity": d.severity.value, "confidence": d.confidence.value, "origin": d.origin.value}
+        props: dict[str, Any] = {
+            "severity": d.severity.value,
+            "confidence": d.confidence.value,
+            "origin": d.origin.value,
+        }
         if d.gb_ids:
             props["gb_ids"] = list(d.gb_ids)
         if d.cell is not None:
@@ -98,7 +102,10 @@ def to_sarif(diags: list[Diagnostic]) -> dict[str, Any]:
                 {
                     "id": i,
                     "message": {"text": r.message},
-                    "physicalLocation": {"artifactLocation": {"uri": _uri(r.path)}, "region": _region(r.span)},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(r.path)},
+                        "region": _region(r.span),
+                    },
                 }
                 for i, r in enumerate(d.related)
             ]

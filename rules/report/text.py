@@ -74,7 +74,9 @@ def full(diags: list[Diagnostic], sources: Mapping[str, str | None], unsafe_fixe
         if d.help:
             lines.append(f"  = help: {printable(d.help)}")
         for n, fix in enumerate(offered(d)):
-            kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[fix.applicability.value]
+            kind = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[
+                fix.applicability.value
+            ]
             lines.append(f"  = {'or ' if n else ''}{kind}: {printable(fix.message)}")
         if d.gb_ids:
             lines.append(f"  = PyTorch: {', '.join(d.gb_ids)} ({d.url})")
@@ -87,12 +89,19 @@ def summary(diags: list[Diagnostic], fixed: int = 0, unsafe_fixes: bool = False)
     lines = []
     if diags:
         n = len(diags)
-        lines.append(f"Found {n} problem{'s' if n != 1 else ''}" + (f" ({fixed} fixed, {n} remaining)." if fixed else "."))
+        lines.append(
+            f"Found {n} problem{'s' if n != 1 else ''}"
+            + (f" ({fixed} fixed, {n} remaining)." if fixed else ".")
+        )
         safe = sum(1 for d in diags if preferred(d, False) is not None)
         unsafe = sum(1 for d in diags if preferred(d, False) is None and preferred(d, True) is not None)
         if safe or (unsafe and unsafe_fixes):
             count = safe + (unsafe if unsafe_fixes else 0)
-            lines.append(f"[*] {count} fixable with the `--fix` option" + (" (includes unsafe fixes)" if unsafe_fixes and unsafe else "") + ".")
+            lines.append(
+                f"[*] {count} fixable with the `--fix` option"
+                + (" (includes unsafe fixes)" if unsafe_fixes and unsafe else "")
+                + "."
+            )
         if unsafe and not unsafe_fixes:
             lines.append(f"{unsafe} more fix{'es' if unsafe != 1 else ''} available with `--unsafe-fixes`.")
     elif fixed:

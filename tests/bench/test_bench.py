@@ -35,7 +35,17 @@ def out_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def mix(out_dir):
     path = str(out_dir / "mix.json")
-    proc = tclint("--backend", "eager", "--iterations", str(ITER), "--output-format", "json", "-o", path, "buckets.py::mix")
+    proc = tclint(
+        "--backend",
+        "eager",
+        "--iterations",
+        str(ITER),
+        "--output-format",
+        "json",
+        "-o",
+        path,
+        "buckets.py::mix",
+    )
     assert proc.returncode == 0, proc.stderr
     return _json(path)
 
@@ -43,16 +53,39 @@ def mix(out_dir):
 @pytest.fixture(scope="module")
 def drift(out_dir):
     path = str(out_dir / "drift.json")
-    proc = tclint("--backend", "eager", "--iterations", "6", "--no-cache-run", "--modes", "default,reduce-overhead",
-                  "--check", "--output-format", "json", "-o", path, "buckets.py::drifting")
+    proc = tclint(
+        "--backend",
+        "eager",
+        "--iterations",
+        "6",
+        "--no-cache-run",
+        "--modes",
+        "default,reduce-overhead",
+        "--check",
+        "--output-format",
+        "json",
+        "-o",
+        path,
+        "buckets.py::drifting",
+    )
     return proc, _json(path)
 
 
 @pytest.fixture(scope="module")
 def tiny(out_dir):
     path = str(out_dir / "tiny.json")
-    proc = tclint("--backend", "aot_eager", "--iterations", "6", "--no-cache-run", "--output-format", "json", "-o", path,
-                  "buckets.py::Tiny")
+    proc = tclint(
+        "--backend",
+        "aot_eager",
+        "--iterations",
+        "6",
+        "--no-cache-run",
+        "--output-format",
+        "json",
+        "-o",
+        path,
+        "buckets.py::Tiny",
+    )
     assert proc.returncode == 0, proc.stderr
     return _json(path)
 
@@ -60,8 +93,13 @@ def tiny(out_dir):
 @pytest.fixture(scope="module")
 def reference(out_dir):
     path = str(out_dir / "reference.json")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "helpers", "bench_reference.py"), path, str(ITER)], capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tests", "helpers", "bench_reference.py"), path, str(ITER)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stderr
     return _json(path)
 
@@ -78,8 +116,9 @@ def _run(report: dict, mode: str = "default") -> dict:
 def test_every_declared_bucket_is_warmed_and_each_compile_has_its_trigger(mix):
     run = _run(mix)
     assert run["warmup"]["buckets"] == ["batch=8", "batch=32"]
-    assert [(c["compile_id"], c["phase"], c["bucket"], c["trigger"]["kind"]) for c in run["warmup"]["compiles"]] == [
-        ("0/0", "cold", "batch=8", "first"), ("0/1", "warmup", "batch=32", "size")]
+    assert [
+        (c["compile_id"], c["phase"], c["bucket"], c["trigger"]["kind"]) for c in run["warmup"]["compiles"]
+    ] == [("0/0", "cold", "batch=8", "first"), ("0/1", "warmup", "batch=32", "size")]
     assert run["steady"]["recompiles"] == []
     assert [t["phase"] for t in run["timeline"]] == ["cold"] + ["warmup"] * 2 + ["steady"] * ITER
     assert run["timeline"][0]["compiles"] == ["0/0"] and run["timeline"][2]["compiles"] == ["0/1"]
@@ -179,7 +218,9 @@ def test_check_fails_on_a_blown_budget_and_passes_otherwise(mix, out_dir):
     assert "batch=32" in proc.stderr  # why: the variant the second bucket compiled
     (out_dir / "loose").mkdir()
     loose = out_dir / "loose" / "pyproject.toml"
-    loose.write_text("[tool.tclint.bench]\nmax-variants = 2\nrecompiles-after-warmup = 0\ncold-start-s = 3600\n")
+    loose.write_text(
+        "[tool.tclint.bench]\nmax-variants = 2\nrecompiles-after-warmup = 0\ncold-start-s = 3600\n"
+    )
     proc = tclint("--report", saved, "--check", "--config", str(loose))
     assert proc.returncode == 0, proc.stderr
     assert "contract: every budget holds" in proc.stdout
@@ -188,17 +229,38 @@ def test_check_fails_on_a_blown_budget_and_passes_otherwise(mix, out_dir):
 def test_every_budget_names_what_broke_by_how_much_and_why():
     steady_call = {"i": 9, "phase": "steady", "bucket": "b", "latency_s": 0.5, "compiles": []}
     run = {
-        "mode": "default", "status": "ok", "variants": 3, "peak_rss_bytes": 3 * 2**30,
-        "cold": {"start_to_first_result_s": 90.0, "import_torch_s": 5.0, "first_call_s": 80.0,
-                 "compile": {"total_s": 70.0}, "peak_rss_bytes": 2**30},
+        "mode": "default",
+        "status": "ok",
+        "variants": 3,
+        "peak_rss_bytes": 3 * 2**30,
+        "cold": {
+            "start_to_first_result_s": 90.0,
+            "import_torch_s": 5.0,
+            "first_call_s": 80.0,
+            "compile": {"total_s": 70.0},
+            "peak_rss_bytes": 2**30,
+        },
         "warmup": {"peak_rss_bytes": 3 * 2**30},
-        "steady": {"p50_s": 0.1, "p99_over_p50": 5.0, "peak_rss_bytes": 3 * 2**30, "recompiles": [
-            {"call": 4, "bucket": "b", "function": "f", "trigger": {"text": "`x` changed", "guard": "x == 1"}}]},
+        "steady": {
+            "p50_s": 0.1,
+            "p99_over_p50": 5.0,
+            "peak_rss_bytes": 3 * 2**30,
+            "recompiles": [
+                {
+                    "call": 4,
+                    "bucket": "b",
+                    "function": "f",
+                    "trigger": {"text": "`x` changed", "guard": "x == 1"},
+                }
+            ],
+        },
         "eager": {"p50_s": 0.05, "speedup": 0.5},
-        "compiles": [], "timeline": [steady_call],
+        "compiles": [],
+        "timeline": [steady_call],
     }
-    budgets = bench_contract.Budgets(cold_start_s=60, peak_memory=2**31, max_variants=2, p99_p50_ratio=3,
-                                     min_speedup=1.0)
+    budgets = bench_contract.Budgets(
+        cold_start_s=60, peak_memory=2**31, max_variants=2, p99_p50_ratio=3, min_speedup=1.0
+    )
     found = {v.budget: v for v in bench_contract.check({"runs": [run]}, budgets)}
     assert set(found) == set(bench_contract.BUDGET_KEYS)
     assert "guard: x == 1" in found["recompiles-after-warmup"].why
@@ -217,8 +279,15 @@ def test_unknown_bench_keys_are_configuration_errors(tmp_path):
 
 
 def test_mode_support_is_read_from_what_torch_lists():
-    listed = {"torch": "9.9", "cuda": False, "modes": {"default": {}, "reduce-overhead": {"triton.cudagraphs": True},
-                                                       "max-autotune-no-cudagraphs": {"max_autotune": True}}}
+    listed = {
+        "torch": "9.9",
+        "cuda": False,
+        "modes": {
+            "default": {},
+            "reduce-overhead": {"triton.cudagraphs": True},
+            "max-autotune-no-cudagraphs": {"max_autotune": True},
+        },
+    }
     assert bench_run.mode_support("default", listed, "inductor") is None
     assert bench_run.mode_support("max-autotune-no-cudagraphs", listed, "inductor") is None
     assert "triton.cudagraphs" in bench_run.mode_support("reduce-overhead", listed, "inductor")
@@ -263,16 +332,30 @@ def test_the_html_report_renders_in_a_real_browser(drift, mix, out_dir):
         page = out_dir / f"{name}.html"
         page.write_text(bench_render.render_html(report), encoding="utf-8")
         assert "http://" not in page.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")
-        args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={out_dir / 'profile'}"]
-        dom = subprocess.run([*args, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+        args = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={out_dir / 'profile'}",
+        ]
+        dom = subprocess.run(
+            [*args, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+        ).stdout
         run = _run(report)
         assert dom.count('<circle class="call') == len(run["timeline"]), dom[:2000]
         assert '<table id="modes">' in dom and '<svg class="timeline"' in dom
-        assert dom.count('class="mark recompile"') == sum(1 for t in run["timeline"] if t["phase"] == "steady" and t["compiles"])
+        assert dom.count('class="mark recompile"') == sum(
+            1 for t in run["timeline"] if t["phase"] == "steady" and t["compiles"]
+        )
         assert dom.count('<figure class="dist"') == 3
         shot = out_dir / f"{name}.png"  # kept beside the reports (BENCH_SCREENSHOTS=DIR copies them out)
-        subprocess.run([*args, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()], capture_output=True,
-                       timeout=120)
+        subprocess.run(
+            [*args, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()],
+            capture_output=True,
+            timeout=120,
+        )
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
         if os.environ.get("BENCH_SCREENSHOTS"):
             shutil.copy(shot, os.environ["BENCH_SCREENSHOTS"])
@@ -283,8 +366,17 @@ def test_the_html_report_renders_in_a_real_browser(drift, mix, out_dir):
 @pytest.mark.slow
 def test_bench_runs_on_the_examples_program(out_dir):
     path = str(out_dir / "serve.json")
-    proc = tclint("--backend", "eager", "--no-cache-run", "--output-format", "json", "-o", path, "serve.py",
-                  cwd=os.path.join(ROOT, "examples"))
+    proc = tclint(
+        "--backend",
+        "eager",
+        "--no-cache-run",
+        "--output-format",
+        "json",
+        "-o",
+        path,
+        "serve.py",
+        cwd=os.path.join(ROOT, "examples"),
+    )
     assert proc.returncode == 0, proc.stderr
     report = _json(path)
     run = _run(report)
@@ -307,4 +399,7 @@ def test_bench_runs_on_the_examples_program(out_dir):
 def test_a_target_without_usable_inputs_is_a_usage_error():
     proc = tclint("--backend", "eager", "--no-cache-run", "buckets.py::undeclared")
     assert proc.returncode == 2, proc.stderr
-    assert "tclint bench: error: cannot synthesise inputs for undeclared: x (no annotation, no default)" in proc.stderr
+    assert (
+        "tclint bench: error: cannot synthesise inputs for undeclared: x (no annotation, no default)"
+        in proc.stderr
+    )

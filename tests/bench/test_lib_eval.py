@@ -40,10 +40,14 @@ def test_slice_does_not_regress(lib, tmp_path):
     for mode, figures in pinned["modes"].items():
         now = got["modes"][mode]
         if not pinned["sites"]:  # nothing to find: every finding is false, so their number is the figure
-            assert now["fp"] <= figures["fp"], f"{lib} {mode}: {now['fp']} false positives, {figures['fp']} pinned"
+            assert now["fp"] <= figures["fp"], (
+                f"{lib} {mode}: {now['fp']} false positives, {figures['fp']} pinned"
+            )
         for name, floor in figures.items():
             if name == "fp" or floor is None:
                 continue
             if name == "precision" and now[name] is None and now["tp"] + now["fp"] == 0 and floor == 0:
                 continue  # the only findings were false and are gone: nothing left to be imprecise
-            assert now[name] is not None and now[name] >= floor - 1e-9, f"{lib} {mode} {name}: {now[name]} < {floor}"
+            assert now[name] is not None and now[name] >= floor - 1e-9, (
+                f"{lib} {mode} {name}: {now[name]} < {floor}"
+            )

@@ -64,7 +64,9 @@ def test_library_models_against_pinned_dynamo_truth(lib):
     if got["hot"]:
         assert got["hot_precision"] is not None and got["hot_precision"] >= 0.90, rows
     if figures["hot_precision"] is not None:
-        assert got["hot_precision"] is not None and got["hot_precision"] >= figures["hot_precision"] - 1e-9, rows
+        assert got["hot_precision"] is not None and got["hot_precision"] >= figures["hot_precision"] - 1e-9, (
+            rows
+        )
 
 
 def _package_init(package: str) -> str:

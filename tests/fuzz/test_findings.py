@@ -15,8 +15,9 @@ from tests.helpers.fuzzutil import lint_bytes, parse_errors, range_problems
 
 
 def _nb(cells: list, metadata: object = None) -> bytes:
-    return json.dumps({"cells": cells, "metadata": {} if metadata is None else metadata, "nbformat": 4,
-                       "nbformat_minor": 5}).encode("utf-8")
+    return json.dumps(
+        {"cells": cells, "metadata": {} if metadata is None else metadata, "nbformat": 4, "nbformat_minor": 5}
+    ).encode("utf-8")
 
 
 def _lint_nb(data: bytes):
@@ -25,19 +26,38 @@ def _lint_nb(data: bytes):
     return result
 
 
-@pytest.mark.parametrize("metadata", [[0], {"kernelspec": "python3"}, {"kernelspec": {"language": True}},
-                                      {"kernelspec": {"language": ["python"]}}])
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        [0],
+        {"kernelspec": "python3"},
+        {"kernelspec": {"language": True}},
+        {"kernelspec": {"language": ["python"]}},
+    ],
+)
 def test_finding_1_notebook_metadata_shapes(metadata):
     _lint_nb(_nb([{"cell_type": "code", "source": "import torch\n"}], metadata))
 
 
 def test_finding_2_lone_cr_in_cell():
-    _lint_nb(_nb([{"cell_type": "code", "source": "x = 1\r# tclint: disable[TC104]\r"},
-                  {"cell_type": "code", "source": ""}]))
+    _lint_nb(
+        _nb(
+            [
+                {"cell_type": "code", "source": "x = 1\r# tclint: disable[TC104]\r"},
+                {"cell_type": "code", "source": ""},
+            ]
+        )
+    )
 
 
-@pytest.mark.parametrize("source", ["%time x  # tclint: disable[TC104]\n", "%%bash\necho  # noqa: TC101\n",
-                                    "if x:\n    %time x  # noqa: TC104\n"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "%time x  # tclint: disable[TC104]\n",
+        "%%bash\necho  # noqa: TC101\n",
+        "if x:\n    %time x  # noqa: TC104\n",
+    ],
+)
 def test_finding_3_magic_line_columns(source):
     _lint_nb(_nb([{"cell_type": "code", "source": source}]))
 
@@ -77,14 +97,20 @@ def test_finding_5_many_fixes_linear():
 
 def test_finding_6_many_unused_noqa_linear():
     """4,000 unused suppressions (currently ~15 s)."""
-    src = "import torch\n@torch.compile\ndef f(x):\n" + "    x = x + 1  # noqa: TC101\n" * 4000 + "    return x\n"
+    src = (
+        "import torch\n@torch.compile\ndef f(x):\n"
+        + "    x = x + 1  # noqa: TC101\n" * 4000
+        + "    return x\n"
+    )
     lint_within(src.encode(), 5)
 
 
 def test_finding_7_long_call_chain():
     """A chain of 2,000 calls into a compiled region (currently ~25 s and quadratic memory)."""
     n = 2000
-    src = "import torch\n" + "".join(f"def f{i}(x):\n    return f{i + 1}(x) if x else x.item()\n" for i in range(n))
+    src = "import torch\n" + "".join(
+        f"def f{i}(x):\n    return f{i + 1}(x) if x else x.item()\n" for i in range(n)
+    )
     src += f"def f{n}(x):\n    return x\ng = torch.compile(f0)\n"
     lint_within(src.encode(), 5)
 
@@ -109,11 +135,14 @@ def test_finding_10_first_run_stores_facts(tmp_path):
     assert (second.hits, second.misses) == (1, 1)
 
 
-@pytest.mark.parametrize("code", [
-    "def helper(x):  # tclint: disable[TC104]\n    return x + 1\n",
-    "@torch.compile\ndef f(x):\n    # tclint: disable[TC101, TC104]\n    y = x.item()\n    # tclint: enable\n    return y\n",
-    "# tclint: noqa: TC101, TC104\n@torch.compile\ndef f(x):\n    return x.item()\n",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def helper(x):  # tclint: disable[TC104]\n    return x + 1\n",
+        "@torch.compile\ndef f(x):\n    # tclint: disable[TC101, TC104]\n    y = x.item()\n    # tclint: enable\n    return y\n",
+        "# tclint: noqa: TC101, TC104\n@torch.compile\ndef f(x):\n    return x.item()\n",
+    ],
+)
 def test_finding_11_unused_range_fix_keeps_code(code):
     """The safe fix for an unused range / file-level suppression must not delete code on its line,
     nor the codes of the directive that are still used."""
@@ -131,8 +160,21 @@ def test_finding_11_unused_range_fix_keeps_code(code):
 def test_finding_12_add_noqa_notebook_with_odd_source():
     from tclint.rules.notebook import add_noqa_to_notebook
 
-    data = _nb([{"cell_type": "code", "source": ["import torch\n", "@torch.compile\n", "def f(x):\n", "    print(x)\n",
-                                                 "    return x\n", 1]}])
+    data = _nb(
+        [
+            {
+                "cell_type": "code",
+                "source": [
+                    "import torch\n",
+                    "@torch.compile\n",
+                    "def f(x):\n",
+                    "    print(x)\n",
+                    "    return x\n",
+                    1,
+                ],
+            }
+        ]
+    )
     result = lint_bytes(data, name="nb.ipynb", table={})
     assert [d.code for d in result.diagnostics] == ["TC104"]
     new, n = add_noqa_to_notebook(data, result.diagnostics)
@@ -141,7 +183,11 @@ def test_finding_12_add_noqa_notebook_with_odd_source():
 
 def test_finding_19_huge_integer_in_notebook_json():
     """json.loads raises ValueError (not JSONDecodeError) for integers over 4,300 digits."""
-    data = b'{"cells": [{"cell_type": "code", "source": "print(1)\\n", "execution_count": 1' + b"0" * 5000 + b"}]}"
+    data = (
+        b'{"cells": [{"cell_type": "code", "source": "print(1)\\n", "execution_count": 1'
+        + b"0" * 5000
+        + b"}]}"
+    )
     result = lint_bytes(data, name="nb.ipynb")
     assert [d.code for d in result.diagnostics] in (["TC011"], [])
 

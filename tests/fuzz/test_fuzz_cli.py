@@ -35,8 +35,14 @@ CRASH_MARKERS = ("Traceback", "internal error", "Error:", "Exception")
 
 
 def tclint(*args: str, cwd: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([TCLINT, *args], cwd=cwd, capture_output=True, input=stdin, timeout=300,
-                          env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    proc = subprocess.run(
+        [TCLINT, *args],
+        cwd=cwd,
+        capture_output=True,
+        input=stdin,
+        timeout=300,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode in (0, 1), (proc.returncode, stderr[-3000:])
     assert not any(m in stderr for m in CRASH_MARKERS), stderr[-3000:]
@@ -179,5 +185,7 @@ def test_stdin(tree):
     for i in range(int(4 * min(SCALE, 10))):
         tried("cli: runs on a fuzzed tree")
         data = mutate(Chooser(rng=rng), rng.choice(seeds), seeds)
-        proc = tclint("-", "--stdin-filename", f"buffer{i}.py", "--output-format", "json", cwd=tree, stdin=data)
+        proc = tclint(
+            "-", "--stdin-filename", f"buffer{i}.py", "--output-format", "json", cwd=tree, stdin=data
+        )
         json.loads(proc.stdout)

@@ -26,8 +26,11 @@ from tests.helpers.fuzzutil import (
 )
 
 SEEDS = python_seeds()
-inputs = st.one_of(gently_mutated_files(SEEDS), mutated_files(SEEDS, max_ops=2),
-                   mutated_files(notebook_seeds(), max_ops=2).map(lambda b: ("nb.ipynb", b)))
+inputs = st.one_of(
+    gently_mutated_files(SEEDS),
+    mutated_files(SEEDS, max_ops=2),
+    mutated_files(notebook_seeds(), max_ops=2).map(lambda b: ("nb.ipynb", b)),
+)
 
 
 def _named(item):

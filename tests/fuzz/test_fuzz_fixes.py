@@ -60,7 +60,11 @@ def test_add_noqa_silences_and_is_idempotent(data):
     assert more == 0, "a second --add-noqa added more"
     # every annotated finding is silenced, those inside multi-line strings and continued statements
     # too (their comment goes on the last line, which speaks for the whole string or statement)
-    before = {(d.line, d.code) for d in result.diagnostics if d.code not in UNSUPPRESSIBLE and d.noqa_line is not None}
+    before = {
+        (d.line, d.code)
+        for d in result.diagnostics
+        if d.code not in UNSUPPRESSIBLE and d.noqa_line is not None
+    }
     still = {(d.line, d.code) for d in again.diagnostics} & before
     assert still == set()
 
@@ -125,15 +129,21 @@ def test_codemod_fixes_parse_keep_bytes_and_are_idempotent(data):
         assert n == 1 and new == expected
         compile(new, "fixed.py", "exec", dont_inherit=True)
         index = LineIndex(text)
-        spans = sorted((index.offset(e.span.start.line, e.span.start.column), index.offset(e.span.end.line, e.span.end.column), e.content)
-                       for e in done.edits)
+        spans = sorted(
+            (
+                index.offset(e.span.start.line, e.span.start.column),
+                index.offset(e.span.end.line, e.span.end.column),
+                e.content,
+            )
+            for e in done.edits
+        )
         at = shift = 0
         for start, end, content in spans:
             assert start >= at, "overlapping edits"
-            assert new[at + shift:start + shift] == text[at:start], "a byte outside the edits changed"
+            assert new[at + shift : start + shift] == text[at:start], "a byte outside the edits changed"
             shift += len(content) - (end - start)
             at = end
-        assert new[at + shift:] == text[at:]
+        assert new[at + shift :] == text[at:]
     if not applied:
         return
     # fixes that overlap wait for the next pass (as with --fix); once every pending one is in,
@@ -155,15 +165,21 @@ def _keeps_bytes_outside(text: str, new: str, edits) -> None:
     from tclint.rules.source import LineIndex
 
     index = LineIndex(text)
-    spans = sorted((index.offset(e.span.start.line, e.span.start.column), index.offset(e.span.end.line, e.span.end.column), e.content)
-                   for e in edits)
+    spans = sorted(
+        (
+            index.offset(e.span.start.line, e.span.start.column),
+            index.offset(e.span.end.line, e.span.end.column),
+            e.content,
+        )
+        for e in edits
+    )
     at = shift = 0
     for start, end, content in spans:
         assert start >= at, "overlapping edits"
-        assert new[at + shift:start + shift] == text[at:start], "a byte outside the edits changed"
+        assert new[at + shift : start + shift] == text[at:start], "a byte outside the edits changed"
         shift += len(content) - (end - start)
         at = end
-    assert new[at + shift:] == text[at:]
+    assert new[at + shift :] == text[at:]
 
 
 ALTERNATIVE_SEEDS = [data for data in SEEDS if any(d.alternatives for d in lint_bytes(data).diagnostics)]

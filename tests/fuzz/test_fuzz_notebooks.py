@@ -23,6 +23,7 @@ from tests.helpers.fuzzutil import (
 
 NB = "fuzz.ipynb"
 
+
 def _lint_notebook(data: bytes, prop: str):
     assume(not known.notebook_open(data))  # open findings, if any: see tests/helpers/fuzz_known.py
     tried(prop)
@@ -35,7 +36,9 @@ def _lint_notebook(data: bytes, prop: str):
 @budget(400)
 @given(notebooks)
 def test_odd_notebooks(nb):
-    _lint_notebook(json.dumps(nb).encode("utf-8"), "library: generated notebooks (odd cells, metadata, JSON shapes)")
+    _lint_notebook(
+        json.dumps(nb).encode("utf-8"), "library: generated notebooks (odd cells, metadata, JSON shapes)"
+    )
 
 
 @budget(200)

@@ -27,8 +27,32 @@ from tclint.rules import cli
 from tests.helpers.fuzzutil import budget, tried
 
 SOURCE = b"import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
-PIECES = [b"\x1b[31m", b"\x1b]0;t\x07", b"\n", b"\r", b"\t", b" ", b"\xff", b"\xfe\xfd", b"\xc3\xa9", b"\xe2\x80\xae",
-          b"\xc2\x9b", b"\xe2\x80\xa8", b"%", b"%0A", b"\\", b":", b",", b"::error", b"[", b"#", b"-", b"~", b"a", b"Z9"]
+PIECES = [
+    b"\x1b[31m",
+    b"\x1b]0;t\x07",
+    b"\n",
+    b"\r",
+    b"\t",
+    b" ",
+    b"\xff",
+    b"\xfe\xfd",
+    b"\xc3\xa9",
+    b"\xe2\x80\xae",
+    b"\xc2\x9b",
+    b"\xe2\x80\xa8",
+    b"%",
+    b"%0A",
+    b"\\",
+    b":",
+    b",",
+    b"::error",
+    b"[",
+    b"#",
+    b"-",
+    b"~",
+    b"a",
+    b"Z9",
+]
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 FINDING = re.compile(r"^.*:\d+:\d+: TC\d{3} ")
 
@@ -78,8 +102,14 @@ def test_odd_names_in_every_format(files, folder):
 
         _code, data = _run(".", "--no-cache", "--output-format", "sarif")
         results = json.loads(data.decode("utf-8"))["runs"][0]["results"]
-        uris = {os.path.realpath(unquote_to_bytes(urlsplit(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]).path))
-                for r in results}
+        uris = {
+            os.path.realpath(
+                unquote_to_bytes(
+                    urlsplit(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]).path
+                )
+            )
+            for r in results
+        }
         assert uris == names and len(results) == n
 
         for fmt in ("concise", "full", "github"):

@@ -100,8 +100,15 @@ def test_scanner_agrees_with_the_tokenizer(data):
     assert (found.columns, found.groups) == reference
 
 
-_DIRECTIVES = ("# noqa", "# noqa: TC101, TC104", "# tclint: noqa", "# tclint: noqa: TC101",
-               "# tclint: disable", "# tclint: disable[TC101]", "# tclint: enable")
+_DIRECTIVES = (
+    "# noqa",
+    "# noqa: TC101, TC104",
+    "# tclint: noqa",
+    "# tclint: noqa: TC101",
+    "# tclint: disable",
+    "# tclint: disable[TC101]",
+    "# tclint: enable",
+)
 
 
 @st.composite
@@ -139,7 +146,10 @@ def test_directive_text_inside_strings_changes_nothing(pair):
     tried("library: directive text inside a string suppresses nothing and opens no range")
 
     def findings(text: str) -> list[tuple[str, int, int]]:
-        return sorted((d.code, d.line, d.span.start.column) for d in lint_bytes(text.encode("utf-8"), table={}).diagnostics)
+        return sorted(
+            (d.code, d.line, d.span.start.column)
+            for d in lint_bytes(text.encode("utf-8"), table={}).diagnostics
+        )
 
     assert findings(with_directives) == findings(without)
 
@@ -154,7 +164,16 @@ _ENCODINGS = (
     ("utf-8", "\ufeff", "naïve 中文 ✓"),  # a BOM, no cookie
     ("utf-8", "# coding: utf-8\n", "naïve 中文 ✓"),
 )
-_NAMES = ("m.py", "with space.py", "ünï cödé.py", "-dash.py", "semi;colon.py", "quote'name.py", "x.y.z.py", "UPPER.PY.py")
+_NAMES = (
+    "m.py",
+    "with space.py",
+    "ünï cödé.py",
+    "-dash.py",
+    "semi;colon.py",
+    "quote'name.py",
+    "x.y.z.py",
+    "UPPER.PY.py",
+)
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _TEXT_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -162,7 +181,7 @@ _TEXT_BREAK = re.compile(r"\r\n|\r|\n")
 def _split(data: bytes) -> list[bytes]:
     out, pos = [], 0
     for m in _LINE_BREAK.finditer(data):
-        out.append(data[pos:m.end()])
+        out.append(data[pos : m.end()])
         pos = m.end()
     if pos < len(data):
         out.append(data[pos:])
@@ -172,7 +191,7 @@ def _split(data: bytes) -> list[bytes]:
 def _split_text(text: str) -> list[str]:
     out, pos = [], 0
     for m in _TEXT_BREAK.finditer(text):
-        out.append(text[pos:m.end()])
+        out.append(text[pos : m.end()])
         pos = m.end()
     if pos < len(text):
         out.append(text[pos:])
@@ -207,8 +226,13 @@ def _assert_untouched_lines_are_byte_identical(before: bytes, after: bytes, enco
 
 
 @budget(40)
-@given(gently_mutated_files(SEEDS), st.sampled_from(_ENCODINGS), st.sampled_from(_NAMES),
-       st.sampled_from([0o600, 0o644, 0o755]), st.booleans())
+@given(
+    gently_mutated_files(SEEDS),
+    st.sampled_from(_ENCODINGS),
+    st.sampled_from(_NAMES),
+    st.sampled_from([0o600, 0o644, 0o755]),
+    st.booleans(),
+)
 def test_cli_writes_keep_encoding_bytes_and_mode(data, encoding, name, mode, crlf):
     codec, head, sample = encoding
     text = decode_source(data).text
@@ -218,11 +242,17 @@ def test_cli_writes_keep_encoding_bytes_and_mode(data, encoding, name, mode, crl
     if crlf:
         source = source.replace("\r\n", "\n").replace("\n", "\r\n")
     try:
-        raw = source.encode("utf-8-sig" if head == "\ufeff" else codec) if head != "\ufeff" else b"\xef\xbb\xbf" + source[1:].encode("utf-8")
+        raw = (
+            source.encode("utf-8-sig" if head == "\ufeff" else codec)
+            if head != "\ufeff"
+            else b"\xef\xbb\xbf" + source[1:].encode("utf-8")
+        )
     except UnicodeEncodeError:
         assume(False)
     assume(compiles(raw))
-    tried("cli: --fix / --add-noqa on files with a coding cookie or BOM and odd names keep encoding, bytes, mode")
+    tried(
+        "cli: --fix / --add-noqa on files with a coding cookie or BOM and odd names keep encoding, bytes, mode"
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, name)
         with open(path, "wb") as fh:
@@ -256,7 +286,10 @@ _line = st.sampled_from(["x = 1\n", "\n", "y = 'é'\n", "# c\n", "z\r\n", "w\r",
 
 
 @budget(300)
-@given(st.lists(_line, max_size=30), st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2), _line), max_size=6))
+@given(
+    st.lists(_line, max_size=30),
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2), _line), max_size=6),
+)
 def test_write_hunks_describe_the_edit(lines, edits):
     """The hunks the writer splices are a correct description of any edit (the writer copies
     everything outside them byte for byte)."""
@@ -269,7 +302,9 @@ def test_write_hunks_describe_the_edit(lines, edits):
         if op == 0:
             new_lines.insert(at, line)
         elif new_lines:
-            new_lines[min(at, len(new_lines) - 1):min(at, len(new_lines) - 1) + 1] = [] if op == 1 else [line.rstrip("\n") + "  # noqa\n"]
+            new_lines[min(at, len(new_lines) - 1) : min(at, len(new_lines) - 1) + 1] = (
+                [] if op == 1 else [line.rstrip("\n") + "  # noqa\n"]
+            )
     old, new = "".join(lines), "".join(new_lines)
     out, pos = [], 0
     for start, end, repl in _hunks(old, new):

@@ -43,8 +43,13 @@ def _compiled(expr: str) -> str:
 
 
 def _blocks(kind: str, depth: int) -> str:
-    head = {"if": "if x.sum() > 0:", "with": "with torch.no_grad():", "for": "for i in range(3):",
-            "while": "while x:", "try": "try:"}[kind]
+    head = {
+        "if": "if x.sum() > 0:",
+        "with": "with torch.no_grad():",
+        "for": "for i in range(3):",
+        "while": "while x:",
+        "try": "try:",
+    }[kind]
     src = "import torch\n\n\n@torch.compile\ndef f(x):\n"
     for i in range(depth):
         src += "    " * (i + 1) + head + "\n"
@@ -91,9 +96,11 @@ def test_nested_blocks(kind, depth):
 def test_the_classic_recursion_bombs(case):
     """5,000 nested parentheses, `1+1+...` with 100,000 terms, 5,000 nested lists."""
     tried("pathological: recursion bombs")
-    src = {"parentheses-5000": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
-           "sum-100k": "x = " + "+".join(["1"] * 100_000) + "\n",
-           "lists-5000": "x = " + "[" * 5000 + "]" * 5000 + "\n"}[case]
+    src = {
+        "parentheses-5000": "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "sum-100k": "x = " + "+".join(["1"] * 100_000) + "\n",
+        "lists-5000": "x = " + "[" * 5000 + "]" * 5000 + "\n",
+    }[case]
     result = lint_bytes(src.encode())
     assert [d.code for d in result.diagnostics] == ["TC000"]
     assert range_problems(result) == []
@@ -103,9 +110,14 @@ def _lines_100k(kind: str) -> str:
     if kind == "statements":
         return "x = 1\n" * 100_000
     if kind == "functions":
-        return "import torch\n" + "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n" for i in range(33_334))
-    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n" + "        x = x + 1\n" * 100_000
-            + "        print(x)\n        return x\n\n\nm = torch.compile(M())\n")
+        return "import torch\n" + "".join(
+            f"def f{i}(x):\n    y = x + {i}\n    return y\n" for i in range(33_334)
+        )
+    return (
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        + "        x = x + 1\n" * 100_000
+        + "        print(x)\n        return x\n\n\nm = torch.compile(M())\n"
+    )
 
 
 @pytest.mark.slow
@@ -124,12 +136,17 @@ def test_100k_line_files(kind):
 
 LONG_LINES = {
     "string": "x = '" + "a" * 1_000_000 + "'\n",
-    "non-ascii-string-then-findings": "import torch\n@torch.compile\ndef f(x):\n    s = '\u00e9" + "a" * 1_000_000
-                                      + "'; print(x); return x.item()\n",
-    "statements": "import torch\n@torch.compile\ndef f(x):\n    " + "x = x + 1; " * 90_000 + "print(x); return x\n",
+    "non-ascii-string-then-findings": "import torch\n@torch.compile\ndef f(x):\n    s = '\u00e9"
+    + "a" * 1_000_000
+    + "'; print(x); return x.item()\n",
+    "statements": "import torch\n@torch.compile\ndef f(x):\n    "
+    + "x = x + 1; " * 90_000
+    + "print(x); return x\n",
     "comment": "#" + "\u00e9" * 500_000 + "\nx = 1\n",
     "list": "x = [" + "1, " * 330_000 + "]\n",
-    "noqa-codes": "import torch\n@torch.compile\ndef f(x):\n    print(x)  # noqa: " + ", ".join(["TC104"] * 100_000) + "\n",
+    "noqa-codes": "import torch\n@torch.compile\ndef f(x):\n    print(x)  # noqa: "
+    + ", ".join(["TC104"] * 100_000)
+    + "\n",
     "unterminated-string": "x = '" + "a" * 1_000_000 + "\n",
 }
 
@@ -147,12 +164,14 @@ def test_1mb_lines(kind):
         result = lint_bytes(src.encode())
         line = src.splitlines()[3]
         assert sorted((d.code, d.span.start.column) for d in result.diagnostics) == [
-            ("TC101", line.index("x.item()")), ("TC104", line.index("print(x)"))]
+            ("TC101", line.index("x.item()")),
+            ("TC104", line.index("print(x)")),
+        ]
 
 
 PYTHON2 = {
     "print": "print 'hello'\n",
-    "print-percent": "print \"%d\" % 1\n",
+    "print-percent": 'print "%d" % 1\n',
     "exec": "exec 'x = 1'\n",
     "except-comma": "try:\n    pass\nexcept Exception, e:\n    pass\n",
     "raise-comma": "raise ValueError, 'm'\n",

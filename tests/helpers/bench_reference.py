@@ -11,7 +11,9 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "bench"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "bench")
+)
 
 import buckets
 import torch
@@ -30,5 +32,11 @@ for i in range(iterations):
     fn(*args)
     samples.append(time.perf_counter() - t0)
 with open(out, "w") as fh:
-    json.dump({"p50_s": statistics.median(samples), "compiles": len(get_compilation_metrics()),
-               "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}, fh)
+    json.dump(
+        {
+            "p50_s": statistics.median(samples),
+            "compiles": len(get_compilation_metrics()),
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        },
+        fh,
+    )

@@ -12,5 +12,12 @@ FIX = os.path.join(os.path.dirname(HERE), "fixtures", "bench")
 
 def tclint(*args: str, cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT"}
-    return subprocess.run([sys.executable, "-m", "tclint.rules", "bench", *args], cwd=cwd or FIX, env=env,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "tclint.rules", "bench", *args],
+        cwd=cwd or FIX,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )

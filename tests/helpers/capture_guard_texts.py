@@ -54,12 +54,18 @@ def main(out: str) -> None:
         records = []
         for m in torch._dynamo.utils.get_compilation_metrics():
             path = m.co_filename or ""
-            records.append({
-                "compile_id": str(m.compile_id), "co_name": m.co_name,
-                "co_filename": os.path.relpath(os.path.realpath(path), FIX) if path.startswith(FIX) else path,
-                "co_firstlineno": m.co_firstlineno, "recompile_reason": m.recompile_reason,
-                "recompile": _relative(cap.parse_recompile_reason(m.recompile_reason)),
-            })
+            records.append(
+                {
+                    "compile_id": str(m.compile_id),
+                    "co_name": m.co_name,
+                    "co_filename": os.path.relpath(os.path.realpath(path), FIX)
+                    if path.startswith(FIX)
+                    else path,
+                    "co_firstlineno": m.co_firstlineno,
+                    "recompile_reason": m.recompile_reason,
+                    "recompile": _relative(cap.parse_recompile_reason(m.recompile_reason)),
+                }
+            )
         results["cases"][name] = records
     with open(out, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=1)

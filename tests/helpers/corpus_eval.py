@@ -207,25 +207,31 @@ def variant_score(directory: str = RECOMPILES_DIR) -> VariantScore:
 
 def main() -> int:
     score = break_score()
-    print(f"graph-break sites: predicted {len(score.predicted)}, actual {len(score.actual)}, "
-          f"true positives {len(score.tp)}")
+    print(
+        f"graph-break sites: predicted {len(score.predicted)}, actual {len(score.actual)}, "
+        f"true positives {len(score.tp)}"
+    )
     print(f"precision {score.precision:.3f}  recall {score.recall:.3f}")
     for site in sorted(score.predicted - score.actual):
         print("  false positive:", site)
     for site in sorted(score.actual - score.predicted):
         print("  missed:", site)
     rscore = recompile_score()
-    print(f"recompile-hazard functions: predicted {len(rscore.predicted)}, actual {len(rscore.actual)}, "
-          f"true positives {len(rscore.tp)}")
+    print(
+        f"recompile-hazard functions: predicted {len(rscore.predicted)}, actual {len(rscore.actual)}, "
+        f"true positives {len(rscore.tp)}"
+    )
     print(f"precision {rscore.precision:.3f}  recall {rscore.recall:.3f}")
     for site in sorted(rscore.predicted - rscore.actual):
         print("  false positive:", site)
     for site in sorted(rscore.actual - rscore.predicted):
         print("  missed:", site)
     vscore = variant_score()
-    print(f"recompiling functions (2+ compiles): predicted {len(vscore.predicted)}, actual {len(vscore.actual)}, "
-          f"true positives {len(vscore.tp)}, hit the limit {len(vscore.unbounded_actual)} "
-          f"(called unbounded: {len(vscore.unbounded_actual - vscore.unbounded_missed)})")
+    print(
+        f"recompiling functions (2+ compiles): predicted {len(vscore.predicted)}, actual {len(vscore.actual)}, "
+        f"true positives {len(vscore.tp)}, hit the limit {len(vscore.unbounded_actual)} "
+        f"(called unbounded: {len(vscore.unbounded_actual - vscore.unbounded_missed)})"
+    )
     print(f"precision {vscore.precision:.3f}  recall {vscore.recall:.3f}")
     for site in sorted(vscore.predicted - vscore.actual):
         print("  false positive:", site, vscore.compiles.get(site))

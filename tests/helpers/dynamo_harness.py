@@ -75,7 +75,11 @@ class _Trace(logging.Handler):
 def _parse(payload: str, path: str) -> BreakEvent:
     lines = payload.splitlines()
     reported = lines[0].split(" at ", 1)[1] if lines and " at " in lines[0] else ""
-    reason = lines[1].split("Graph Break Reason: ", 1)[1] if len(lines) > 1 and "Graph Break Reason: " in lines[1] else ""
+    reason = (
+        lines[1].split("Graph Break Reason: ", 1)[1]
+        if len(lines) > 1 and "Graph Break Reason: " in lines[1]
+        else ""
+    )
     gb_type = reason
     if reason.endswith(":"):
         gb_type = next((ln.strip() for ln in lines[2:] if ln.strip()), "")
@@ -228,10 +232,19 @@ def _plain(value: Any) -> bool:
 def same_values(a: Any, b: Any) -> bool:
     """Equal values (tensors: same dtype, shape and elements, NaN equal to NaN)."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
-                and a.shape == b.shape and bool(torch.equal(a, b) or torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)))
+        return (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(torch.equal(a, b) or torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
+        )
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b

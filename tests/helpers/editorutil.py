@@ -28,7 +28,9 @@ def tool(script: str, *args: str, timeout: float = 900) -> str:
     """Run an editors/scripts/ installer; its last stdout line is what it provides."""
     if os.environ.get("TCLINT_EDITOR_TESTS") == "skip":
         pytest.skip("TCLINT_EDITOR_TESTS=skip")
-    proc = subprocess.run([os.path.join(SCRIPTS, script), *args], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [os.path.join(SCRIPTS, script), *args], capture_output=True, text=True, timeout=timeout
+    )
     if proc.returncode != 0:
         pytest.fail(f"{script} failed (rc={proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
@@ -52,7 +54,9 @@ def ensure_apt(*packages: str) -> None:
     tool("ensure-apt.sh", *packages)
 
 
-def tclint(*args: str, cwd: str, env: dict[str, str] | None = None, check_rc: int | None = None) -> subprocess.CompletedProcess:
+def tclint(
+    *args: str, cwd: str, env: dict[str, str] | None = None, check_rc: int | None = None
+) -> subprocess.CompletedProcess:
     proc = subprocess.run(
         [PYTHON, "-m", "tclint.rules", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
     )

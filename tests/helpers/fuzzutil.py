@@ -109,28 +109,133 @@ def notebook_seeds() -> list[bytes]:
 FRAGMENTS: tuple[bytes, ...] = tuple(
     s if isinstance(s, bytes) else s.encode("utf-8")
     for s in (
-        "(", ")", "[", "]", "{", "}", ":", ",", ";", ".", "=", "+", "*", "**", "\\", "\\\n", "@",
-        "\n", "\r", "\r\n", "\t", "    ", " ", "\x0c", "\x0b", "\x00", b"\xff", b"\xc3", b"\xed\xa0\x80",
-        b"\xef\xbb\xbf", "\u2028", "\u00e9", "\U0001d518", "\u200b",
-        "'", '"', '"""', "'''", "f'", 'f"{', '}"', "b'", "r'", "u'", "ur'", "'\\",
-        "#", "# noqa", "# noqa: TC101", "# noqa:TC104,TC101", "  # NOQA", "# noqa: E501",
-        "# tclint: noqa", "# tclint: noqa: TC104", "# tclint: disable[TC104]", "# tclint: enable",
-        "# tclint: disable", "# tclint: enable[TC101]", "# tclint: compiled", "# -*- coding: latin-1 -*-\n",
-        "# coding: bogus\n", "# type: ignore",
-        "import torch\n", "import torch as T\n", "from torch import nn\n", "import logging\n",
-        "@torch.compile\n", "@torch.compile(fullgraph=True)\n", "@torch.compiler.disable\n",
-        "def f(x):\n", "def forward(self, x):\n", "async def g(x):\n", "class M(torch.nn.Module):\n",
-        "class M(nn.Module):\n", "lambda x: ", "yield x", "await x", "return ", "return x\n",
-        "print(x)", "x.item()", "x.tolist()", "x.sum() > 0", "if x.sum() > 0:\n", "for i in range(3):\n",
-        "while x:\n", "with torch.no_grad():\n", "try:\n", "except RuntimeError:\n", "else:\n",
-        "torch._dynamo.graph_break()", "logging.info(x)", "self.n += 1", "torch.compile(f)(x)",
-        "torch.compile(M())", "torch._dynamo.config.capture_scalar_outputs = True\n",
-        "x.data_ptr()", "copy.deepcopy(x)", "x.nonzero()", "str(x)", "x.requires_grad_()",
-        "print 'x'\n", "exec 'x'\n", "except Exception, e:\n", "`x`", "1 <> 2", "0777", "raise E, 'm'\n",
-        "def f((a, b)):\n", "%matplotlib inline\n", "!ls\n", "x?\n", "%%bash\n",
-        "match x:\n    case [1, *r]:\n        pass\n", "type X = int\n", "def f[T](x: T): ...\n",
-        "del f()\n", "f(**k, *a)\n", "x = yield = 1\n", "nonlocal q\n", "global x\n",
-        "(x := 1)", "*a, b = c\n", "print(*x, sep='')", "...", "pass\n", "\n\n\n",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ":",
+        ",",
+        ";",
+        ".",
+        "=",
+        "+",
+        "*",
+        "**",
+        "\\",
+        "\\\n",
+        "@",
+        "\n",
+        "\r",
+        "\r\n",
+        "\t",
+        "    ",
+        " ",
+        "\x0c",
+        "\x0b",
+        "\x00",
+        b"\xff",
+        b"\xc3",
+        b"\xed\xa0\x80",
+        b"\xef\xbb\xbf",
+        "\u2028",
+        "\u00e9",
+        "\U0001d518",
+        "\u200b",
+        "'",
+        '"',
+        '"""',
+        "'''",
+        "f'",
+        'f"{',
+        '}"',
+        "b'",
+        "r'",
+        "u'",
+        "ur'",
+        "'\\",
+        "#",
+        "# noqa",
+        "# noqa: TC101",
+        "# noqa:TC104,TC101",
+        "  # NOQA",
+        "# noqa: E501",
+        "# tclint: noqa",
+        "# tclint: noqa: TC104",
+        "# tclint: disable[TC104]",
+        "# tclint: enable",
+        "# tclint: disable",
+        "# tclint: enable[TC101]",
+        "# tclint: compiled",
+        "# -*- coding: latin-1 -*-\n",
+        "# coding: bogus\n",
+        "# type: ignore",
+        "import torch\n",
+        "import torch as T\n",
+        "from torch import nn\n",
+        "import logging\n",
+        "@torch.compile\n",
+        "@torch.compile(fullgraph=True)\n",
+        "@torch.compiler.disable\n",
+        "def f(x):\n",
+        "def forward(self, x):\n",
+        "async def g(x):\n",
+        "class M(torch.nn.Module):\n",
+        "class M(nn.Module):\n",
+        "lambda x: ",
+        "yield x",
+        "await x",
+        "return ",
+        "return x\n",
+        "print(x)",
+        "x.item()",
+        "x.tolist()",
+        "x.sum() > 0",
+        "if x.sum() > 0:\n",
+        "for i in range(3):\n",
+        "while x:\n",
+        "with torch.no_grad():\n",
+        "try:\n",
+        "except RuntimeError:\n",
+        "else:\n",
+        "torch._dynamo.graph_break()",
+        "logging.info(x)",
+        "self.n += 1",
+        "torch.compile(f)(x)",
+        "torch.compile(M())",
+        "torch._dynamo.config.capture_scalar_outputs = True\n",
+        "x.data_ptr()",
+        "copy.deepcopy(x)",
+        "x.nonzero()",
+        "str(x)",
+        "x.requires_grad_()",
+        "print 'x'\n",
+        "exec 'x'\n",
+        "except Exception, e:\n",
+        "`x`",
+        "1 <> 2",
+        "0777",
+        "raise E, 'm'\n",
+        "def f((a, b)):\n",
+        "%matplotlib inline\n",
+        "!ls\n",
+        "x?\n",
+        "%%bash\n",
+        "match x:\n    case [1, *r]:\n        pass\n",
+        "type X = int\n",
+        "def f[T](x: T): ...\n",
+        "del f()\n",
+        "f(**k, *a)\n",
+        "x = yield = 1\n",
+        "nonlocal q\n",
+        "global x\n",
+        "(x := 1)",
+        "*a, b = c\n",
+        "print(*x, sep='')",
+        "...",
+        "pass\n",
+        "\n\n\n",
     )  # fmt: skip
 )
 
@@ -265,17 +370,48 @@ def _op_encode(c: Chooser, data: bytes, seeds: Sequence[bytes]) -> bytes:
 STATEMENTS: tuple[bytes, ...] = tuple(
     s.encode("utf-8")
     for s in (
-        "print(x)", "print('données', x.shape)", "y = x.item()", "y = x.tolist()", "n = int(x.sum())",
-        "if x.sum() > 0:\n{i}    x = x + 1", "for i in range(x.size(0)):\n{i}    print(i)",
-        "torch._dynamo.graph_break()", "logging.info('%s', x)", "warnings.warn('w')", "self.count += 1",
-        "self.cache.append(x)", "x = torch.nonzero(x)", "s = str(x)", "p = x.data_ptr()", "x.requires_grad_(True)",
-        "with open('f') as fh:\n{i}    fh.read()", "import copy; y = copy.deepcopy(x)",
-        "x = torch.compile(lambda t: t * 2)(x)", "torch._dynamo.config.recompile_limit = 64",
-        "@torch.compile\n{i}def h(x):\n{i}    return x.item()", "try:\n{i}    x = x.cuda()\n{i}except RuntimeError:\n{i}    pass",
-        "return x", "yield x", "pass", "del x", "global x", "x = yield", "raise ValueError(x)",
-        "def inner(y):\n{i}    return y.numpy()", "class Local:\n{i}    pass", "x: torch.Tensor = x * 2",
-        "print 'py2'", "exec 'x = 1'", "x = `y`", "async with a:\n{i}    pass", "match x:\n{i}    case 1:\n{i}        pass",
-        "# noqa: TC104", "# tclint: disable[TC101]", "# tclint: enable", "# tclint: noqa: TC104", "# tclint: compiled",
+        "print(x)",
+        "print('données', x.shape)",
+        "y = x.item()",
+        "y = x.tolist()",
+        "n = int(x.sum())",
+        "if x.sum() > 0:\n{i}    x = x + 1",
+        "for i in range(x.size(0)):\n{i}    print(i)",
+        "torch._dynamo.graph_break()",
+        "logging.info('%s', x)",
+        "warnings.warn('w')",
+        "self.count += 1",
+        "self.cache.append(x)",
+        "x = torch.nonzero(x)",
+        "s = str(x)",
+        "p = x.data_ptr()",
+        "x.requires_grad_(True)",
+        "with open('f') as fh:\n{i}    fh.read()",
+        "import copy; y = copy.deepcopy(x)",
+        "x = torch.compile(lambda t: t * 2)(x)",
+        "torch._dynamo.config.recompile_limit = 64",
+        "@torch.compile\n{i}def h(x):\n{i}    return x.item()",
+        "try:\n{i}    x = x.cuda()\n{i}except RuntimeError:\n{i}    pass",
+        "return x",
+        "yield x",
+        "pass",
+        "del x",
+        "global x",
+        "x = yield",
+        "raise ValueError(x)",
+        "def inner(y):\n{i}    return y.numpy()",
+        "class Local:\n{i}    pass",
+        "x: torch.Tensor = x * 2",
+        "print 'py2'",
+        "exec 'x = 1'",
+        "x = `y`",
+        "async with a:\n{i}    pass",
+        "match x:\n{i}    case 1:\n{i}        pass",
+        "# noqa: TC104",
+        "# tclint: disable[TC101]",
+        "# tclint: enable",
+        "# tclint: noqa: TC104",
+        "# tclint: compiled",
     )  # fmt: skip
 )
 
@@ -308,9 +444,18 @@ def _op_comment(c: Chooser, data: bytes, seeds: Sequence[bytes]) -> bytes:
     s, e = spans[c.integer(0, len(spans) - 1)]
     line = data[s:e]
     body = line.rstrip(b"\r\n")
-    comment = c.choice((b"  # noqa", b"  # noqa: TC101", b"  # noqa: TC104, TC999", b"  # NOQA:TC105",
-                        b"  # tclint: disable[TC104]", b"  # tclint: compiled", b"  # noqa: E501"))
-    return data[:s] + body + comment + line[len(body):] + data[e:]
+    comment = c.choice(
+        (
+            b"  # noqa",
+            b"  # noqa: TC101",
+            b"  # noqa: TC104, TC999",
+            b"  # NOQA:TC105",
+            b"  # tclint: disable[TC104]",
+            b"  # tclint: compiled",
+            b"  # noqa: E501",
+        )
+    )
+    return data[:s] + body + comment + line[len(body) :] + data[e:]
 
 
 def _op_swap_adjacent(c: Chooser, data: bytes, seeds: Sequence[bytes]) -> bytes:
@@ -364,8 +509,16 @@ def mutated_files(draw: Any, seeds: Sequence[bytes], max_ops: int = 6) -> bytes:
 @st.composite
 def token_soup(draw: Any) -> bytes:
     """Files built from the fragments (and a few identifiers and raw bytes), in any order."""
-    parts = draw(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from([b"x", b"y", b"self", b"torch", b"1"]),
-                                    st.binary(max_size=4)), max_size=60))
+    parts = draw(
+        st.lists(
+            st.one_of(
+                st.sampled_from(FRAGMENTS),
+                st.sampled_from([b"x", b"y", b"self", b"torch", b"1"]),
+                st.binary(max_size=4),
+            ),
+            max_size=60,
+        )
+    )
     return b"".join(parts)
 
 
@@ -373,17 +526,37 @@ def token_soup(draw: Any) -> bytes:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
 _piece = st.one_of(
     st.sampled_from(STATEMENTS).map(lambda b: b.replace(b"{i}", b"").decode("utf-8")),
     st.sampled_from(FRAGMENTS).map(lambda b: b.decode("utf-8", "replace")),
-    st.sampled_from(["import torch\n", "@torch.compile\ndef f(x):\n", "    print(x)\n", "    return x.item()\n",
-                     "f(torch.ones(3))\n", "%time f(x)\n", "!pip list\n", "x = !ls\n", "%%time\n", "%%bash\necho\n",
-                     "f?\n", "    %debug\n",
-                     "    %time f(x)  # noqa: TC101\n", "x = !ls  # noqa: TC104\n", "%time x  # tclint: disable[TC104]\n", "\r", "\r\n", "\n"]),
+    st.sampled_from(
+        [
+            "import torch\n",
+            "@torch.compile\ndef f(x):\n",
+            "    print(x)\n",
+            "    return x.item()\n",
+            "f(torch.ones(3))\n",
+            "%time f(x)\n",
+            "!pip list\n",
+            "x = !ls\n",
+            "%%time\n",
+            "%%bash\necho\n",
+            "f?\n",
+            "    %debug\n",
+            "    %time f(x)  # noqa: TC101\n",
+            "x = !ls  # noqa: TC104\n",
+            "%time x  # tclint: disable[TC104]\n",
+            "\r",
+            "\r\n",
+            "\n",
+        ]
+    ),
 )
 _source_text = st.lists(_piece, max_size=8).map("".join)
 _source = st.one_of(
@@ -393,23 +566,31 @@ _source = st.one_of(
     json_values,
 )
 _cell = st.one_of(
-    st.fixed_dictionaries({"cell_type": st.sampled_from(["code", "code", "code", "markdown", "raw"]), "source": _source},
-                          optional={"metadata": json_values, "outputs": json_values, "id": st.text(max_size=5)}),
+    st.fixed_dictionaries(
+        {"cell_type": st.sampled_from(["code", "code", "code", "markdown", "raw"]), "source": _source},
+        optional={"metadata": json_values, "outputs": json_values, "id": st.text(max_size=5)},
+    ),
     json_values,
 )
 _metadata = st.one_of(
     st.just({"kernelspec": {"language": "python"}}),
-    st.fixed_dictionaries({"kernelspec": st.fixed_dictionaries({"language": json_values | st.sampled_from(["Python", "R"])})}),
+    st.fixed_dictionaries(
+        {"kernelspec": st.fixed_dictionaries({"language": json_values | st.sampled_from(["Python", "R"])})}
+    ),
     json_values,
 )
 notebooks = st.one_of(
-    st.fixed_dictionaries({"cells": st.lists(_cell, max_size=6), "metadata": _metadata, "nbformat": st.just(4),
-                           "nbformat_minor": st.just(5)}),
+    st.fixed_dictionaries(
+        {
+            "cells": st.lists(_cell, max_size=6),
+            "metadata": _metadata,
+            "nbformat": st.just(4),
+            "nbformat_minor": st.just(5),
+        }
+    ),
     st.fixed_dictionaries({"cells": json_values}),
     json_values,
 )
-
-
 
 
 @st.composite
@@ -432,22 +613,50 @@ def _cell_source(draw: Any, text: str) -> Any:
 def compiled_notebooks(draw: Any) -> dict[str, Any]:
     """Notebooks with a compiled function spread over cells, hazards in it, magics and markdown
     between: the cell mapping of real findings gets exercised."""
-    body = draw(st.lists(st.sampled_from(STATEMENTS).map(lambda b: b.decode("utf-8")), min_size=1, max_size=5))
+    body = draw(
+        st.lists(st.sampled_from(STATEMENTS).map(lambda b: b.decode("utf-8")), min_size=1, max_size=5)
+    )
     lines = [line.replace("{i}", "    ") for line in body]
-    texts = ["import torch\n", "@torch.compile\ndef f(x):\n" + "".join("    " + line + "\n" for line in lines) + "    return x\n",
-             "f(torch.ones(3))\n"]
+    texts = [
+        "import torch\n",
+        "@torch.compile\ndef f(x):\n" + "".join("    " + line + "\n" for line in lines) + "    return x\n",
+        "f(torch.ones(3))\n",
+    ]
     if draw(st.booleans()):
-        texts.insert(1, draw(st.sampled_from(["%matplotlib inline\n", "!nvidia-smi\nx = 1\n", "%%time\ny = 2\n",
-                                              "%%bash\necho hi\n", "x?\n"])))
+        texts.insert(
+            1,
+            draw(
+                st.sampled_from(
+                    [
+                        "%matplotlib inline\n",
+                        "!nvidia-smi\nx = 1\n",
+                        "%%time\ny = 2\n",
+                        "%%bash\necho hi\n",
+                        "x?\n",
+                    ]
+                )
+            ),
+        )
     eol = draw(st.sampled_from(["\n", "\r\n"]))
     cells: list[Any] = []
     for cell_text in texts:
         if draw(st.integers(0, 3)) == 0:
             cells.append({"cell_type": "markdown", "source": "# notes" + eol, "metadata": {}})
-        cells.append({"cell_type": "code", "source": draw(_cell_source(cell_text.replace("\n", eol))), "metadata": {},
-                      "outputs": [], "execution_count": None})
-    return {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4,
-            "nbformat_minor": 5}
+        cells.append(
+            {
+                "cell_type": "code",
+                "source": draw(_cell_source(cell_text.replace("\n", eol))),
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        )
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,14 +693,20 @@ def settings_for(table: dict[str, Any] | None) -> Settings:
 FUZZ_DIR = os.path.join(tempfile.gettempdir(), "tclint-fuzz-inputs")  # never written: files come as bytes
 
 
-def lint_bytes(data: bytes | dict[str, bytes], name: str = "fuzz.py", table: dict[str, Any] | None = None,
-               cache: Any = None) -> LintResult:
+def lint_bytes(
+    data: bytes | dict[str, bytes],
+    name: str = "fuzz.py",
+    table: dict[str, Any] | None = None,
+    cache: Any = None,
+) -> LintResult:
     """Lint ``data`` as if it were the file ``name`` (or several files), without touching the disk:
     the same path through the engine as the CLI's stdin mode."""
     files = data if isinstance(data, dict) else {name: data}
     paths = [os.path.join(FUZZ_DIR, n) for n in files]
     overrides = {os.path.abspath(p): files[n] for p, n in zip(paths, files, strict=True)}
-    linter = Linter(FixedResolver(settings_for(WIDE if table is None else table)), cache, jobs=1, index_project=False)
+    linter = Linter(
+        FixedResolver(settings_for(WIDE if table is None else table)), cache, jobs=1, index_project=False
+    )
     err = io.StringIO()
     with contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # the linted code's own warnings: see test_quiet_cli
@@ -509,7 +724,11 @@ class InternalError(AssertionError):
 def internal_errors(result: LintResult, stderr: str) -> list[str]:
     """The engine turns a crash in the walk into a TC011 "internal error" and a crash in a rule into
     a line on stderr, so that one bad file cannot stop a run; for the fuzz suite both are crashes."""
-    out = [f"{d.path}:{d.line}: {d.code} {d.message}" for d in result.diagnostics if "internal error" in d.message]
+    out = [
+        f"{d.path}:{d.line}: {d.code} {d.message}"
+        for d in result.diagnostics
+        if "internal error" in d.message
+    ]
     if stderr.strip():
         out.append(f"stderr: {stderr.strip()[:2000]}")
     return out
@@ -625,8 +844,10 @@ def format_problems(result: LintResult) -> list[str]:
     lines = json_.render_lines(diags).splitlines()
     if [json.loads(line) for line in lines] != doc:
         problems.append("json-lines differ from json")
-    errors = [f"sarif: {'/'.join(map(str, e.absolute_path))}: {e.message}"
-              for e in sarif_validator().iter_errors(json.loads(sarif.render(diags)))]
+    errors = [
+        f"sarif: {'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in sarif_validator().iter_errors(json.loads(sarif.render(diags)))
+    ]
     problems.extend(errors[:5])
     annotations = github.render(diags).splitlines()
     if len(annotations) != len(diags) or not all(a.startswith("::") for a in annotations):

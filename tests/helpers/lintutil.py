@@ -30,7 +30,9 @@ class _FixedResolver(ConfigResolver):
         return self._settings
 
 
-def lint_tree(root: str, paths: list[str] | None = None, settings: dict[str, Any] | None = None) -> LintResult:
+def lint_tree(
+    root: str, paths: list[str] | None = None, settings: dict[str, Any] | None = None
+) -> LintResult:
     """Lint files under ``root`` with settings given as a [tool.tclint] table (no config discovery)."""
     table = dict(settings or {})
     parsed = parse_table(table, None)
@@ -44,7 +46,9 @@ def lint_tree(root: str, paths: list[str] | None = None, settings: dict[str, Any
         os.chdir(cwd)
 
 
-def lint_code(tmp_path: Any, code: str, settings: dict[str, Any] | None = None, name: str = "example.py") -> LintResult:
+def lint_code(
+    tmp_path: Any, code: str, settings: dict[str, Any] | None = None, name: str = "example.py"
+) -> LintResult:
     write_tree(str(tmp_path), {name: code})
     return lint_tree(str(tmp_path), [name], settings)
 

@@ -23,7 +23,7 @@ PROFILES = {
 PULL_PROFILES = {"neovim-0.11"}
 
 MODEL = textwrap.dedent(
-    '''\
+    """\
     import torch
     import torch.nn as nn
 
@@ -47,10 +47,10 @@ MODEL = textwrap.dedent(
 
         def forward(self, x):
             return self.block(x)
-    '''
+    """
 )
 TRAIN = textwrap.dedent(
-    '''\
+    """\
     import torch
 
     from pkg.model import Model
@@ -61,13 +61,18 @@ TRAIN = textwrap.dedent(
     def main():
         x = torch.randn(2, 8)
         return model(x)
-    '''
+    """
 )
 PYPROJECT = '[project]\nname = "proj"\n\n[tool.tclint]\n'
 
 
 def write_project(root: Path, files: dict[str, str] | None = None) -> Path:
-    files = files or {"pkg/__init__.py": "", "pkg/model.py": MODEL, "train.py": TRAIN, "pyproject.toml": PYPROJECT}
+    files = files or {
+        "pkg/__init__.py": "",
+        "pkg/model.py": MODEL,
+        "train.py": TRAIN,
+        "pyproject.toml": PYPROJECT,
+    }
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +133,12 @@ def open_doc(client: LanguageClient, path: Path, text: str | None = None, versio
     uri = path.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=path.read_text() if text is None else text)
+            text_document=types.TextDocumentItem(
+                uri=uri,
+                language_id="python",
+                version=version,
+                text=path.read_text() if text is None else text,
+            )
         )
     )
     return uri
@@ -137,14 +147,18 @@ def open_doc(client: LanguageClient, path: Path, text: str | None = None, versio
 def change_doc(client: LanguageClient, uri: str, version: int, changes: list[Any]) -> None:
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=changes
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=changes,
         )
     )
 
 
 def replace_range(sl: int, sc: int, el: int, ec: int, text: str) -> types.TextDocumentContentChangePartial:
     return types.TextDocumentContentChangePartial(
-        range=types.Range(start=types.Position(line=sl, character=sc), end=types.Position(line=el, character=ec)), text=text
+        range=types.Range(
+            start=types.Position(line=sl, character=sc), end=types.Position(line=el, character=ec)
+        ),
+        text=text,
     )
 
 
@@ -153,7 +167,10 @@ def is_pull(client: LanguageClient) -> bool:
 
 
 async def diagnostics(
-    client: LanguageClient, uri: str, until: Callable[[list[types.Diagnostic]], bool] = lambda d: True, timeout: float = 30.0
+    client: LanguageClient,
+    uri: str,
+    until: Callable[[list[types.Diagnostic]], bool] = lambda d: True,
+    timeout: float = 30.0,
 ) -> list[types.Diagnostic]:
     """The diagnostics of ``uri`` once ``until`` holds: pulled for pull clients, else waited for."""
     loop = asyncio.get_running_loop()
@@ -174,14 +191,18 @@ async def diagnostics(
         else:
             # register the waiter before looking (recipes README, gotcha B); never cancel it:
             # pytest-lsp would then fail setting its result
-            waiter = asyncio.ensure_future(client.protocol.wait_for_notification_async(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS))
+            waiter = asyncio.ensure_future(
+                client.protocol.wait_for_notification_async(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            )
             if uri in client.diagnostics:
                 last = list(client.diagnostics[uri])
                 if until(last):
                     return last
             await asyncio.wait({waiter}, timeout=max(0.05, deadline - loop.time()))
         if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for diagnostics of {uri}; last: {[(d.code, d.range.start.line) for d in last]}")
+            raise AssertionError(
+                f"timed out waiting for diagnostics of {uri}; last: {[(d.code, d.range.start.line) for d in last]}"
+            )
 
 
 def codes(diags: list[types.Diagnostic]) -> list[tuple[str, int]]:
@@ -195,7 +216,9 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
     lines = Lines.of(text)
     spans = []
     for e in edits:
-        spans.append((lines.lsp_offset(e.range.start, "utf-16"), lines.lsp_offset(e.range.end, "utf-16"), e.new_text))
+        spans.append(
+            (lines.lsp_offset(e.range.start, "utf-16"), lines.lsp_offset(e.range.end, "utf-16"), e.new_text)
+        )
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
     return text

@@ -58,8 +58,12 @@ def main() -> None:
         "raised": lambda pool: probe_program(fault, ["raise"], options=opts, pool=pool),
         "timeout": lambda pool: probe_program(fault, ["hang_c"], options=opts.with_(timeout=4), pool=pool),
         "crashed": lambda pool: probe_program(fault, ["segfault"], options=opts, pool=pool),
-        "no_graph": lambda pool: probe_function(os.path.join(vit, "model.py") + "::frame_dropped", options=opts, pool=pool),
-        "inputs_rejected": lambda pool: probe_function(os.path.join(vit, "model.py") + "::MyModel", options=opts, pool=pool),
+        "no_graph": lambda pool: probe_function(
+            os.path.join(vit, "model.py") + "::frame_dropped", options=opts, pool=pool
+        ),
+        "inputs_rejected": lambda pool: probe_function(
+            os.path.join(vit, "model.py") + "::MyModel", options=opts, pool=pool
+        ),
         "hard_error": lambda pool: probe_function(blocks + "::marks_dynamic", options=opts, pool=pool),
     }
     os.makedirs(OUT, exist_ok=True)
@@ -67,7 +71,10 @@ def main() -> None:
     with ProbePool() as pool:
         for name in wanted:
             report = cases[name](pool)
-            data = scrub(payload(report, report.target), [(vit, "/project/vit"), (ROOT, "/project"), (scratch, "/project")])
+            data = scrub(
+                payload(report, report.target),
+                [(vit, "/project/vit"), (ROOT, "/project"), (scratch, "/project")],
+            )
             with open(os.path.join(OUT, f"{name}.json"), "w", encoding="utf-8") as fh:
                 json.dump(data, fh, indent=1, sort_keys=True, default=str)
                 fh.write("\n")

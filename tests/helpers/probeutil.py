@@ -20,14 +20,21 @@ def fixture(*parts: str) -> str:
     return os.path.join(FIX, *parts)
 
 
-def reference(target: str, args: list[str] | None = None, module: bool = False, cwd: str | None = None,
-              tmp_path=None) -> dict:
+def reference(
+    target: str, args: list[str] | None = None, module: bool = False, cwd: str | None = None, tmp_path=None
+) -> dict:
     out = os.path.join(str(tmp_path), "reference.json")
     cmd = [PYTHON, os.path.join(HERE, "reference_trace.py"), out]
     cmd += ["-m", target] if module else [target]
     cmd += list(args or [])
-    proc = subprocess.run(cmd, cwd=cwd or os.path.dirname(target) if not module else cwd, capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        cmd,
+        cwd=cwd or os.path.dirname(target) if not module else cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert os.path.exists(out), proc.stderr[-3000:]
     with open(out) as fh:
         data = json.load(fh)

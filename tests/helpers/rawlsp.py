@@ -48,7 +48,9 @@ class RawClient:
         self.closed = asyncio.Event()
 
     @classmethod
-    async def start(cls, cwd: str | None = None, args: list[str] | None = None, env: dict[str, str] | None = None) -> RawClient:
+    async def start(
+        cls, cwd: str | None = None, args: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> RawClient:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tclint.server", *(args or []),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
@@ -114,7 +116,9 @@ class RawClient:
     def notify(self, method: str, params: Any) -> None:
         self.send_raw({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def request_nowait(self, method: str, params: Any, msg_id: Any = None) -> tuple[Any, asyncio.Future[dict[str, Any]]]:
+    def request_nowait(
+        self, method: str, params: Any, msg_id: Any = None
+    ) -> tuple[Any, asyncio.Future[dict[str, Any]]]:
         msg_id = next(self._ids) if msg_id is None else msg_id
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiters[msg_id] = fut
@@ -132,14 +136,17 @@ class RawClient:
         return fut
 
     # -- sessions
-    async def initialize(self, root: str, capabilities: dict[str, Any] | None = None, options: Any = None) -> dict[str, Any]:
+    async def initialize(
+        self, root: str, capabilities: dict[str, Any] | None = None, options: Any = None
+    ) -> dict[str, Any]:
         from pathlib import Path
 
         params = {
             "processId": os.getpid(),
             "rootUri": Path(root).as_uri(),
             "workspaceFolders": [{"uri": Path(root).as_uri(), "name": "root"}],
-            "capabilities": capabilities or {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
+            "capabilities": capabilities
+            or {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
             "initializationOptions": options,
         }
         result = await self.request("initialize", params, timeout=60)

@@ -50,11 +50,13 @@ class Trace(logging.Handler):
                 elif not line.startswith("    "):
                     break
         link = LINK.search(payload)
-        self.breaks.append({
-            "compile_id": f"{md.get('frame_id')}/{md.get('frame_compile_id')}",
-            "gb_id": f"GB{int(link.group(1)):04d}" if link else None,
-            "frames": frames,
-        })
+        self.breaks.append(
+            {
+                "compile_id": f"{md.get('frame_id')}/{md.get('frame_compile_id')}",
+                "gb_id": f"GB{int(link.group(1)):04d}" if link else None,
+                "frames": frames,
+            }
+        )
 
 
 def main(argv):
@@ -104,10 +106,20 @@ def main(argv):
         }
         for m in get_compilation_metrics()
     ]
-    limit = sum(n for k, n in counters["unimplemented"].items() if k.startswith("Dynamo recompile limit exceeded"))
+    limit = sum(
+        n for k, n in counters["unimplemented"].items() if k.startswith("Dynamo recompile limit exceeded")
+    )
     with open(out_path, "w") as fh:
-        json.dump({"breaks": trace.breaks, "compiles": compiles, "hits": dict(hits), "limit_refusals": limit,
-                   "status": status}, fh)
+        json.dump(
+            {
+                "breaks": trace.breaks,
+                "compiles": compiles,
+                "hits": dict(hits),
+                "limit_refusals": limit,
+                "status": status,
+            },
+            fh,
+        )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,12 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
-def run(cmd: list[str], cwd: str, stdin: bytes | None = None, timeout: float = 300, **extra_env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=env(**extra_env))
+def run(
+    cmd: list[str], cwd: str, stdin: bytes | None = None, timeout: float = 300, **extra_env: str
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cmd, cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=env(**extra_env)
+    )
 
 
 def tclint(*args: str, cwd: str, stdin: bytes | None = None, **extra_env: str) -> subprocess.CompletedProcess:
@@ -36,8 +40,9 @@ class LspSession:
     diagnostics and shut down cleanly."""
 
     def __init__(self, cmd: list[str], cwd: str) -> None:
-        self.proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env())
+        self.proc = subprocess.Popen(
+            cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()
+        )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self._next = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -82,7 +87,11 @@ class LspSession:
                 if self.proc.poll() is not None and self.messages.empty():
                     raise ConnectionError(f"the server exited ({self.proc.returncode})") from None
                 continue
-            if msg.get("method") in ("workspace/configuration", "client/registerCapability", "window/workDoneProgress/create") and "id" in msg:
+            if (
+                msg.get("method")
+                in ("workspace/configuration", "client/registerCapability", "window/workDoneProgress/create")
+                and "id" in msg
+            ):
                 self._reply(msg)
                 continue
             if pred(msg):
@@ -101,15 +110,31 @@ class LspSession:
         """initialize, open ``path``, return its first published diagnostics, shut down."""
         root_uri = Path(root).as_uri()
         uri = Path(path).as_uri()
-        ident = self.send("initialize", {"processId": os.getpid(), "rootUri": root_uri, "capabilities": {},
-                                         "workspaceFolders": [{"uri": root_uri, "name": "w"}]}, request=True)
+        ident = self.send(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "capabilities": {},
+                "workspaceFolders": [{"uri": root_uri, "name": "w"}],
+            },
+            request=True,
+        )
         self.wait_for(lambda m: m.get("id") == ident)
         self.send("initialized", {})
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        self.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
-        msg = self.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
-                            and m["params"]["diagnostics"])
+        self.send(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+        msg = self.wait_for(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == uri
+                and m["params"]["diagnostics"]
+            )
+        )
         ident = self.send("shutdown", None, request=True)
         self.wait_for(lambda m: m.get("id") == ident)
         self.send("exit", None)

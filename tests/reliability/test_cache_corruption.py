@@ -29,7 +29,11 @@ BAD_MARSHAL = [b"(\x02\x00\x00\x00", b"\x00", b"u\xff\x00\x00\x00abc"]
 def _entries(folder: str, kind: str | None = None) -> list[str]:
     out = []
     for base, _dirs, names in os.walk(folder):
-        out.extend(os.path.join(base, n) for n in names if n.endswith(".entry") and (kind is None or f"{os.sep}{kind}{os.sep}" in base + os.sep))
+        out.extend(
+            os.path.join(base, n)
+            for n in names
+            if n.endswith(".entry") and (kind is None or f"{os.sep}{kind}{os.sep}" in base + os.sep)
+        )
     return sorted(out)
 
 
@@ -106,8 +110,16 @@ def test_swapped_facts_entries(warm):
     assert as_dicts(lint_bytes(FILES, cache=Cache(warm)).diagnostics) == _uncached()
 
 
-_damage = st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(["truncate", "flip", "zero", "swap", "garbage"]),
-                             st.integers(0, 10**6), st.binary(min_size=1, max_size=64)), min_size=1, max_size=4)
+_damage = st.lists(
+    st.tuples(
+        st.integers(0, 10**6),
+        st.sampled_from(["truncate", "flip", "zero", "swap", "garbage"]),
+        st.integers(0, 10**6),
+        st.binary(min_size=1, max_size=64),
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 @budget(150, phases=["generate"])

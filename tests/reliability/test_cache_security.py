@@ -73,7 +73,13 @@ def _pickled_entries(cache: str) -> list[str]:
                 continue
             path = os.path.join(base, name)
             key = name.rsplit(".", 1)[0]
-            old = b"TCLINT-CACHE-1\n" + key.encode() + b"\n" + hashlib.blake2b(payload, digest_size=16).digest() + payload
+            old = (
+                b"TCLINT-CACHE-1\n"
+                + key.encode()
+                + b"\n"
+                + hashlib.blake2b(payload, digest_size=16).digest()
+                + payload
+            )
             with open(path, "wb") as fh:
                 fh.write(old)
             written.append(path)
@@ -212,7 +218,9 @@ def project(tmp_path):
     (p / "src").mkdir()
     (p / "src" / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
     subprocess.run(["git", "add", "-A"], cwd=p, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], cwd=p, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], cwd=p, check=True
+    )
     return p
 
 
@@ -226,7 +234,9 @@ def _snapshot(folder) -> dict[str, bytes]:
     return out
 
 
-@pytest.mark.parametrize("how", ["cache-dir = '.git'", "cache-dir = 'src'", "absolute", "--cache-dir .", "--cache-dir src"])
+@pytest.mark.parametrize(
+    "how", ["cache-dir = '.git'", "cache-dir = 'src'", "absolute", "--cache-dir .", "--cache-dir src"]
+)
 def test_a_cache_folder_holding_other_files_is_refused(project, tmp_path, how):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -242,13 +252,19 @@ def test_a_cache_folder_holding_other_files_is_refused(project, tmp_path, how):
     proc = tclint(*args, cwd=str(project))
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "did not create" in err and "Traceback" not in err, err
-    assert {name: _snapshot(project / name) for name in (".git", "src")} | {"outside": _snapshot(outside)} == before
+    assert {name: _snapshot(project / name) for name in (".git", "src")} | {
+        "outside": _snapshot(outside)
+    } == before
     assert not (project / ".gitignore").exists()
     clean = tclint("clean", cwd=str(project))
     if not how.startswith("--"):  # clean reads the configured folder
         assert clean.returncode == 2 and "nothing removed" in clean.stderr.decode(), clean.stderr.decode()
-    assert {name: _snapshot(project / name) for name in (".git", "src")} | {"outside": _snapshot(outside)} == before
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True)
+    assert {name: _snapshot(project / name) for name in (".git", "src")} | {
+        "outside": _snapshot(outside)
+    } == before
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True
+    )
     assert "src/m.py" not in status.stdout and status.returncode == 0
 
 
@@ -259,7 +275,9 @@ def test_a_new_folder_is_created_marked_and_ignored(project):
     assert cachedir.is_marked(str(cache))
     assert (cache / "CACHEDIR.TAG").read_bytes().startswith(b"Signature: 8a477f597d28d172789f06886806bc55")
     assert (cache / ".gitignore").read_bytes() == cachedir.GITIGNORE_TEXT
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True
+    )
     assert status.stdout == "", status.stdout
     assert tclint(".", cwd=str(project)).returncode == 1  # and it is used again
     clean = tclint("clean", cwd=str(project))
@@ -307,7 +325,9 @@ def test_a_damaged_gitignore_is_rewritten(project, damage):
     (project / "src" / "m.py").write_text("x = 2\n")  # a run that writes entries
     tclint(".", cwd=str(project))
     assert gitignore.read_bytes() == cachedir.GITIGNORE_TEXT
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True
+    )
     assert ".tclint_cache" not in status.stdout, status.stdout
 
 
@@ -350,7 +370,9 @@ class _FullFile:
 
 
 def _untracked(repo) -> list[str]:
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True, text=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True, text=True
+    )
     return status.stdout.splitlines()
 
 
@@ -442,14 +464,23 @@ def test_a_read_only_config_folder_falls_back_to_the_cache_folder(monkeypatch, t
 # -- properties ---------------------------------------------------------------------------------
 _plain = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 _KEY = bytes(range(32))
 
 
 @budget(300)
-@given(_plain, st.sampled_from(["facts", "runs", "outputs", "stats-1"]), st.text(max_size=8), st.binary(max_size=64))
+@given(
+    _plain,
+    st.sampled_from(["facts", "runs", "outputs", "stats-1"]),
+    st.text(max_size=8),
+    st.binary(max_size=64),
+)
 def test_sealed_values_open_only_under_their_key_kind_and_name(value, kind, name, noise):
     """Any plain value round-trips under its own key, kind and name; under another key, kind or
     name, with its MAC replaced by noise, or cut anywhere, it is a miss (None), never an error."""

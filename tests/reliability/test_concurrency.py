@@ -52,7 +52,9 @@ def reference(tree) -> dict[str, bytes]:
 
 
 def _start(cwd: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([TCLINT, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    return subprocess.Popen(
+        [TCLINT, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env()
+    )
 
 
 def _finish(proc: subprocess.Popen) -> bytes:
@@ -84,11 +86,14 @@ def test_runs_with_different_settings_and_paths_at_once(tree, reference):
     selection: each prints what it prints alone without a cache."""
     _clear_cache(tree)
     alone = {
-        ("app3", "--select", "TC1", "--output-format", "json"):
-            tclint("app3", "--select", "TC1", "--output-format", "json", "--no-cache", cwd=tree).stdout,
+        ("app3", "--select", "TC1", "--output-format", "json"): tclint(
+            "app3", "--select", "TC1", "--output-format", "json", "--no-cache", cwd=tree
+        ).stdout,
         (".", "--output-format", "concise"): reference["concise"],
         (".", "--output-format", "json"): reference["json"],
-        ("app3", "--output-format", "json"): tclint("app3", "--output-format", "json", "--no-cache", cwd=tree).stdout,
+        ("app3", "--output-format", "json"): tclint(
+            "app3", "--output-format", "json", "--no-cache", cwd=tree
+        ).stdout,
     }
     procs = {args: _start(tree, *args) for args in alone}
     for args, proc in procs.items():
@@ -115,8 +120,10 @@ def _kill_when(tree: str, ready, max_wait: float = 60) -> bool:
     return killed
 
 
-@pytest.mark.parametrize("moment", ["at start", "after 0.3 s", "after 0.8 s", "first cache file", "10 cache files",
-                                    "100 cache files"])
+@pytest.mark.parametrize(
+    "moment",
+    ["at start", "after 0.3 s", "after 0.8 s", "first cache file", "10 cache files", "100 cache files"],
+)
 def test_killed_run_leaves_a_valid_cache(tree, reference, moment):
     """SIGKILL while parsing, or in the middle of writing the cache: the next run (cache on)
     prints exactly what an uncached run prints, and so does the one after it (warm)."""

@@ -78,12 +78,27 @@ def test_unknown_keys(project, capsys, body):
 
 
 WRONG_TYPES = {
-    "select": "1", "extend-select": "true", "ignore": "{ a = 1 }", "per-file-ignores": "['a']",
-    "severity": "'error'", "exclude": "1", "extend-exclude": "[1, 2]", "force-exclude": "'yes'",
-    "respect-gitignore": "0", "assume-compiled": "1.5", "assume-compiled-forward": "'true'",
-    "compiling-predicates": "false", "target-torch-version": "2.13", "preview": "'no'",
-    "min-confidence": "'certain'", "unsafe-fixes": "[]", "output-format": "'xml'", "cache-dir": "[]",
-    "max-file-size": "-1", "dynamo": "1", "probe": "'x'",
+    "select": "1",
+    "extend-select": "true",
+    "ignore": "{ a = 1 }",
+    "per-file-ignores": "['a']",
+    "severity": "'error'",
+    "exclude": "1",
+    "extend-exclude": "[1, 2]",
+    "force-exclude": "'yes'",
+    "respect-gitignore": "0",
+    "assume-compiled": "1.5",
+    "assume-compiled-forward": "'true'",
+    "compiling-predicates": "false",
+    "target-torch-version": "2.13",
+    "preview": "'no'",
+    "min-confidence": "'certain'",
+    "unsafe-fixes": "[]",
+    "output-format": "'xml'",
+    "cache-dir": "[]",
+    "max-file-size": "-1",
+    "dynamo": "1",
+    "probe": "'x'",
 }
 
 
@@ -119,11 +134,23 @@ def test_select_and_ignore_the_same_code(project, capsys):
 
 
 CONFLICTS = {
-    "config: extend-select and ignore": (["m.py"], "extend-select = ['TC104']\nignore = ['TC104']\n", "TC104"),
+    "config: extend-select and ignore": (
+        ["m.py"],
+        "extend-select = ['TC104']\nignore = ['TC104']\n",
+        "TC104",
+    ),
     "cli: --select and --ignore": (["m.py", "--select", "TC104", "--ignore", "TC104"], None, "TC104"),
-    "cli: --extend-select and --ignore": (["m.py", "--extend-select", "TC104", "--ignore", "TC104"], None, "TC104"),
+    "cli: --extend-select and --ignore": (
+        ["m.py", "--extend-select", "TC104", "--ignore", "TC104"],
+        None,
+        "TC104",
+    ),
     "cli: --per-file-ignores unknown code": (["m.py", "--per-file-ignores", "m.py:TC999"], None, "TC999"),
-    "cli: --target-torch-version not a version": (["m.py", "--target-torch-version", "banana"], None, "banana"),
+    "cli: --target-torch-version not a version": (
+        ["m.py", "--target-torch-version", "banana"],
+        None,
+        "banana",
+    ),
 }
 
 

@@ -17,13 +17,49 @@ from tclint.rules.config import DYNAMO_KEYS, KEYS, PROBE_KEYS, ConfigError, load
 from tests.helpers.fuzzutil import budget, format_problems, lint_bytes, tried
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
-_codes = st.sampled_from(["TC", "ALL", "TC1", "TC10", "TC104", "TC101", "TC2", "TC3", "TC012", "TC000", "TC999", "E501", "tc1", ""])
-_scalars = st.one_of(st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(), _text, _codes,
-                     st.sampled_from(["error", "warning", "info", "hint", "high", "low", "json", "sarif", "2.13", "1.0.0.0",
-                                      "*.py", "tests/", "[", "**", "pkg.*:*.forward", ".", "..", "/", "~"]))
-values = st.recursive(_scalars, lambda children: st.lists(children, max_size=4)
-                      | st.dictionaries(st.one_of(_codes, _text), children, max_size=3), max_leaves=8)
-_keys = st.one_of(st.sampled_from(sorted(KEYS)), st.sampled_from(["selct", "extend_select", "lint", "line-length", ""]))
+_codes = st.sampled_from(
+    ["TC", "ALL", "TC1", "TC10", "TC104", "TC101", "TC2", "TC3", "TC012", "TC000", "TC999", "E501", "tc1", ""]
+)
+_scalars = st.one_of(
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(),
+    _text,
+    _codes,
+    st.sampled_from(
+        [
+            "error",
+            "warning",
+            "info",
+            "hint",
+            "high",
+            "low",
+            "json",
+            "sarif",
+            "2.13",
+            "1.0.0.0",
+            "*.py",
+            "tests/",
+            "[",
+            "**",
+            "pkg.*:*.forward",
+            ".",
+            "..",
+            "/",
+            "~",
+        ]
+    ),
+)
+values = st.recursive(
+    _scalars,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.one_of(_codes, _text), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+_keys = st.one_of(
+    st.sampled_from(sorted(KEYS)), st.sampled_from(["selct", "extend_select", "lint", "line-length", ""])
+)
 _sub = {"dynamo": sorted(DYNAMO_KEYS), "probe": sorted(PROBE_KEYS)}
 tables = st.dictionaries(_keys, values, max_size=5)
 
@@ -82,8 +118,10 @@ def test_random_configs_load_or_fail_cleanly(table, name):
     tried("config: random tables accepted (then linted and rendered with)")
     # usable: lint a file with findings and render every format with these settings
     table_for_lint = {k: v for k, v in table.items() if k not in ("cache-dir",)}
-    result = lint_bytes(b"import torch\n\n@torch.compile\ndef f(x):\n    print(x)  # noqa: TC101\n    return x.item()\n",
-                        table=table_for_lint)
+    result = lint_bytes(
+        b"import torch\n\n@torch.compile\ndef f(x):\n    print(x)  # noqa: TC101\n    return x.item()\n",
+        table=table_for_lint,
+    )
     assert format_problems(result) == []
 
 
@@ -91,14 +129,21 @@ def _typed_value(key: str):
     from tclint.rules.registry import by_code
 
     codes = st.sampled_from(sorted({c[:n] for c in by_code() for n in (2, 3, 4, 5)} | {"ALL"}))
-    odd = st.sampled_from(["*.py", "**", "[", "!tests/*", "", "m.py", "pkg/", "*", "~", "é/*", "a\\b", "pkg.*:*.forward"])
+    odd = st.sampled_from(
+        ["*.py", "**", "[", "!tests/*", "", "m.py", "pkg/", "*", "~", "é/*", "a\\b", "pkg.*:*.forward"]
+    )
     simple = {
-        "select": st.lists(codes, max_size=3), "extend-select": st.lists(codes, max_size=3),
+        "select": st.lists(codes, max_size=3),
+        "extend-select": st.lists(codes, max_size=3),
         "ignore": st.lists(codes, max_size=3),
         "per-file-ignores": st.dictionaries(odd, st.lists(codes, max_size=2), max_size=3),
-        "severity": st.dictionaries(codes, st.sampled_from(["error", "warning", "info", "hint", "warn", "INFO"]), max_size=3),
-        "exclude": st.lists(odd, max_size=3), "extend-exclude": st.lists(odd, max_size=3),
-        "assume-compiled": st.lists(odd, max_size=3), "compiling-predicates": st.lists(odd, max_size=3),
+        "severity": st.dictionaries(
+            codes, st.sampled_from(["error", "warning", "info", "hint", "warn", "INFO"]), max_size=3
+        ),
+        "exclude": st.lists(odd, max_size=3),
+        "extend-exclude": st.lists(odd, max_size=3),
+        "assume-compiled": st.lists(odd, max_size=3),
+        "compiling-predicates": st.lists(odd, max_size=3),
         "target-torch-version": st.sampled_from(["2.13", "2", "1.0.0", "99.99", "2.6"]),
         "min-confidence": st.sampled_from(["high", "medium", "low"]),
         "output-format": st.sampled_from(["concise", "full", "json", "json-lines", "sarif", "github"]),
@@ -108,9 +153,14 @@ def _typed_value(key: str):
         return simple[key]
     if key in ("dynamo", "probe"):
         schema = DYNAMO_KEYS if key == "dynamo" else PROBE_KEYS
-        by_type = {bool: st.booleans(), int: st.integers(1, 10**6), float: st.floats(0.1, 100), str: _text,
-                   list: st.lists(_text, max_size=2),
-                   dict: st.dictionaries(_text, _text, max_size=2)}
+        by_type = {
+            bool: st.booleans(),
+            int: st.integers(1, 10**6),
+            float: st.floats(0.1, 100),
+            str: _text,
+            list: st.lists(_text, max_size=2),
+            dict: st.dictionaries(_text, _text, max_size=2),
+        }
 
         def typed(t):
             return st.one_of(*(by_type[x] for x in t)) if isinstance(t, tuple) else by_type[t]
@@ -120,7 +170,8 @@ def _typed_value(key: str):
 
 
 plausible = st.lists(st.sampled_from(sorted(set(KEYS) - {"cache-dir"})), max_size=8, unique=True).flatmap(
-    lambda keys: st.fixed_dictionaries({k: _typed_value(k) for k in keys}))
+    lambda keys: st.fixed_dictionaries({k: _typed_value(k) for k in keys})
+)
 
 
 @budget(300)
@@ -142,6 +193,8 @@ def test_plausible_configs_lint(table):
         os.unlink(path)
         os.rmdir(folder)
     tried("config: plausible tables accepted, then linted and rendered with")
-    code = (b"import torch\n\n@torch.compile\ndef f(x):\n    print(x)  # noqa: TC101\n    if x.sum() > 0:\n"
-            b"        x = x + 1\n    return x.item()\n")
+    code = (
+        b"import torch\n\n@torch.compile\ndef f(x):\n    print(x)  # noqa: TC101\n    if x.sum() > 0:\n"
+        b"        x = x + 1\n    return x.item()\n"
+    )
     assert format_problems(lint_bytes(code, table=table)) == []

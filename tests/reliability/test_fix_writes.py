@@ -38,7 +38,9 @@ def cli(*args: str, cwd: str) -> tuple[int, str, str]:
 
 
 def leftovers(folder) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n.endswith((writeback.TEMP_SUFFIX, writeback.BACKUP_SUFFIX)))
+    return sorted(
+        n for n in os.listdir(folder) if n.endswith((writeback.TEMP_SUFFIX, writeback.BACKUP_SUFFIX))
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +80,10 @@ def test_encode_like_copies_untouched_bytes_and_refuses_what_cannot_round_trip()
         writeback.encode_like(data, old, "import torch\n\n" + old)  # pushes the cookie below line 2
     # replacements get the file's CRLF endings
     crlf = b"a = 1\r\nb = 2\r\n"
-    assert writeback.encode_like(crlf, crlf.decode(), "a = 1\r\nz = 0\nb = 2\r\n") == b"a = 1\r\nz = 0\r\nb = 2\r\n"
+    assert (
+        writeback.encode_like(crlf, crlf.decode(), "a = 1\r\nz = 0\nb = 2\r\n")
+        == b"a = 1\r\nz = 0\r\nb = 2\r\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,14 +293,24 @@ def test_two_concurrent_fix_runs_do_not_crash(tmp_path):
     for _round in range(2):
         for i in range(count):
             (tmp_path / f"m{i}.py").write_text(FIXABLE + f"z{i} = {i}\n")
-        procs = [subprocess.Popen([TCLINT, ".", "--fix", "--no-cache"], cwd=tmp_path, env=env(),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [TCLINT, ".", "--fix", "--no-cache"],
+                cwd=tmp_path,
+                env=env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
         for p in procs:
             _out, err = p.communicate(timeout=300)
             assert p.returncode in (0, 1), err.decode()
             assert b"Traceback" not in err and b"Error" not in err
         for i in range(count):
-            assert (tmp_path / f"m{i}.py").read_text() == FIXABLE.replace("  # noqa: TC101", "") + f"z{i} = {i}\n"
+            assert (tmp_path / f"m{i}.py").read_text() == FIXABLE.replace(
+                "  # noqa: TC101", ""
+            ) + f"z{i} = {i}\n"
         assert leftovers(tmp_path) == []
 
 
@@ -387,15 +402,23 @@ def test_odd_file_names_are_fixed_and_named_safely(tmp_path, monkeypatch):
 
     monkeypatch.setattr(writeback.tempfile, "mkstemp", read_only)
     rc, _, err = cli("--fix", "--", *names, cwd=str(tmp_path))
-    assert rc == 2 and "cannot write bad\\xffname.py: Read-only" in err and "cannot write new\\nline.py" in err
+    assert (
+        rc == 2 and "cannot write bad\\xffname.py: Read-only" in err and "cannot write new\\nline.py" in err
+    )
     assert "Traceback" not in err
 
 
 def test_notebook_add_noqa_goes_through_the_same_writer(tmp_path, monkeypatch):
     import json
 
-    nb = {"cells": [{"cell_type": "code", "source": NOQA_ME, "metadata": {}, "outputs": [], "execution_count": None}],
-          "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {"cell_type": "code", "source": NOQA_ME, "metadata": {}, "outputs": [], "execution_count": None}
+        ],
+        "metadata": {"kernelspec": {"language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
     os.chmod(path, 0o600)
@@ -416,4 +439,3 @@ def test_fix_still_reports_through_the_console_script(tmp_path):
     proc = tclint("m.py", "--fix", "--no-cache", cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "m.py").read_text() == FIXABLE.replace("  # noqa: TC101", "")
-

@@ -20,11 +20,46 @@ import yaml
 from tests.helpers.relutil import BIN, ROOT, LspSession, run, tclint
 
 # lazily imported by the CLI, the engine, the report writers, the server (pygls, asyncio) ...
-SHADOWED = ("json", "argparse", "logging", "typing", "tokenize", "difflib", "tempfile", "pickle", "fnmatch",
-            "hashlib", "tomllib", "enum", "dataclasses", "ast", "textwrap", "inspect", "concurrent", "asyncio",
-            "threading", "pathlib", "shutil", "copy", "uuid", "platform", "queue", "selectors", "socket",
-            "traceback", "importlib_metadata", "yaml", "libcst", "pygls", "lsprotocol", "cattrs", "attrs",
-            "torch", "numpy", "tclint_marker_probe")
+SHADOWED = (
+    "json",
+    "argparse",
+    "logging",
+    "typing",
+    "tokenize",
+    "difflib",
+    "tempfile",
+    "pickle",
+    "fnmatch",
+    "hashlib",
+    "tomllib",
+    "enum",
+    "dataclasses",
+    "ast",
+    "textwrap",
+    "inspect",
+    "concurrent",
+    "asyncio",
+    "threading",
+    "pathlib",
+    "shutil",
+    "copy",
+    "uuid",
+    "platform",
+    "queue",
+    "selectors",
+    "socket",
+    "traceback",
+    "importlib_metadata",
+    "yaml",
+    "libcst",
+    "pygls",
+    "lsprotocol",
+    "cattrs",
+    "attrs",
+    "torch",
+    "numpy",
+    "tclint_marker_probe",
+)
 
 
 def _marker(markers: str, name: str) -> str:
@@ -42,7 +77,8 @@ def make_project(root: str, markers: str) -> None:
         "usercustomize.py": _marker(markers, "usercustomize"),
         "zz_surprise/__init__.py": _marker(markers, "package __init__"),
         "zz_surprise/__main__.py": _marker(markers, "package __main__"),
-        "zz_surprise/model.py": _marker(markers, "model.py") + textwrap.dedent("""\
+        "zz_surprise/model.py": _marker(markers, "model.py")
+        + textwrap.dedent("""\
             import torch
 
             from zz_surprise import helpers
@@ -66,10 +102,27 @@ def make_project(root: str, markers: str) -> None:
         files[f"{name}.py"] = _marker(markers, f"shadowed {name}")
         files[f"zz_surprise/{name}.py"] = _marker(markers, f"shadowed zz_surprise/{name}")
     files["torch/__init__.py"] = _marker(markers, "fake torch package")
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": [_marker(markers, "notebook cell"), "import torch\n", "@torch.compile\n",
-                                      "def f(x):\n", "    print(x)\n", "    return x\n"]}],
-                "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": [
+                    _marker(markers, "notebook cell"),
+                    "import torch\n",
+                    "@torch.compile\n",
+                    "def f(x):\n",
+                    "    print(x)\n",
+                    "    return x\n",
+                ],
+            }
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     files["zz_surprise/explore.ipynb"] = json.dumps(notebook, indent=1)
     for rel, text in files.items():
         path = os.path.join(root, rel)
@@ -100,8 +153,14 @@ def test_the_markers_work(project):
 def test_cli_in_every_mode(project):
     root, markers = project
     runs = [
-        ["."], [".", "--output-format", "json"], [".", "--output-format", "sarif"], [".", "--output-format", "full"],
-        [".", "--statistics"], [".", "--diff", "--unsafe-fixes"], ["regions", "."], ["zz_surprise/model.py"],
+        ["."],
+        [".", "--output-format", "json"],
+        [".", "--output-format", "sarif"],
+        [".", "--output-format", "full"],
+        [".", "--statistics"],
+        [".", "--diff", "--unsafe-fixes"],
+        ["regions", "."],
+        ["zz_surprise/model.py"],
         ["--no-project-index", "zz_surprise/model.py"],
     ]
     for args in runs:
@@ -122,8 +181,13 @@ def test_pre_commit_entries(project):
     root, markers = project
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
         hooks = yaml.safe_load(fh)
-    files = [os.path.relpath(os.path.join(base, n), root) for base, _d, names in os.walk(root) if ".git" not in base
-             for n in names if n.endswith((".py", ".ipynb"))]
+    files = [
+        os.path.relpath(os.path.join(base, n), root)
+        for base, _d, names in os.walk(root)
+        if ".git" not in base
+        for n in names
+        if n.endswith((".py", ".ipynb"))
+    ]
     assert len(hooks) >= 2
     for hook in hooks:
         cmd = [*hook["entry"].split(), *hook.get("args", []), *sorted(files)]
@@ -143,8 +207,9 @@ def test_library_never_imports_the_linted_modules(project, monkeypatch):
     result = Linter(ConfigResolver()).lint_paths(["."])
     assert {d.code for d in result.diagnostics} >= {"TC104", "TC012"}
     new = set(sys.modules) - before
-    from_project = sorted(name for name in new
-                          if (getattr(sys.modules[name], "__file__", None) or "").startswith(root))
+    from_project = sorted(
+        name for name in new if (getattr(sys.modules[name], "__file__", None) or "").startswith(root)
+    )
     assert from_project == []
     assert "zz_surprise" not in sys.modules and "torch" not in new
     assert written(markers) == []
@@ -170,8 +235,13 @@ def test_language_server_lint_path(project, tmp_path):
 
 def _shadow_tclint(root: str, markers: str) -> None:
     """A `tclint` package of the workspace's own (with `tclint.server` and `tclint.rules`)."""
-    for rel in ("tclint/__init__.py", "tclint/server/__init__.py", "tclint/server/__main__.py",
-                "tclint/rules/__init__.py", "tclint/rules/__main__.py"):
+    for rel in (
+        "tclint/__init__.py",
+        "tclint/server/__init__.py",
+        "tclint/server/__main__.py",
+        "tclint/rules/__init__.py",
+        "tclint/rules/__main__.py",
+    ):
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
@@ -233,5 +303,8 @@ def test_fix_writes_only_the_linted_files(project):
     after = snapshot()
     assert set(after) == set(before)
     # The notebook's compiled cell prints: its cell gets a fix too (and stays a valid notebook).
-    assert {k for k in before if before[k] != after[k]} == {"zz_surprise/model.py", "zz_surprise/explore.ipynb"}
+    assert {k for k in before if before[k] != after[k]} == {
+        "zz_surprise/model.py",
+        "zz_surprise/explore.ipynb",
+    }
     assert json.loads(after["zz_surprise/explore.ipynb"])["cells"][0]["cell_type"] == "code"

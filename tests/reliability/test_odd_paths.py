@@ -73,8 +73,10 @@ def test_non_utf8_name_every_format(bad_name, fmt):
     elif fmt == "json-lines":
         assert bad_path in {json.loads(line)["filename"] for line in out.splitlines()}
     elif fmt == "sarif":
-        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                for r in json.loads(out)["runs"][0]["results"]}
+        uris = {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(out)["runs"][0]["results"]
+        }
         assert any(uri.endswith("/bad%FFname.py") for uri in uris), uris
         assert any(uri.endswith("/dir%FE/m.py") for uri in uris), uris
     else:
@@ -99,15 +101,24 @@ def test_control_characters_in_names_and_source_are_escaped(tmp_path):
     os.makedirs(os.path.join(root, ".git"))
     forged = b"x\x1b[31mred\nforged.py:1:1: TC999 fake.py"
     _write(root, forged, SOURCE)
-    _write(root, b"esc.py", 'import torch\n\n\n@torch.compile\ndef f(x):\n    print("\x1b[2J\x9b1m")\n    return x\n'.encode())
+    _write(
+        root,
+        b"esc.py",
+        'import torch\n\n\n@torch.compile\ndef f(x):\n    print("\x1b[2J\x9b1m")\n    return x\n'.encode(),
+    )
     for fmt in ("concise", "full", "github"):
         out = _ok(tclint(".", "--no-cache", "--output-format", fmt, cwd=root))
         assert "\x1b" not in out and "\x9b" not in out, (fmt, out)
-        assert not any(line.startswith(("forged.py", "::error file=forged.py")) for line in out.splitlines()), out
+        assert not any(
+            line.startswith(("forged.py", "::error file=forged.py")) for line in out.splitlines()
+        ), out
         if fmt == "concise":
             findings = [line for line in out.splitlines() if FINDING.match(line)]
             assert len(findings) == 3, out  # two in the forged-name file, one in esc.py
-            assert any(line.startswith("x\\x1b[31mred\\nforged.py:1:1: TC999 fake.py:6:5: TC104") for line in findings)
+            assert any(
+                line.startswith("x\\x1b[31mred\\nforged.py:1:1: TC999 fake.py:6:5: TC104")
+                for line in findings
+            )
         if fmt == "full":
             lines = out.splitlines()
             shown = lines.index('6 |     print("\\x1b[2J\\x9b1m")')
@@ -121,10 +132,14 @@ def test_named_pipe_and_device_named_on_the_command_line(tmp_path):
     proc = subprocess.run([TCLINT, "fifo.py"], cwd=root, capture_output=True, timeout=60, env=env())
     assert proc.returncode == 2
     assert b"fifo.py: not a regular file (a named pipe)" in proc.stderr
-    proc = subprocess.run([TCLINT, "--no-cache", "/dev/zero"], cwd=root, capture_output=True, timeout=60, env=env())
+    proc = subprocess.run(
+        [TCLINT, "--no-cache", "/dev/zero"], cwd=root, capture_output=True, timeout=60, env=env()
+    )
     assert proc.returncode == 2
     assert b"/dev/zero: not a regular file (a character device)" in proc.stderr
-    proc = subprocess.run([TCLINT, "regions", "fifo.py"], cwd=root, capture_output=True, timeout=60, env=env())
+    proc = subprocess.run(
+        [TCLINT, "regions", "fifo.py"], cwd=root, capture_output=True, timeout=60, env=env()
+    )
     assert proc.returncode == 2 and b"fifo.py: not a regular file (a named pipe)" in proc.stderr
 
 
@@ -146,7 +161,9 @@ def test_reader_refuses_a_pipe_swapped_in_after_discovery(tmp_path):
     path = str(tmp_path / "m.py")
     os.mkfifo(path)
     src = read_source(path, max_size=1000)
-    assert src.text is None and src.error == "not a regular file (a named pipe): tclint reads regular files only"
+    assert (
+        src.text is None and src.error == "not a regular file (a named pipe): tclint reads regular files only"
+    )
 
 
 def test_reading_stops_one_byte_past_max_file_size(tmp_path, monkeypatch):
@@ -161,8 +178,20 @@ def test_reading_stops_one_byte_past_max_file_size(tmp_path, monkeypatch):
 
     def small_stat(p, *a, **k):  # the size at stat time: before the file grew
         st = real_stat(p, *a, **k)
-        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 10,
-                               st.st_atime, st.st_mtime, st.st_ctime))
+        return os.stat_result(
+            (
+                st.st_mode,
+                st.st_ino,
+                st.st_dev,
+                st.st_nlink,
+                st.st_uid,
+                st.st_gid,
+                10,
+                st.st_atime,
+                st.st_mtime,
+                st.st_ctime,
+            )
+        )
 
     monkeypatch.setattr(reading.os, "stat", small_stat)
     src = reading.read_source(path, max_size=100)
@@ -201,8 +230,9 @@ def locked_tree():
 
 
 def _as_nobody(root: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*_unprivileged(), TCLINT, "--no-cache", *args], cwd=root, capture_output=True,
-                          timeout=120, env=env())
+    return subprocess.run(
+        [*_unprivileged(), TCLINT, "--no-cache", *args], cwd=root, capture_output=True, timeout=120, env=env()
+    )
 
 
 def test_unreadable_folder_and_file_met_by_the_walk_are_reported(locked_tree):

@@ -29,7 +29,11 @@ def tree(tmp_path_factory) -> str:
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "full"])
 def test_output_does_not_depend_on_the_hash_seed(tree, fmt):
-    outputs = {seed: tclint(".", "--no-cache", "--output-format", fmt, "--unsafe-fixes", cwd=tree,
-                            PYTHONHASHSEED=seed).stdout for seed in ("0", "1", "12345", "random")}
+    outputs = {
+        seed: tclint(
+            ".", "--no-cache", "--output-format", fmt, "--unsafe-fixes", cwd=tree, PYTHONHASHSEED=seed
+        ).stdout
+        for seed in ("0", "1", "12345", "random")
+    }
     assert len(set(outputs.values())) == 1, "output differs between hash seeds"
     assert outputs["0"]

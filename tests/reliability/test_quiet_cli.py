@@ -18,7 +18,9 @@ WARNS = 'import re\n\nx = 1if True else 2\npattern = re.compile("\\d+")\n'
 def project(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "warns.py").write_text(WARNS)
-    (tmp_path / "model.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
+    (tmp_path / "model.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
+    )
     return str(tmp_path)
 
 

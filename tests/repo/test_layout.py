@@ -44,7 +44,10 @@ def test_helpers_come_from_the_helpers_package_not_from_sys_path():
 
 
 def test_helper_modules_live_only_in_the_helpers_package():
-    stray = [os.path.relpath(p, ROOT) for p in _python_files(TESTS)
-             if not os.path.basename(p).startswith(("test_", "conftest", "__init__"))
-             and os.sep + "helpers" + os.sep not in p]
+    stray = [
+        os.path.relpath(p, ROOT)
+        for p in _python_files(TESTS)
+        if not os.path.basename(p).startswith(("test_", "conftest", "__init__"))
+        and os.sep + "helpers" + os.sep not in p
+    ]
     assert stray == []

@@ -30,8 +30,21 @@ def _package_folders() -> set[str]:
 def wheel_names(tmp_path_factory) -> list[str]:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), ROOT],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            ROOT,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (wheel,) = [f for f in os.listdir(out) if f.endswith(".whl")]
     with zipfile.ZipFile(out / wheel) as zf:

@@ -51,9 +51,7 @@ def test_every_rule_is_in_the_rule_table():
 def test_the_rule_table_is_generated_from_the_registry():
     rules = list(registry.all_rules())
     assert readme_rule_table(rules) in README
-    hint = (
-        "README.md's rule table is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit it"
-    )
+    hint = "README.md's rule table is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit it"
     assert with_rule_table(README, rules) == README, hint
 
 

@@ -24,7 +24,11 @@ def _lint(tmp_path, files, settings=None):
 
 
 def _by_line(result, path_end="", code=None):
-    return {d.span.start.line: d for d in result.diagnostics if d.path.endswith(path_end) and (code is None or d.code == code)}
+    return {
+        d.span.start.line: d
+        for d in result.diagnostics
+        if d.path.endswith(path_end) and (code is None or d.code == code)
+    }
 
 
 HELPER = """\
@@ -74,16 +78,24 @@ def test_types_flow_across_files_and_through_a_chain_of_helpers(tmp_path):
 
 
 def test_a_known_non_tensor_argument_seeds_nothing_and_an_unknown_one_lowers_confidence(tmp_path):
-    code = HELPER.replace("        return first_after(h, 0.5)\n", "        first_after('ab', 'a')\n        return first_after(h, 0.5)\n")
+    code = HELPER.replace(
+        "        return first_after(h, 0.5)\n",
+        "        first_after('ab', 'a')\n        return first_after(h, 0.5)\n",
+    )
     assert 6 not in _by_line(_lint(tmp_path, {"m.py": code}, LOW), code="TC102")
-    code = HELPER.replace("        return first_after(h, 0.5)\n", "        first_after(self.table, 0)\n        return first_after(h, 0.5)\n")
+    code = HELPER.replace(
+        "        return first_after(h, 0.5)\n",
+        "        first_after(self.table, 0)\n        return first_after(h, 0.5)\n",
+    )
     result = _lint(tmp_path, {"m.py": code}, LOW)
     assert _by_line(result, code="TC102")[6].confidence == Confidence.LOW
     assert 6 not in _by_line(_lint(tmp_path, {"m.py": code}), code="TC102")  # hidden by default
 
 
 def test_a_helper_returning_a_tensor_types_its_callers_values(tmp_path):
-    code = HELPER.replace("        return first_after(h, 0.5)\n", "        n = first_after(h, 0.5)\n        return h * int(n)\n")
+    code = HELPER.replace(
+        "        return first_after(h, 0.5)\n", "        n = first_after(h, 0.5)\n        return h * int(n)\n"
+    )
     got = _by_line(_lint(tmp_path, {"m.py": code}), code="TC101")
     assert 19 in got  # int() of what first_after returns: a tensor slice of its tensor argument
 
@@ -162,9 +174,18 @@ def test_join_of_argument_kinds():
     assert _join(["T", "U"]) == T.Ty(T.TENSOR, T.LOW)
     assert _join(["T", "N"]) is None
     assert _join(["U", "0"]) is None
-    fn = FunctionFacts("f", "f", Loc(1, 0, 1, 0), Loc(1, 0, 1, 0), None, params=[
-        Param("a", T.T_UNKNOWN, None, None), Param("b", T.T_UNKNOWN, None, "None"), Param("c", T.T_UNKNOWN, None, "3"),
-    ])
+    fn = FunctionFacts(
+        "f",
+        "f",
+        Loc(1, 0, 1, 0),
+        Loc(1, 0, 1, 0),
+        None,
+        params=[
+            Param("a", T.T_UNKNOWN, None, None),
+            Param("b", T.T_UNKNOWN, None, "None"),
+            Param("c", T.T_UNKNOWN, None, "3"),
+        ],
+    )
     edge = CallEdge("name", "m.f", "__call__", Loc(1, 0, 1, 0), args=(("#0", "tensor"),))
     assert _site_kinds(edge, fn) == {"a": "T", "b": "0", "c": "N"}
     starred = CallEdge("name", "m.f", "__call__", Loc(1, 0, 1, 0), args=(("#0", "starred"),))

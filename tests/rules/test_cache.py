@@ -92,13 +92,18 @@ def test_warm_equals_cold_through_edits_renames_and_config(tmp_path, stat_trust)
 
 
 def test_project_wide_facts_are_reused_after_an_edit(tmp_path):
-    write_tree(str(tmp_path), {
-        "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return g(x)\n\ndef g(x):\n    return x\n",
-        "other.py": "def h(x):\n    return x\n",
-    })
+    write_tree(
+        str(tmp_path),
+        {
+            "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return g(x)\n\ndef g(x):\n    return x\n",
+            "other.py": "def h(x):\n    return x\n",
+        },
+    )
     cache_dir = str(tmp_path / "c")
     run(str(tmp_path), cache_dir)
-    (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return g(x)\n\ndef g(x):\n    return x\n")
+    (tmp_path / "m.py").write_text(
+        "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return g(x)\n\ndef g(x):\n    return x\n"
+    )
     cache = Cache(cache_dir)
     cwd = os.getcwd()
     os.chdir(tmp_path)
@@ -113,7 +118,9 @@ def test_project_wide_facts_are_reused_after_an_edit(tmp_path):
 def test_stat_table_trusts_only_files_older_than_their_hash(tmp_path):
     """A file hashed within the racy margin of its last change is hashed again next time; a
     damaged table is an empty one."""
-    write_tree(str(tmp_path / "proj"), {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    write_tree(
+        str(tmp_path / "proj"), {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"}
+    )
     cache = str(tmp_path / "cache")
     tree = str(tmp_path / "proj")
     first = run(tree, cache)
@@ -150,7 +157,13 @@ def test_a_cache_shipped_with_the_tree_runs_no_code(tmp_path, monkeypatch):
     for path in paths:
         key = os.path.basename(path).rsplit(".", 1)[0]
         with open(path, "wb") as fh:
-            fh.write(b"TCLINT-CACHE-1\n" + key.encode() + b"\n" + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+            fh.write(
+                b"TCLINT-CACHE-1\n"
+                + key.encode()
+                + b"\n"
+                + hashlib.blake2b(payload, digest_size=16).digest()
+                + payload
+            )
         with open(path[: -len(".entry")] + ".pkl" if path.endswith(".entry") else path, "wb") as fh:
             fh.write(payload)
     assert run(str(tree), cache) == expected
@@ -170,7 +183,13 @@ def test_a_cached_report_prints_what_a_fresh_one_would(tmp_path, fmt):
 
     def cli(*args: str, cwd=tree, cached=True):
         extra = ["--cache-dir", cache] if cached else ["--no-cache"]
-        proc = subprocess.run([sys.executable, "-m", "tclint.rules", *args, *extra], cwd=cwd, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tclint.rules", *args, *extra],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return proc.returncode, proc.stdout
 
     fresh = cli(".", "--output-format", fmt, cached=False)
@@ -179,9 +198,13 @@ def test_a_cached_report_prints_what_a_fresh_one_would(tmp_path, fmt):
     assert os.listdir(os.path.join(cache, "outputs"))
     assert cli(".", "--output-format", fmt) == fresh  # printed from the saved report
     assert cli(".", "--output-format", fmt, "--exit-zero") == (0, fresh[1])
-    assert cli(".", "--output-format", fmt, "--unsafe-fixes") == cli(".", "--output-format", fmt, "--unsafe-fixes", cached=False)
+    assert cli(".", "--output-format", fmt, "--unsafe-fixes") == cli(
+        ".", "--output-format", fmt, "--unsafe-fixes", cached=False
+    )
     assert cli(".", "--output-format", fmt, "-q") == cli(".", "--output-format", fmt, "-q", cached=False)
-    assert cli("proj", "--output-format", fmt, cwd=tmp_path) == cli("proj", "--output-format", fmt, cwd=tmp_path, cached=False)
+    assert cli("proj", "--output-format", fmt, cwd=tmp_path) == cli(
+        "proj", "--output-format", fmt, cwd=tmp_path, cached=False
+    )
     for elsewhere in ("a", "b/c"):  # the same absolute paths from other folders (SARIF fingerprints differ)
         (tmp_path / elsewhere).mkdir(parents=True)
         args = (str(tree), "--output-format", fmt)

@@ -36,9 +36,28 @@ def test_vendored_schema_is_the_sarif_2_1_0_schema(sarif_validator):
     assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
     assert schema["properties"]["version"]["enum"] == ["2.1.0"]
     # the validator is not vacuous: the mistakes tools make are caught
-    bad = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [
-        {"message": {"text": "m"}, "level": "bogus",
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.py"}, "region": {"startLine": 0}}}]}]}]}
+    bad = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "x"}},
+                "results": [
+                    {
+                        "message": {"text": "m"},
+                        "level": "bogus",
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": "a.py"},
+                                    "region": {"startLine": 0},
+                                }
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
     errors = schema_errors(sarif_validator, bad)
     assert any("bogus" in e for e in errors), errors
     assert any("startLine" in e or "minimum" in e for e in errors), errors
@@ -67,7 +86,10 @@ def test_sarif_output_validates_with_notebook_and_fixes(project, sarif_validator
         assert "## What it does" in rule["help"]["markdown"]
     assert any(r.get("helpUri", "").startswith("https://meta-pytorch.github.io/") for r in rules)
 
-    by_code_file = {(r["ruleId"], os.path.basename(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])): r for r in results}
+    by_code_file = {
+        (r["ruleId"], os.path.basename(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])): r
+        for r in results
+    }
     # the notebook keeps its cell: a property, a logical location and the message
     nb = by_code_file[("TC104", "explore.ipynb")]
     assert nb["properties"]["cell"] == 3
@@ -83,7 +105,9 @@ def test_sarif_output_validates_with_notebook_and_fixes(project, sarif_validator
     assert "(unsafe)" in unsafe["description"]["text"]
     # fingerprints are stable across runs (code scanning tracks alerts by them)
     again = json.loads(tclint(".", "--output-format", "sarif", cwd=project).stdout)
-    assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [r["partialFingerprints"] for r in results]
+    assert [r["partialFingerprints"] for r in again["runs"][0]["results"]] == [
+        r["partialFingerprints"] for r in results
+    ]
 
 
 def test_sarif_with_no_findings_validates(tmp_path, sarif_validator):

@@ -21,8 +21,13 @@ UPDATE = os.environ.get("TCLINT_UPDATE_GOLDEN") == "1"
 
 def run(args: list[str], cwd: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tclint.rules", *args], cwd=cwd, capture_output=True, text=True, input=stdin,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=120,
+        [sys.executable, "-m", "tclint.rules", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=120,
     )
 
 
@@ -61,18 +66,24 @@ def test_sarif_fingerprints_do_not_depend_on_the_checkout(tmp_path):
 def test_json_round_trips():
     proc = run(["model.py", "--no-cache", "--output-format", "json"], GOLDEN)
     data = json.loads(proc.stdout)
-    assert {"filename", "code", "message", "location", "end_location", "fix", "noqa_row", "url"} <= set(data[0])
+    assert {"filename", "code", "message", "location", "end_location", "fix", "noqa_row", "url"} <= set(
+        data[0]
+    )
     for obj in data:
         assert to_dict(from_dict(obj)) == obj
     multi = next(o for o in data if o["code"] == "TC102")
     assert (multi["location"]["row"], multi["end_location"]["row"]) == (8, 9)
     printed = next(o for o in data if o["code"] == "TC104")
-    assert printed["end_location"]["column"] - printed["location"]["column"] == len('print("données:", x.shape)')
+    assert printed["end_location"]["column"] - printed["location"]["column"] == len(
+        'print("données:", x.shape)'
+    )
 
 
 def test_exit_codes(tmp_path):
     (tmp_path / "clean.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    return x * 2\n")
-    (tmp_path / "bad.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
+    (tmp_path / "bad.py").write_text(
+        "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
+    )
     assert run(["clean.py"], str(tmp_path)).returncode == 0
     assert run(["bad.py"], str(tmp_path)).returncode == 1
     assert run(["bad.py", "--exit-zero"], str(tmp_path)).returncode == 0
@@ -109,18 +120,24 @@ def test_config_errors_name_file_and_key(tmp_path, config, key):
 def test_selection_options(tmp_path):
     code = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x.sum().item()\n"
     (tmp_path / "m.py").write_text(code)
-    codes = lambda args: {d["code"] for d in json.loads(run(["m.py", "--output-format", "json", *args], str(tmp_path)).stdout)}  # noqa: E731
+    codes = lambda args: {  # noqa: E731
+        d["code"] for d in json.loads(run(["m.py", "--output-format", "json", *args], str(tmp_path)).stdout)
+    }
     assert codes([]) == {"TC101", "TC104"}
     assert codes(["--select", "TC104"]) == {"TC104"}
     assert codes(["--ignore", "TC10"]) == set()
     assert codes(["--select", "TC1", "--ignore", "TC104"]) == {"TC101"}
-    assert codes(["--ignore", "TC1", "--extend-select", "TC104"]) == {"TC101", "TC104"} - {"TC101"} | {"TC104"}
+    assert codes(["--ignore", "TC1", "--extend-select", "TC104"]) == {"TC101", "TC104"} - {"TC101"} | {
+        "TC104"
+    }
     assert codes(["--per-file-ignores", "m.py:TC101"]) == {"TC104"}
 
 
 def test_statistics_and_config_file(tmp_path):
     (tmp_path / "tclint.toml").write_text("ignore = ['TC101']\n[severity]\nTC104 = 'error'\n")
-    (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    print(x)\n    return x.sum().item()\n")
+    (tmp_path / "m.py").write_text(
+        "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    print(x)\n    return x.sum().item()\n"
+    )
     stats = run(["m.py", "--statistics"], str(tmp_path))
     assert stats.stdout.split() == ["2", "TC104", "print-in-compiled-code"] or "2\tTC104" in stats.stdout
     data = json.loads(run(["m.py", "--output-format", "json"], str(tmp_path)).stdout)
@@ -134,7 +151,9 @@ def test_fix_diff_and_unsafe(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(code)
     diff = run(["m.py", "--diff"], str(tmp_path))
-    assert diff.returncode == 1 and "-    y = x * 2  # noqa: TC101" in diff.stdout and path.read_text() == code
+    assert (
+        diff.returncode == 1 and "-    y = x * 2  # noqa: TC101" in diff.stdout and path.read_text() == code
+    )
     fixed = run(["m.py", "--fix"], str(tmp_path))
     assert "# noqa" not in path.read_text() and "print(y)" in path.read_text()
     assert fixed.returncode == 1  # the print remains: its fix is unsafe
@@ -142,7 +161,8 @@ def test_fix_diff_and_unsafe(tmp_path):
     assert unsafe.returncode == 0, unsafe.stdout
     # the print's preferred fix (of three alternatives): registered as reorderable, kept in place
     assert path.read_text() == code.replace("  # noqa: TC101", "").replace(
-        "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n")
+        "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n"
+    )
     compile(path.read_text(), "m.py", "exec")
 
 
@@ -159,7 +179,9 @@ def test_add_noqa_then_clean(tmp_path):
 
 def test_stdin(tmp_path):
     code = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
-    proc = run(["-", "--stdin-filename", "pkg/model.py", "--output-format", "concise"], str(tmp_path), stdin=code)
+    proc = run(
+        ["-", "--stdin-filename", "pkg/model.py", "--output-format", "concise"], str(tmp_path), stdin=code
+    )
     assert proc.returncode == 1
     assert proc.stdout.startswith("pkg/model.py:5:5: TC104")
 
@@ -167,7 +189,9 @@ def test_stdin(tmp_path):
 def test_rule_command_and_version(capsys):
     assert main(["rule", "TC101"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# TC101 tensor-to-python-scalar") and "## Why is this bad?" in out and "gb0124" in out
+    assert (
+        out.startswith("# TC101 tensor-to-python-scalar") and "## Why is this bad?" in out and "gb0124" in out
+    )
     assert main(["rule", "--all"]) == 0
     assert capsys.readouterr().out.count("\n# TC") >= 20
     assert main(["rule", "TC999"]) == 2
@@ -180,7 +204,9 @@ def test_bad_files_never_stop_a_run(tmp_path):
     (tmp_path / "latin1.py").write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
     (tmp_path / "binary.py").write_bytes(b"\x00\x01\x02garbage\x00")
     (tmp_path / "empty.py").write_text("")
-    (tmp_path / "bom_crlf.py").write_bytes(b"\xef\xbb\xbfimport torch\r\n\r\n@torch.compile\r\ndef f(x):\r\n    print(x)\r\n    return x\r\n")
+    (tmp_path / "bom_crlf.py").write_bytes(
+        b"\xef\xbb\xbfimport torch\r\n\r\n@torch.compile\r\ndef f(x):\r\n    print(x)\r\n    return x\r\n"
+    )
     big = "import torch\n" + "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(10_000))
     (tmp_path / "big.py").write_text(big)
     proc = run([".", "--output-format", "json", "--no-cache"], str(tmp_path))
@@ -190,7 +216,12 @@ def test_bad_files_never_stop_a_run(tmp_path):
     by_file = {}
     for d in data:
         by_file.setdefault(os.path.basename(d["filename"]), []).append(d["code"])
-    assert by_file == {"syntax.py": ["TC000"], "latin1.py": ["TC011"], "binary.py": ["TC000"], "bom_crlf.py": ["TC104"]}
+    assert by_file == {
+        "syntax.py": ["TC000"],
+        "latin1.py": ["TC011"],
+        "binary.py": ["TC000"],
+        "bom_crlf.py": ["TC104"],
+    }
     crlf = next(d for d in data if d["code"] == "TC104")
     assert (crlf["location"]["row"], crlf["location"]["column"]) == (5, 5)
 

@@ -27,8 +27,13 @@ def test_plain_check_never_imports_libcst(tmp_path, extra, imported):
         path = tmp_path / f"{code}.py"
         path.write_text(registry.get(code).invalid[0].code)
         files.append(str(path))
-    proc = subprocess.run([sys.executable, "-c", PROBE, "check", "--no-cache", *extra, *files],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "check", "--no-cache", *extra, *files],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert "TC201" in proc.stdout and "TC310" in proc.stdout or "+" in proc.stdout, proc.stdout
     assert proc.stderr.strip().splitlines()[-1] == imported, proc.stderr
 
@@ -70,7 +75,10 @@ class Net(nn.Module):
 
 
 def test_compile_in_place_unsafe_when_another_name_holds_the_module(tmp_path):
-    src = TC310_HEAD + "net = Net()\nmodel = torch.compile(net, dynamic=False)  # keep\nvalue = model.loss(torch.ones(2))\n"
+    src = (
+        TC310_HEAD
+        + "net = Net()\nmodel = torch.compile(net, dynamic=False)  # keep\nvalue = model.loss(torch.ones(2))\n"
+    )
     fix = _fix(tmp_path, "TC310", src)
     assert fix.applicability is Applicability.UNSAFE
     new = apply_fixes(src, [fix])[0]
@@ -78,7 +86,9 @@ def test_compile_in_place_unsafe_when_another_name_holds_the_module(tmp_path):
 
 
 def test_compile_in_place_safe_for_its_own_name_and_keeps_crlf(tmp_path):
-    src = (TC310_HEAD + "model = Net()\nmodel = torch.compile(model)\nvalue = model.loss(torch.ones(2))\n").replace("\n", "\r\n")
+    src = (
+        TC310_HEAD + "model = Net()\nmodel = torch.compile(model)\nvalue = model.loss(torch.ones(2))\n"
+    ).replace("\n", "\r\n")
     fix = _fix(tmp_path, "TC310", src)
     assert fix.applicability is Applicability.SAFE
     assert apply_fixes(src, [fix])[0] == src.replace("model = torch.compile(model)", "model.compile()")
@@ -87,12 +97,15 @@ def test_compile_in_place_safe_for_its_own_name_and_keeps_crlf(tmp_path):
 def test_compile_in_place_passed_on_is_unsafe_and_unwrapping_is_not_fixed(tmp_path):
     src = TC310_HEAD + "model = torch.compile(Net())\nvalue = model.loss(torch.ones(2))\nprint(model)\n"
     assert _fix(tmp_path, "TC310", src).applicability is Applicability.UNSAFE
-    src = TC310_HEAD + "model = torch.compile(Net())\nvalue = model.loss(torch.ones(2))\nraw = model._orig_mod\n"
+    src = (
+        TC310_HEAD
+        + "model = torch.compile(Net())\nvalue = model.loss(torch.ones(2))\nraw = model._orig_mod\n"
+    )
     assert _fix(tmp_path, "TC310", src) is None
 
 
 def test_int_counter_reset_becomes_fill_and_reads_are_listed(tmp_path):
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         import torch
         import torch.nn as nn
 
@@ -112,17 +125,20 @@ def test_int_counter_reset_becomes_fill_and_reads_are_listed(tmp_path):
                 return f"{self.steps} steps"
 
         m = torch.compile(Counter())
-    ''')
+    """)
     fix = _fix(tmp_path, "TC201", src)
     assert fix.applicability is Applicability.UNSAFE
     new = apply_fixes(src, [fix])[0]
-    assert 'self.register_buffer("steps", torch.full((), 1, dtype=torch.long), persistent=False)  # starts at one' in new
+    assert (
+        'self.register_buffer("steps", torch.full((), 1, dtype=torch.long), persistent=False)  # starts at one'
+        in new
+    )
     assert "self.steps.fill_(0)" in new and "self.steps += 1" in new
     assert "line 18" in fix.message  # the f-string read needs review
 
 
 def test_int_counter_before_module_init_is_not_fixed(tmp_path):
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         import torch
         import torch.nn as nn
 
@@ -136,7 +152,7 @@ def test_int_counter_before_module_init_is_not_fixed(tmp_path):
                 return x
 
         m = torch.compile(Counter())
-    ''')
+    """)
     assert _fix(tmp_path, "TC201", src) is None
 
 
@@ -149,11 +165,14 @@ def f(x):
 """
 
 
-@pytest.mark.parametrize(("body", "fixed"), [
-    ("return x / x.sum().item()", "return x / x.sum()"),
-    ("s = (x * 2).max().item()\n    return x - s * 3", "s = (x * 2).max()\n    return x - s * 3"),
-    ("é = 'ü'; return x * x.mean().item()", "é = 'ü'; return x * x.mean()"),  # columns in code points
-])
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("return x / x.sum().item()", "return x / x.sum()"),
+        ("s = (x * 2).max().item()\n    return x - s * 3", "s = (x * 2).max()\n    return x - s * 3"),
+        ("é = 'ü'; return x * x.mean().item()", "é = 'ü'; return x * x.mean()"),  # columns in code points
+    ],
+)
 def test_item_feeding_arithmetic_stays_a_tensor(tmp_path, body, fixed):
     src = ITEM.format(body=body)
     fix = _fix(tmp_path, "TC101", src)
@@ -161,12 +180,15 @@ def test_item_feeding_arithmetic_stays_a_tensor(tmp_path, body, fixed):
     assert apply_fixes(src, [fix])[0] == ITEM.format(body=fixed)
 
 
-@pytest.mark.parametrize("body", [
-    "s = x.sum().item()\n    if s > 0:\n        return x\n    return x * s",  # control flow
-    "s = x.sum().item()\n    return x * s, s",  # returned as a number
-    "return torch.full((2,), x.sum().item())",  # a call argument
-    "s = x.sum().item()\n    s = s + 1\n    return x * s",  # bound again
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "s = x.sum().item()\n    if s > 0:\n        return x\n    return x * s",  # control flow
+        "s = x.sum().item()\n    return x * s, s",  # returned as a number
+        "return torch.full((2,), x.sum().item())",  # a call argument
+        "s = x.sum().item()\n    s = s + 1\n    return x * s",  # bound again
+    ],
+)
 def test_item_needed_as_a_number_is_not_fixed(tmp_path, body):
     assert _fix(tmp_path, "TC101", ITEM.format(body=body)) is None
 
@@ -184,14 +206,21 @@ def encode(x, n=1):
 
 
 def test_mark_dynamic_moves_before_each_call_on_its_argument(tmp_path):
-    src = MARK.format(calls="a = torch.ones(3)\nb = torch.ones(4)\nout = encode(a) + encode(n=2, x=b)  # both\n")
+    src = MARK.format(
+        calls="a = torch.ones(3)\nb = torch.ones(4)\nout = encode(a) + encode(n=2, x=b)  # both\n"
+    )
     fix = _fix(tmp_path, "TC301", src)
     new = apply_fixes(src, [fix])[0]
     assert "def encode(x, n=1):\n    return x * n" in new
-    assert "torch._dynamo.mark_dynamic(a, 0)\ntorch._dynamo.mark_dynamic(b, 0)\nout = encode(a) + encode(n=2, x=b)  # both\n" in new
+    assert (
+        "torch._dynamo.mark_dynamic(a, 0)\ntorch._dynamo.mark_dynamic(b, 0)\nout = encode(a) + encode(n=2, x=b)  # both\n"
+        in new
+    )
 
 
-@pytest.mark.parametrize("calls", ["out = encode(torch.ones(3))", "", "if encode(a := torch.ones(3)).sum():\n    pass"])
+@pytest.mark.parametrize(
+    "calls", ["out = encode(torch.ones(3))", "", "if encode(a := torch.ones(3)).sum():\n    pass"]
+)
 def test_mark_dynamic_not_moved_where_the_argument_is_not_a_name(tmp_path, calls):
     assert _fix(tmp_path, "TC301", MARK.format(calls=calls)) is None
 
@@ -207,7 +236,17 @@ def test_cli_fix_writes_every_codemod_fix_through_writeback(tmp_path):
         path = tmp_path / f"{code}.py"
         path.write_bytes(ex.code.replace("\n", "\r\n").encode() if code == "TC310" else ex.code.encode())
         paths[code] = (path, ex)
-    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", *(str(p) for p, _ in paths.values())])
+    main(
+        [
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--fix",
+            "--unsafe-fixes",
+            "-q",
+            *(str(p) for p, _ in paths.values()),
+        ]
+    )
     for code, (path, ex) in paths.items():
         want = ex.fixed.replace("\n", "\r\n") if code == "TC310" else ex.fixed
         assert path.read_bytes() == want.encode(), code

@@ -46,7 +46,9 @@ def _lint(tmp_path, main: str):
     result = lint_tree(str(tmp_path))
     assert result.project is not None
     regions = {key.split("::", 1)[1] for key in result.project.regions}
-    tc311 = sorted(d.span.start.line for d in result.diagnostics if d.code == "TC311" and d.path.endswith("main.py"))
+    tc311 = sorted(
+        d.span.start.line for d in result.diagnostics if d.code == "TC311" and d.path.endswith("main.py")
+    )
     return regions, tc311
 
 
@@ -298,8 +300,15 @@ def solve(t):
     result = lint_tree(str(tmp_path))
     assert result.project is not None
     regions = {key.split("::", 1)[1] for key in result.project.regions}
-    assert regions == {"GCN.forward", "GIN.forward", "solve", "Solver.__init__", "Solver.integrate",
-                       "Solver._grid_from", "Solver._grid_from.<locals>.grid"}
+    assert regions == {
+        "GCN.forward",
+        "GIN.forward",
+        "solve",
+        "Solver.__init__",
+        "Solver.integrate",
+        "Solver._grid_from",
+        "Solver._grid_from.<locals>.grid",
+    }
     assert not result.project.unresolved
 
 

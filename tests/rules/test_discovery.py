@@ -80,18 +80,27 @@ def test_a_named_file_is_linted_unless_force_exclude(repo):
     assert _found(repo, ["logs/run.py"], force_exclude=True) == []
     assert _found(repo, ["src/model.gen.py"], force_exclude=True) == []
     assert _found(repo, ["src/sub/local_a.py"], force_exclude=True) == []
-    assert _found(repo, ["src/keep.gen.py", "src/model.py"], force_exclude=True) == ["src/keep.gen.py", "src/model.py"]
+    assert _found(repo, ["src/keep.gen.py", "src/model.py"], force_exclude=True) == [
+        "src/keep.gen.py",
+        "src/model.py",
+    ]
 
 
 def test_exclude_and_extend_exclude(repo):
-    assert _found(repo, ["src"], extend_exclude=["sub"]) == ["src/keep.gen.py", "src/model.py", "src/notebook.ipynb"]
+    assert _found(repo, ["src"], extend_exclude=["sub"]) == [
+        "src/keep.gen.py",
+        "src/model.py",
+        "src/notebook.ipynb",
+    ]
     assert _found(repo, ["src/sub/b.py"], force_exclude=True, extend_exclude=["sub"]) == []
     assert _found(repo, ["src/sub/b.py"], extend_exclude=["sub"]) == ["src/sub/b.py"]
 
 
 def test_each_file_once_in_a_stable_order(repo):
     resolver = ConfigResolver(isolated=True)
-    once = [d.path for d in discover([str(repo / "src"), str(repo / "src/model.py"), str(repo / "src")], resolver)]
+    once = [
+        d.path for d in discover([str(repo / "src"), str(repo / "src/model.py"), str(repo / "src")], resolver)
+    ]
     assert len(once) == len(set(once)) == 4
     again = [d.path for d in discover([str(repo / "src")], resolver)]
     assert again == once
@@ -116,7 +125,9 @@ def test_a_folder_the_walk_cannot_list_is_yielded_when_asked(tmp_path, monkeypat
 
     monkeypatch.setattr(discovery.os, "scandir", scandir)
     resolver = ConfigResolver(isolated=True)
-    asked = sorted(os.path.relpath(d.path, tmp_path) for d in discover([str(tmp_path)], resolver, unlistable=True))
+    asked = sorted(
+        os.path.relpath(d.path, tmp_path) for d in discover([str(tmp_path)], resolver, unlistable=True)
+    )
     assert asked == ["locked", "ok.py"]
     assert [os.path.relpath(d.path, tmp_path) for d in discover([str(tmp_path)], resolver)] == ["ok.py"]
 

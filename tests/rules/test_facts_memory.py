@@ -13,7 +13,7 @@ from tclint.rules.engine import Linter, analyze_source
 from tclint.rules.parallel import from_transport, to_transport
 from tclint.rules.reading import read_source
 
-MODEL = '''import torch
+MODEL = """import torch
 
 
 class Net(torch.nn.Module):
@@ -23,7 +23,7 @@ class Net(torch.nn.Module):
 
 
 compiled = torch.compile(Net())
-'''
+"""
 
 
 def _facts(path):
@@ -32,8 +32,10 @@ def _facts(path):
 
 def _shared(a, b) -> dict[str, bool]:
     fa, fb = a.functions["Net.forward"], b.functions["Net.forward"]
-    return {"qualname": fa.qualname is fb.qualname,
-            "site": a.compile_sites[0].text is b.compile_sites[0].text}
+    return {
+        "qualname": fa.qualname is fb.qualname,
+        "site": a.compile_sites[0].text is b.compile_sites[0].text,
+    }
 
 
 def test_worker_facts_round_trip_equal_and_share_strings(tmp_path):
@@ -74,7 +76,9 @@ def test_facts_from_worker_processes_equal_facts_analysed_here(tmp_path, monkeyp
     from tclint.rules import parallel
     from tclint.rules.report.json_ import to_dict
 
-    padding = "".join(f"# {i:06d} {'-' * 90}\n" for i in range(6_000))  # ~600 kB each: over PARALLEL_MIN_BYTES together
+    padding = "".join(
+        f"# {i:06d} {'-' * 90}\n" for i in range(6_000)
+    )  # ~600 kB each: over PARALLEL_MIN_BYTES together
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}.py").write_text(MODEL + padding)
     received = []

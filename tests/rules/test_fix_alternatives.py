@@ -27,12 +27,29 @@ def _diag(tmp_path, code, source):
     return resolve_fixes([d], lambda _path: source)[0]
 
 
-@pytest.mark.parametrize(("code", "source", "messages"), [
-    ("TC104", PRINT_SRC, ["Register `print` in torch._dynamo.config.reorderable_logging_functions",
-                          "Print only in eager runs", "Remove the `print` call"]),
-    ("TC105", LOG_SRC, ["Register `logging.Logger.debug` in torch._dynamo.config.ignore_logging_functions",
-                        "Log only in eager runs", "Remove the `logger.debug` call"]),
-])
+@pytest.mark.parametrize(
+    ("code", "source", "messages"),
+    [
+        (
+            "TC104",
+            PRINT_SRC,
+            [
+                "Register `print` in torch._dynamo.config.reorderable_logging_functions",
+                "Print only in eager runs",
+                "Remove the `print` call",
+            ],
+        ),
+        (
+            "TC105",
+            LOG_SRC,
+            [
+                "Register `logging.Logger.debug` in torch._dynamo.config.ignore_logging_functions",
+                "Log only in eager runs",
+                "Remove the `logger.debug` call",
+            ],
+        ),
+    ],
+)
 def test_alternatives_keep_the_rules_order(tmp_path, code, source, messages):
     d = _diag(tmp_path, code, source)
     fixes = offered(d)
@@ -42,11 +59,16 @@ def test_alternatives_keep_the_rules_order(tmp_path, code, source, messages):
 
 
 def test_guard_keeps_a_multiline_call_and_its_comment(tmp_path):
-    src = PRINT_SRC.replace('print("activations:", y.shape)', 'print("activations:",\n          y.shape)  # shape')
+    src = PRINT_SRC.replace(
+        'print("activations:", y.shape)', 'print("activations:",\n          y.shape)  # shape'
+    )
     d = _diag(tmp_path, "TC104", src)
     guard = next(f for f in offered(d) if f.message.startswith("Print only"))
     new = apply_fixes(src, [guard])[0]
-    assert '    if not torch.compiler.is_compiling():\n        print("activations:",\n          y.shape)  # shape\n' in new
+    assert (
+        '    if not torch.compiler.is_compiling():\n        print("activations:",\n          y.shape)  # shape\n'
+        in new
+    )
     assert [f.message for f in offered(d)][-1].startswith("Print only")  # removing would drop the comment
 
 
@@ -63,7 +85,9 @@ def test_cli_fix_applies_the_preferred_allowed_fix_and_diff_shows_it(tmp_path, c
     added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert len(added) == 1 and "+torch._dynamo.config.reorderable_logging_functions.add(print)\n" in diff
     main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(path)])
-    assert path.read_text() == PRINT_SRC.replace("import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1)
+    assert path.read_text() == PRINT_SRC.replace(
+        "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1
+    )
 
 
 def test_cli_falls_back_to_the_next_alternative_when_the_codemod_does_not_apply(tmp_path):
@@ -88,17 +112,19 @@ def test_json_lists_the_alternatives(tmp_path, capsys):
     path.write_text(PRINT_SRC)
     main(["check", "--no-cache", "--isolated", "--output-format", "json", str(path)])
     (row,) = [r for r in json.loads(capsys.readouterr().out) if r["code"] == "TC104"]
-    assert row["fix"]["message"].startswith("Register `print`") and row["fix"]["edits"]  # the codemod, computed
-    assert [a["message"].split(" (")[0] for a in row["alternatives"]] == ["Print only in eager runs", "Remove the `print` call"]
+    assert (
+        row["fix"]["message"].startswith("Register `print`") and row["fix"]["edits"]
+    )  # the codemod, computed
+    assert [a["message"].split(" (")[0] for a in row["alternatives"]] == [
+        "Print only in eager runs",
+        "Remove the `print` call",
+    ]
     assert all(a["applicability"] == "unsafe" and a["edits"] for a in row["alternatives"])
     back = from_dict(row)
     assert [f.message for f in back.alternatives] == [a["message"] for a in row["alternatives"]]
 
 
-ALTERNATIVE_CASES = [
-    pytest.param(code, i, id=f"{code}-{i}")
-    for code in ("TC104", "TC105") for i in range(3)
-]
+ALTERNATIVE_CASES = [pytest.param(code, i, id=f"{code}-{i}") for code in ("TC104", "TC105") for i in range(3)]
 
 
 @pytest.mark.dynamo
@@ -130,15 +156,26 @@ def test_every_alternative_removes_the_break_and_keeps_values(tmp_path, code, i)
 def _notebook(cells: list[list[str]]) -> dict:
     return {
         "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# steps\n"]}]
-        + [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        + [
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
+            for c in cells
+        ],
         "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
-        "nbformat": 4, "nbformat_minor": 5,
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
 
 
 NB_CELLS = [
     ["import torch\n"],
-    ["%matplotlib inline\n", "@torch.compile\n", "def step(x):\n", "    y = x.relu()\n", '    print("act", y.shape)\n', "    return y * 2\n"],
+    [
+        "%matplotlib inline\n",
+        "@torch.compile\n",
+        "def step(x):\n",
+        "    y = x.relu()\n",
+        '    print("act", y.shape)\n',
+        "    return y * 2\n",
+    ],
     ["out = step(torch.randn(4))"],
 ]
 
@@ -161,7 +198,12 @@ def test_notebook_cell_fixes_diff_and_write_only_that_cell(tmp_path, capsys):
     assert path.read_text() == before
     main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(path)])
     cells = json.loads(path.read_text())["cells"]
-    assert cells[2]["source"] == [*NB_CELLS[1][:4], "    if not torch.compiler.is_compiling():\n", '        print("act", y.shape)\n', NB_CELLS[1][-1]]
+    assert cells[2]["source"] == [
+        *NB_CELLS[1][:4],
+        "    if not torch.compiler.is_compiling():\n",
+        '        print("act", y.shape)\n',
+        NB_CELLS[1][-1],
+    ]
     assert [c["source"] for c in cells[:2] + cells[3:]] == [["# steps\n"], NB_CELLS[0], NB_CELLS[2]]
 
 
@@ -170,14 +212,20 @@ def test_notebook_fix_removing_a_cells_last_statement_stays_in_the_cell(tmp_path
     cell's first line: in the notebook it ends at the end of its own cell."""
     from tclint.rules.notebook import fix_notebook
 
-    cells = [["import torch\n"], ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n", '    print("act")'], ["out = step(torch.randn(4))"]]
+    cells = [
+        ["import torch\n"],
+        ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n", '    print("act")'],
+        ["out = step(torch.randn(4))"],
+    ]
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(_notebook(cells), indent=1) + "\n")
     result = lint_code(tmp_path, path.read_text(), name="nb2.ipynb")
     (d,) = [d for d in result.diagnostics if d.code == "TC104"]
     removal = next(f for f in offered(d) if f.message.startswith("Remove"))
     assert (removal.edits[0].span.end.line, removal.edits[0].span.end.column) == (4, len('    print("act")'))
-    new, n = fix_notebook(path.read_bytes(), [dataclasses.replace(d, fix=removal, alternatives=())], unsafe=True)
+    new, n = fix_notebook(
+        path.read_bytes(), [dataclasses.replace(d, fix=removal, alternatives=())], unsafe=True
+    )
     cells_after = json.loads(new)["cells"]
     assert n == 1 and cells_after[2]["source"] == ["@torch.compile\n", "def step(x):\n", "    x = x + 1\n"]
     assert cells_after[3]["source"] == cells[2]
@@ -205,17 +253,24 @@ def test_dynamic_false_alternatives(tmp_path, tail):
     d = _diag(tmp_path, "TC207", src)
     to_true, removed, mark = offered(d)
     assert apply_fixes(src, [to_true])[0] == src.replace("dynamic=False", "dynamic=True")
-    without = '"default",  # keep\n)' if tail else '"default"  # keep\n)'  # no trailing comma: the one before goes
-    assert apply_fixes(src, [removed])[0] == src.replace(f'"default",  # keep\n    dynamic=False{tail}\n)', without)
+    without = (
+        '"default",  # keep\n)' if tail else '"default"  # keep\n)'
+    )  # no trailing comma: the one before goes
+    assert apply_fixes(src, [removed])[0] == src.replace(
+        f'"default",  # keep\n    dynamic=False{tail}\n)', without
+    )
     assert mark.applicability is Applicability.DISPLAY_ONLY and not mark.edits
     assert preferred(d, unsafe=True) is to_true and preferred(d, unsafe=False) is None
 
 
-@pytest.mark.parametrize(("call", "expected"), [
-    ("torch.compile(encode, dynamic=False)", "torch.compile(encode)"),
-    ("torch.compile(encode, dynamic=False, mode='default')", "torch.compile(encode, mode='default')"),
-    ("torch.compile(dynamic=False)(encode)", "torch.compile()(encode)"),
-])
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("torch.compile(encode, dynamic=False)", "torch.compile(encode)"),
+        ("torch.compile(encode, dynamic=False, mode='default')", "torch.compile(encode, mode='default')"),
+        ("torch.compile(dynamic=False)(encode)", "torch.compile()(encode)"),
+    ],
+)
 def test_dynamic_false_removed_on_one_line(tmp_path, call, expected):
     src = f"import torch\n\ndef encode(x):\n    return x * 2\n\nencoder = {call}\n"
     removed = offered(_diag(tmp_path, "TC207", src))[1]
@@ -238,7 +293,10 @@ def test_dynamic_false_removed_compiles_twice_instead_of_per_size(tmp_path):
             fh.write(text)
     before, after = run_example(paths[0], ex.code, ex.run), run_example(paths[1], fixed, ex.run)
     assert after.error is None, after.error_text
-    assert max(before.compiles.values()) == 5 and max(after.compiles.values()) == 2, (before.compiles, after.compiles)
+    assert max(before.compiles.values()) == 5 and max(after.compiles.values()) == 2, (
+        before.compiles,
+        after.compiles,
+    )
     want, got = eager_values(paths[0], ex.code, ex.run), eager_values(paths[1], fixed, ex.run)
     assert same_values(want["outs"], got["outs"])
 
@@ -252,12 +310,27 @@ def f(x: torch.Tensor) -> torch.Tensor:
 """
 
 
-@pytest.mark.parametrize(("body", "where"), [
-    ("    if x.sum() > 0:\n        y = x + 1\n    else:\n        y = x - 1\n    return y", "    y = torch.where(x.sum() > 0, x + 1, x - 1)\n    return y"),
-    ("    if x.sum() > 0:\n        y = x + 1\n        y = y * 2\n    else:\n        y = x - 1\n    return y", None),  # longer branch
-    ("    if x.sum() > 0:\n        y = x + 1\n    else:\n        z = x - 1\n        y = z\n    return y", None),
-    ("    if x.sum() > 0:\n        y = x + 1  # why\n    else:\n        y = x - 1\n    return y", None),  # a comment would go
-])
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (
+            "    if x.sum() > 0:\n        y = x + 1\n    else:\n        y = x - 1\n    return y",
+            "    y = torch.where(x.sum() > 0, x + 1, x - 1)\n    return y",
+        ),
+        (
+            "    if x.sum() > 0:\n        y = x + 1\n        y = y * 2\n    else:\n        y = x - 1\n    return y",
+            None,
+        ),  # longer branch
+        (
+            "    if x.sum() > 0:\n        y = x + 1\n    else:\n        z = x - 1\n        y = z\n    return y",
+            None,
+        ),
+        (
+            "    if x.sum() > 0:\n        y = x + 1  # why\n    else:\n        y = x - 1\n    return y",
+            None,
+        ),  # a comment would go
+    ],
+)
 def test_branch_where_and_cond_suggestion(tmp_path, body, where):
     """A tensor if/else: torch.where when each side is one assignment (or return) of a pure tensor
     expression to the same name, and always the display-only torch.cond suggestion after it."""
@@ -271,9 +344,16 @@ def test_branch_where_and_cond_suggestion(tmp_path, body, where):
 
 
 def test_branch_elif_gets_no_where(tmp_path):
-    src = BRANCH.format(body="    if x.mean() > 2:\n        return x\n    elif x.sum() > 0:\n        return x + 1\n    else:\n        return x - 1")
+    src = BRANCH.format(
+        body="    if x.mean() > 2:\n        return x\n    elif x.sum() > 0:\n        return x + 1\n    else:\n        return x - 1"
+    )
     result = lint_code(tmp_path, src)
-    assert all(f.applicability is Applicability.DISPLAY_ONLY for d in result.diagnostics if d.code == "TC102" for f in offered(d))
+    assert all(
+        f.applicability is Applicability.DISPLAY_ONLY
+        for d in result.diagnostics
+        if d.code == "TC102"
+        for f in offered(d)
+    )
 
 
 def test_compile_in_a_loop_gets_a_display_only_hoist(tmp_path):
@@ -313,16 +393,21 @@ def test_loop_body_extracted_into_a_helper(tmp_path):
         "    total = torch.zeros(())\n    for i in range(3):\n        total = _run_loop_body(x, i, total)\n    return total * 2\n"
     )
     again = lint_code(tmp_path, new)
-    assert not [d for d in again.diagnostics if d.extra.get("frame_drop")]  # the break is the helper's own now
+    assert not [
+        d for d in again.diagnostics if d.extra.get("frame_drop")
+    ]  # the break is the helper's own now
 
 
-@pytest.mark.parametrize("body", [
-    LOOP_BODY + "\n        if total > 3:\n            break",
-    LOOP_BODY + "\n        continue",
-    "        print('step', i)\n        return total",
-    "        print('step', i)\n        if i:\n            last = i\n    total = total + last",  # maybe unassigned, needed after
-    "        print('step', i)\n        total = total + sum(v for v in range(i))",  # a comprehension scope
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        LOOP_BODY + "\n        if total > 3:\n            break",
+        LOOP_BODY + "\n        continue",
+        "        print('step', i)\n        return total",
+        "        print('step', i)\n        if i:\n            last = i\n    total = total + last",  # maybe unassigned, needed after
+        "        print('step', i)\n        total = total + sum(v for v in range(i))",  # a comprehension scope
+    ],
+)
 def test_loop_body_not_extracted(tmp_path, body):
     src = LOOP.format(body=body)
     fix = _extraction(tmp_path, src)
@@ -346,6 +431,8 @@ def test_loop_body_extraction_compiles_the_body_under_dynamo(tmp_path):
     before, after = run_example(paths[0], src, run), run_example(paths[1], fixed, run)
     assert before.error is None and after.error is None, (before.error_text, after.error_text)
     assert set(before.compiles) == {"run"} and before.fallbacks == ["run"]  # nothing compiled
-    assert after.compiles.get("_run_loop_body", 0) >= 1 and "_run_loop_body" not in after.fallbacks, after.compiles
+    assert after.compiles.get("_run_loop_body", 0) >= 1 and "_run_loop_body" not in after.fallbacks, (
+        after.compiles
+    )
     want, got = eager_values(paths[0], src, run), eager_values(paths[1], fixed, run)
     assert same_values(want["out"], got["out"])

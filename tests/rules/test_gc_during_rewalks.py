@@ -10,7 +10,7 @@ import ast
 import subprocess
 import sys
 
-SOURCE = '''import torch
+SOURCE = """import torch
 
 
 def helper(x):
@@ -22,9 +22,9 @@ def helper(x):
 @torch.compile
 def step(x: torch.Tensor):
     return helper(x)
-'''
+"""
 
-PROBE = '''
+PROBE = """
 import gc
 from tclint.rules import engine
 from tclint.rules.config import ConfigResolver
@@ -40,13 +40,15 @@ def recording(src, module, is_package, root, predicates=(), seeds=None, returns_
 engine.analyze_source = recording
 result = engine.Linter(ConfigResolver(), None, jobs=1, exits_after_run=True).lint_paths(["."])
 print(repr((seen, gc.isenabled(), sorted({d.code for d in result.diagnostics}))))
-'''
+"""
 
 
 def test_the_collector_runs_during_rewalks_of_a_command_line_run(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
     (tmp_path / "model.py").write_text(SOURCE)
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     seen, enabled_after, codes = ast.literal_eval(proc.stdout.strip().splitlines()[-1])
     assert seen and all(seen), seen  # re-walks happened, each with the collector on

@@ -29,8 +29,14 @@ from tests.helpers.lintutil import lint_tree
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "corpus")
 
 # Arguments to call each self-returning method with (in a lint, never run).
-_METHOD_ARGS = {"apply": "(lambda m: None)", "to": "('cpu')", "type": "(torch.float32)", "train": "(False)",
-                "requires_grad_": "(False)", "to_empty": "(device='cpu')"}
+_METHOD_ARGS = {
+    "apply": "(lambda m: None)",
+    "to": "('cpu')",
+    "type": "(torch.float32)",
+    "train": "(False)",
+    "requires_grad_": "(False)",
+    "to_empty": "(device='cpu')",
+}
 
 # (idiom, applies to "module" or "function" sites or "any", replacement lines).  Placeholders:
 # {name} the compiled name, {arg} the compiled expression, {opts} ", <options>" or "", {kw} the
@@ -38,54 +44,180 @@ _METHOD_ARGS = {"apply": "(lambda m: None)", "to": "('cpu')", "type": "(torch.fl
 # self-returning calls written after the construction (``.eval()``), if any.
 IDIOMS: list[tuple[str, str, str]] = [
     ("plain", "any", "{name} = torch.compile({arg}{opts})"),
-    *[(f"method-{m}", "module", f"{{name}} = torch.compile({{arg}}.{m}{_METHOD_ARGS.get(m, '()')}{{opts}})")
-      for m in sorted(SELF_RETURNING_METHODS)],
-    ("chain", "module", "{name} = torch.compile({arg}.float().to('cpu').eval().requires_grad_(False).train(False){opts})"),
+    *[
+        (f"method-{m}", "module", f"{{name}} = torch.compile({{arg}}.{m}{_METHOD_ARGS.get(m, '()')}{{opts}})")
+        for m in sorted(SELF_RETURNING_METHODS)
+    ],
+    (
+        "chain",
+        "module",
+        "{name} = torch.compile({arg}.float().to('cpu').eval().requires_grad_(False).train(False){opts})",
+    ),
     ("chain-variable", "module", "_m = {arg}.to('cpu')\n_m = _m.eval()\n{name} = torch.compile(_m{opts})"),
     ("statement-then-compile", "module", "_m = {arg}\n_m.eval()\n{name} = torch.compile(_m{opts})"),
-    ("factory", "module", "def _build_model(cfg=None):\n    return {arg}\n{name} = torch.compile(_build_model(None){opts})"),
-    ("factory-variable", "module", "def _build_model(cfg=None):\n    model = {arg}\n    return model\n_m = _build_model(None).to('cpu')\n{name} = torch.compile(_m{opts})"),
-    ("factory-load", "module", "def _load_model(path):\n    m = {arg}\n    m.load_state_dict(m.state_dict())\n    return m.eval()\n{name} = torch.compile(_load_model('ckpt.pt'){opts})"),
-    ("classmethod-factory", "module", "class _Built({cls}):\n    @classmethod\n    def load(cls, path=None):\n        return cls({ctor})\n{name} = torch.compile(_Built.load(){chain}{opts})"),
-    ("classmethod-from-config", "module", "class _Built({cls}):\n    @classmethod\n    def from_config(cls, cfg=None):\n        return cls({ctor})\n_m = _Built.from_config(None){chain}\n{name} = torch.compile(_m{opts})"),
-    ("conditional-expression", "module", "_m = {arg} if __name__ != 'x' else torch.nn.Identity()\n{name} = torch.compile(_m{opts})"),
-    ("conditional-statement", "module", "if __name__ != 'x':\n    _m = {arg}\nelse:\n    _m = torch.nn.Identity()\n{name} = torch.compile(_m{opts})"),
-    ("tuple-return", "module", "def _build():\n    return {arg}, torch.optim.SGD([torch.zeros(1)], lr=0.1)\n_m, _opt = _build()\n{name} = torch.compile(_m{opts})"),
+    (
+        "factory",
+        "module",
+        "def _build_model(cfg=None):\n    return {arg}\n{name} = torch.compile(_build_model(None){opts})",
+    ),
+    (
+        "factory-variable",
+        "module",
+        "def _build_model(cfg=None):\n    model = {arg}\n    return model\n_m = _build_model(None).to('cpu')\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "factory-load",
+        "module",
+        "def _load_model(path):\n    m = {arg}\n    m.load_state_dict(m.state_dict())\n    return m.eval()\n{name} = torch.compile(_load_model('ckpt.pt'){opts})",
+    ),
+    (
+        "classmethod-factory",
+        "module",
+        "class _Built({cls}):\n    @classmethod\n    def load(cls, path=None):\n        return cls({ctor})\n{name} = torch.compile(_Built.load(){chain}{opts})",
+    ),
+    (
+        "classmethod-from-config",
+        "module",
+        "class _Built({cls}):\n    @classmethod\n    def from_config(cls, cfg=None):\n        return cls({ctor})\n_m = _Built.from_config(None){chain}\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "conditional-expression",
+        "module",
+        "_m = {arg} if __name__ != 'x' else torch.nn.Identity()\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "conditional-statement",
+        "module",
+        "if __name__ != 'x':\n    _m = {arg}\nelse:\n    _m = torch.nn.Identity()\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "tuple-return",
+        "module",
+        "def _build():\n    return {arg}, torch.optim.SGD([torch.zeros(1)], lr=0.1)\n_m, _opt = _build()\n{name} = torch.compile(_m{opts})",
+    ),
     ("deepcopy", "module", "import copy\n_m = copy.deepcopy({arg})\n{name} = torch.compile(_m{opts})"),
-    ("device-context", "module", "with torch.device('cpu'):\n    _m = {arg}\n{name} = torch.compile(_m{opts})"),
+    (
+        "device-context",
+        "module",
+        "with torch.device('cpu'):\n    _m = {arg}\n{name} = torch.compile(_m{opts})",
+    ),
     ("compile-forward", "module", "_m = {arg}\n{name} = torch.compile(_m.forward{opts})"),
-    ("compile-lambda", "module", "_m = {arg}\n{name} = torch.compile(lambda *args, **kwargs: _m(*args, **kwargs){opts})"),
+    (
+        "compile-lambda",
+        "module",
+        "_m = {arg}\n{name} = torch.compile(lambda *args, **kwargs: _m(*args, **kwargs){opts})",
+    ),
     ("sequential", "module", "{name} = torch.compile(torch.nn.Sequential({arg}){opts})"),
-    ("ddp", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = torch.compile(DDP({arg}){opts})"),
-    ("fsdp", "module", "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n{name} = torch.compile(FSDP({arg}){opts})"),
-    ("ddp-of-compiled", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = DDP(torch.compile({arg}{opts}))"),
-    ("ddp-module", "module", "from torch.nn.parallel import DistributedDataParallel as DDP\n_ddp = DDP({arg}, device_ids=[0])\n{name} = torch.compile(_ddp.module{opts})"),
-    ("fully-shard", "module", "from torch.distributed.fsdp import fully_shard\n_m = fully_shard({arg})\n{name} = torch.compile(_m{opts})"),
+    (
+        "ddp",
+        "module",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = torch.compile(DDP({arg}){opts})",
+    ),
+    (
+        "fsdp",
+        "module",
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n{name} = torch.compile(FSDP({arg}){opts})",
+    ),
+    (
+        "ddp-of-compiled",
+        "module",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n{name} = DDP(torch.compile({arg}{opts}))",
+    ),
+    (
+        "ddp-module",
+        "module",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n_ddp = DDP({arg}, device_ids=[0])\n{name} = torch.compile(_ddp.module{opts})",
+    ),
+    (
+        "fully-shard",
+        "module",
+        "from torch.distributed.fsdp import fully_shard\n_m = fully_shard({arg})\n{name} = torch.compile(_m{opts})",
+    ),
     ("method-compile", "module", "{name} = {arg}\n{name}.compile({kw})"),
-    ("regional-loop", "module", "_outer = torch.nn.ModuleList([{arg}])\nfor _blk in _outer:\n    _blk.compile({kw})\n{name} = _outer[0]"),
-    ("regional-enumerate", "module", "_outer = torch.nn.ModuleList([{arg}])\nfor _i, _blk in enumerate(_outer):\n    _outer[_i] = torch.compile(_blk{opts})\n{name} = _outer[0]"),
-    ("regional-setattr", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.inner = {arg}\n_outer = _Wrap()\nfor _n, _c in _outer.named_children():\n    setattr(_outer, _n, torch.compile(_c{opts}))\n{name} = _outer.inner"),
-    ("regional-generator", "module", "_outer = torch.nn.ModuleList(torch.compile(_b{opts}) for _b in [{arg}])\n{name} = _outer[0]"),
+    (
+        "regional-loop",
+        "module",
+        "_outer = torch.nn.ModuleList([{arg}])\nfor _blk in _outer:\n    _blk.compile({kw})\n{name} = _outer[0]",
+    ),
+    (
+        "regional-enumerate",
+        "module",
+        "_outer = torch.nn.ModuleList([{arg}])\nfor _i, _blk in enumerate(_outer):\n    _outer[_i] = torch.compile(_blk{opts})\n{name} = _outer[0]",
+    ),
+    (
+        "regional-setattr",
+        "module",
+        "class _Wrap(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.inner = {arg}\n_outer = _Wrap()\nfor _n, _c in _outer.named_children():\n    setattr(_outer, _n, torch.compile(_c{opts}))\n{name} = _outer.inner",
+    ),
+    (
+        "regional-generator",
+        "module",
+        "_outer = torch.nn.ModuleList(torch.compile(_b{opts}) for _b in [{arg}])\n{name} = _outer[0]",
+    ),
     # a wrapper module given the model as a later constructor argument, by keyword or position,
     # annotated only as a Module (`Bottleneck(enc, quantizer=VectorQuantize(...))`); its stored
     # submodule is compiled (`torch.compile(wrapper.net)`, as x-transformers users do)
-    ("ctor-keyword", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner: torch.nn.Module):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n_w = _Wrap(1.0, inner={arg})\n{name} = torch.compile(_w.inner{opts})"),
-    ("ctor-second-positional", "module", "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n{name} = torch.compile(_Wrap(1.0, {arg}).inner{opts})"),
+    (
+        "ctor-keyword",
+        "module",
+        "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner: torch.nn.Module):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n_w = _Wrap(1.0, inner={arg})\n{name} = torch.compile(_w.inner{opts})",
+    ),
+    (
+        "ctor-second-positional",
+        "module",
+        "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n{name} = torch.compile(_Wrap(1.0, {arg}).inner{opts})",
+    ),
     ("partial", "function", "import functools\n{name} = torch.compile(functools.partial({arg}){opts})"),
     ("lambda", "function", "{name} = torch.compile(lambda *args, **kwargs: {arg}(*args, **kwargs){opts})"),
     ("stored-in-dict", "any", "_compiled = {{'fn': torch.compile({arg}{opts})}}\n{name} = _compiled['fn']"),
     ("stored-in-list", "any", "_compiled = [torch.compile({arg}{opts})]\n{name} = _compiled[0]"),
-    ("stored-on-object", "any", "class _Holder:\n    pass\n_holder = _Holder()\n_holder.fn = torch.compile({arg}{opts})\n{name} = _holder.fn"),
+    (
+        "stored-on-object",
+        "any",
+        "class _Holder:\n    pass\n_holder = _Holder()\n_holder.fn = torch.compile({arg}{opts})\n{name} = _holder.fn",
+    ),
     # hook shapes (issue 12 item 3): each registers a hook holding one `print` on the compiled
     # module; the hook runs inside the compiled frame, so exactly one more finding: TC104 there
-    ("hook-direct", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n_m.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
-    ("hook-pre", "hook", "def _hook(mod, args):\n    print('hook')\n_m = {arg}\n_m.register_forward_pre_hook(_hook)\n{name} = torch.compile(_m{opts})"),
-    ("hook-named-modules", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\nfor _n, _sub in _m.named_modules():\n    _sub.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})"),
-    ("hook-factory", "hook", "def _make_hook(tag):\n    def _hook(mod, args, out):\n        print(tag)\n    return _hook\n_m = {arg}\n_m.register_forward_hook(_make_hook('m'))\n{name} = torch.compile(_m{opts})"),
-    ("hook-partial", "hook", "import functools\ndef _hook(mod, args, out, tag=None):\n    print(tag)\n_m = {arg}\n_m.register_forward_hook(functools.partial(_hook, tag='m'))\n{name} = torch.compile(_m{opts})"),
-    ("hook-lambda", "hook", "_m = {arg}\n_m.register_forward_hook(lambda mod, args, out: print('hook'))\n{name} = torch.compile(_m{opts})"),
-    ("hook-after-compile", "hook", "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n{name} = torch.compile(_m{opts})\n_m.register_forward_hook(_hook)"),
-    ("hook-method", "hook", "class _Logger:\n    def hook(self, mod, args, out):\n        print('hook')\n_m = {arg}\n_m.register_forward_hook(_Logger().hook)\n{name} = torch.compile(_m{opts})"),
+    (
+        "hook-direct",
+        "hook",
+        "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n_m.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-pre",
+        "hook",
+        "def _hook(mod, args):\n    print('hook')\n_m = {arg}\n_m.register_forward_pre_hook(_hook)\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-named-modules",
+        "hook",
+        "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\nfor _n, _sub in _m.named_modules():\n    _sub.register_forward_hook(_hook)\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-factory",
+        "hook",
+        "def _make_hook(tag):\n    def _hook(mod, args, out):\n        print(tag)\n    return _hook\n_m = {arg}\n_m.register_forward_hook(_make_hook('m'))\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-partial",
+        "hook",
+        "import functools\ndef _hook(mod, args, out, tag=None):\n    print(tag)\n_m = {arg}\n_m.register_forward_hook(functools.partial(_hook, tag='m'))\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-lambda",
+        "hook",
+        "_m = {arg}\n_m.register_forward_hook(lambda mod, args, out: print('hook'))\n{name} = torch.compile(_m{opts})",
+    ),
+    (
+        "hook-after-compile",
+        "hook",
+        "def _hook(mod, args, out):\n    print('hook')\n_m = {arg}\n{name} = torch.compile(_m{opts})\n_m.register_forward_hook(_hook)",
+    ),
+    (
+        "hook-method",
+        "hook",
+        "class _Logger:\n    def hook(self, mod, args, out):\n        print('hook')\n_m = {arg}\n_m.register_forward_hook(_Logger().hook)\n{name} = torch.compile(_m{opts})",
+    ),
 ]
 
 
@@ -107,14 +239,24 @@ def _sites(text: str) -> list[Site]:
     out = []
     for stmt in ast.parse(text).body:
         value = stmt.value if isinstance(stmt, ast.Assign) else None
-        if not (isinstance(value, ast.Call) and ast.unparse(value.func) == "torch.compile" and value.args
-                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.lineno == stmt.end_lineno):
+        if not (
+            isinstance(value, ast.Call)
+            and ast.unparse(value.func) == "torch.compile"
+            and value.args
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.lineno == stmt.end_lineno
+        ):
             continue
         arg = value.args[0]
         kw = ", ".join(ast.unparse(k) for k in value.keywords)
         core, chain = arg, ""
-        while isinstance(core, ast.Call) and isinstance(core.func, ast.Attribute) and core.func.attr in SELF_RETURNING_METHODS:
-            chain = ast.unparse(core)[len(ast.unparse(core.func.value)):] + chain
+        while (
+            isinstance(core, ast.Call)
+            and isinstance(core.func, ast.Attribute)
+            and core.func.attr in SELF_RETURNING_METHODS
+        ):
+            chain = ast.unparse(core)[len(ast.unparse(core.func.value)) :] + chain
             core = core.func.value
         if isinstance(core, ast.Call):
             kind, cls = "module", ast.unparse(core.func)
@@ -130,14 +272,23 @@ def _programs() -> list[tuple[str, str]]:
     for folder in sorted(os.listdir(CORPUS)):
         for name in sorted(os.listdir(os.path.join(CORPUS, folder))):
             if name.endswith(".py"):
-                out.append((f"{folder}/{name}", open(os.path.join(CORPUS, folder, name), encoding="utf-8").read()))
+                out.append(
+                    (f"{folder}/{name}", open(os.path.join(CORPUS, folder, name), encoding="utf-8").read())
+                )
     return [(rel, text) for rel, text in out if _sites(text)]
 
 
 def rewrite(text: str, site: Site, template: str) -> tuple[str, int]:
     """The program with ``site``'s line replaced by the idiom; how many lines were added."""
-    lines = template.format(name=site.name, arg=site.arg, opts=f", {site.kw}" if site.kw else "", kw=site.kw,
-                            cls=site.cls, ctor=site.ctor, chain=site.chain).split("\n")
+    lines = template.format(
+        name=site.name,
+        arg=site.arg,
+        opts=f", {site.kw}" if site.kw else "",
+        kw=site.kw,
+        cls=site.cls,
+        ctor=site.ctor,
+        chain=site.chain,
+    ).split("\n")
     src = text.split("\n")
     src[site.line - 1 : site.line] = lines
     return "\n".join(src), len(lines) - 1
@@ -243,7 +394,9 @@ class Net(nn.Module):
 
 HAZARD_IDIOMS: list[tuple[str, str, set[tuple[int, str]]]] = [
     # torchdiffeq: an assert on a tensor with a computed message breaks (a constant message does not)
-    ("assert-formatted-message", """\
+    (
+        "assert-formatted-message",
+        """\
 import torch
 
 def check(t, name):
@@ -254,9 +407,13 @@ def check(t, name):
 @torch.compile
 def f(t):
     return check(t, "t") * 2
-""", {(4, "TC102")}),
+""",
+        {(4, "TC102")},
+    ),
     # vit-pytorch / lucidrains: `for attn, ff in self.layers` over appended nn.ModuleList pairs
-    ("modulelist-of-pairs", """\
+    (
+        "modulelist-of-pairs",
+        """\
 import torch
 from torch import nn
 
@@ -294,9 +451,13 @@ class Transformer(nn.Module):
 
 
 model = torch.compile(Transformer(2))
-""", {(7, "TC104"), (18, "TC102")}),
+""",
+        {(7, "TC104"), (18, "TC102")},
+    ),
     # kornia: a helper returning is_compiling() only on its fallback path is no compile predicate
-    ("predicate-on-a-fallback-path", """\
+    (
+        "predicate-on-a-fallback-path",
+        """\
 import torch
 
 _flag = getattr(torch.compiler, "is_exporting", None)
@@ -314,9 +475,13 @@ def settle(x):
         while (x > 1).any():
             x = x / 2
         return x
-""", {(15, "TC102")}),
+""",
+        {(15, "TC102")},
+    ),
     # x-transformers: a random draw behind a rate compared with 0 (0.0 by default) is a low guess
-    ("short-circuit-rate-guard", """\
+    (
+        "short-circuit-rate-guard",
+        """\
 from random import random
 import torch
 import torch.nn as nn
@@ -335,9 +500,13 @@ class Stack(nn.Module):
         return x
 
 model = torch.compile(Stack().train())
-""", set()),
+""",
+        set(),
+    ),
     # vector-quantize: `default(val, d)` returns a tensor in forward, a bool in __init__
-    ("helper-returning-its-argument", """\
+    (
+        "helper-returning-its-argument",
+        """\
 import torch
 import torch.nn as nn
 
@@ -356,32 +525,65 @@ class Net(nn.Module):
         return keep(self.lin(x)) * mask
 
 model = torch.compile(Net())
-""", set()),
+""",
+        set(),
+    ),
     # a whole-frame break (a print in a loop body) behind `self.training`: it drops `forward` only
     # in train mode.  Measured (2.13, eager, one call each): built with `.eval()`
     # Dynamo reports 15 and 16 (the loop never runs); in train mode only 14 (15 and 16 never run
     # compiled); with `not self.training` it is the reverse.  A break behind the mode the module
     # does not run in is never traced (low confidence: hidden by default).
-    ("training-guarded-drop-in-eval", _GUARDED_DROP.format(test="self.training and self.aux") + _EVAL_SITE,
-     {(15, "TC101"), (16, "TC104")}),
-    ("training-only-drop-in-eval", _GUARDED_DROP.format(test="self.training") + _EVAL_SITE, {(15, "TC101"), (16, "TC104")}),
-    ("eval-statement-before-compile", _GUARDED_DROP.format(test="self.training") + "net = Net()\nnet.eval()\nmodel = torch.compile(net)\n",
-     {(15, "TC101"), (16, "TC104")}),
-    ("training-guarded-drop-in-train", _GUARDED_DROP.format(test="self.training and self.aux") + "model = torch.compile(Net().train())\n",
-     {(14, "TC104")}),
-    ("eval-guarded-drop-in-eval", _GUARDED_DROP.format(test="not self.training") + _EVAL_SITE, {(14, "TC104")}),
-    ("eval-guarded-drop-in-train", _GUARDED_DROP.format(test="not self.training") + "model = torch.compile(Net())\n",
-     {(15, "TC101"), (16, "TC104")}),
+    (
+        "training-guarded-drop-in-eval",
+        _GUARDED_DROP.format(test="self.training and self.aux") + _EVAL_SITE,
+        {(15, "TC101"), (16, "TC104")},
+    ),
+    (
+        "training-only-drop-in-eval",
+        _GUARDED_DROP.format(test="self.training") + _EVAL_SITE,
+        {(15, "TC101"), (16, "TC104")},
+    ),
+    (
+        "eval-statement-before-compile",
+        _GUARDED_DROP.format(test="self.training") + "net = Net()\nnet.eval()\nmodel = torch.compile(net)\n",
+        {(15, "TC101"), (16, "TC104")},
+    ),
+    (
+        "training-guarded-drop-in-train",
+        _GUARDED_DROP.format(test="self.training and self.aux") + "model = torch.compile(Net().train())\n",
+        {(14, "TC104")},
+    ),
+    (
+        "eval-guarded-drop-in-eval",
+        _GUARDED_DROP.format(test="not self.training") + _EVAL_SITE,
+        {(14, "TC104")},
+    ),
+    (
+        "eval-guarded-drop-in-train",
+        _GUARDED_DROP.format(test="not self.training") + "model = torch.compile(Net())\n",
+        {(15, "TC101"), (16, "TC104")},
+    ),
     # the mode is not known (called, then switched to eval): the first call's mode decides (here
     # train: Dynamo reports only 14, and the skipped frame stays skipped after `.eval()`), which
     # tclint does not follow, so the later breaks stay reported, at medium confidence, not hidden
-    ("training-guarded-drop-mode-unknown", _GUARDED_DROP.format(test="self.training")
-     + "net = Net()\nmodel = torch.compile(net)\nmodel(torch.randn(2, 4))\nnet.eval()\nmodel(torch.randn(2, 4))\n",
-     {(14, "TC104"), (15, "TC101"), (16, "TC104")}),
+    (
+        "training-guarded-drop-mode-unknown",
+        _GUARDED_DROP.format(test="self.training")
+        + "net = Net()\nmodel = torch.compile(net)\nmodel(torch.randn(2, 4))\nnet.eval()\nmodel(torch.randn(2, 4))\n",
+        {(14, "TC104"), (15, "TC101"), (16, "TC104")},
+    ),
     # the same in a block called from the loop of its parent (measured: eval reports only 22, the
     # `print` never runs and the parent is not dropped; train reports 11 and drops Net.forward)
-    ("training-guarded-callee-drop-in-eval", _CALLEE_DROP + "model = torch.compile(Net().eval())\n", {(22, "TC101")}),
-    ("training-guarded-callee-drop-in-train", _CALLEE_DROP + "model = torch.compile(Net())\n", {(11, "TC104")}),
+    (
+        "training-guarded-callee-drop-in-eval",
+        _CALLEE_DROP + "model = torch.compile(Net().eval())\n",
+        {(22, "TC101")},
+    ),
+    (
+        "training-guarded-callee-drop-in-train",
+        _CALLEE_DROP + "model = torch.compile(Net())\n",
+        {(11, "TC104")},
+    ),
 ]
 
 

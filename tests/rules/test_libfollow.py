@@ -69,10 +69,13 @@ def test_locate_reads_the_disk_only(tmp_path):
     write_tree(ns, {"nspkg/sub/mod.py": "X = 1\n"})  # a namespace package (no __init__.py)
     editable = os.path.join(str(tmp_path), "src", "edpkg")
     write_tree(editable, {"__init__.py": BOOBY_TRAP, "core.py": "Y = 2\n"})
-    write_tree(site, {
-        "ns.pth": f"import os; raise SystemExit('pth code ran')\n{ns}\n",
-        "__editable__.edpkg_finder.py": f"MAPPING = {{'edpkg': {editable!r}}}\nraise SystemExit('finder ran')\n",
-    })
+    write_tree(
+        site,
+        {
+            "ns.pth": f"import os; raise SystemExit('pth code ran')\n{ns}\n",
+            "__editable__.edpkg_finder.py": f"MAPPING = {{'edpkg': {editable!r}}}\nraise SystemExit('finder ran')\n",
+        },
+    )
     env = Environment.for_python(python)
     assert env.locate("fakelib") == (os.path.join(site, "fakelib", "__init__.py"), True, site)
     assert env.locate("fakelib.ops") == (os.path.join(site, "fakelib", "ops.py"), False, site)
@@ -89,11 +92,16 @@ def test_compile_site_into_a_library_reports_at_the_users_line(tmp_path):
     write_tree(proj, {"train.py": USER})
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
     diags = result.diagnostics
-    assert {d.path for d in diags} == {"train.py"}, [(d.path, d.code) for d in diags]  # no library file reported
+    assert {d.path for d in diags} == {"train.py"}, [
+        (d.path, d.code) for d in diags
+    ]  # no library file reported
     [summary] = [d for d in diags if d.code == "TC312"]
     assert summary.line == 5
     assert "2 likely graph breaks" in summary.message
-    sites = sorted((os.path.relpath(r.path, site), r.span.start.line, r.message.split(" ", 1)[0]) for r in summary.related)
+    sites = sorted(
+        (os.path.relpath(r.path, site), r.span.start.line, r.message.split(" ", 1)[0])
+        for r in summary.related
+    )
     assert sites == [("fakelib/layers.py", 10, "TC101"), ("fakelib/ops.py", 6, "TC102")]
     assert all("train.py:5" in r.message and "Layer.forward" in r.message for r in summary.related)
     assert "TC311" not in {d.code for d in diags}  # the compile site resolved into the package
@@ -129,7 +137,9 @@ def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
     real = engine.analyze_source
 
     def counting(src, *args, **kwargs):
-        walked.append(os.path.relpath(src.path, site) if src.path.startswith(site) else os.path.basename(src.path))
+        walked.append(
+            os.path.relpath(src.path, site) if src.path.startswith(site) else os.path.basename(src.path)
+        )
         return real(src, *args, **kwargs)
 
     monkeypatch.setattr(engine, "analyze_source", counting)
@@ -139,7 +149,9 @@ def test_a_warm_run_walks_no_library_file_again(tmp_path, monkeypatch):
         walked.clear()
         libfollow._MEMO.clear()  # a new process: only the user-level cache on disk is left
         cache = Cache(os.path.join(proj, ".tclint_cache"))
-        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(
+            ["train.py"]
+        )
         cache.flush()
         assert [d.code for d in result.diagnostics] == ["TC312"]
         return sorted(walked)
@@ -171,7 +183,11 @@ def test_severity_follows_heat(tmp_path):
     from tclint.rules.model import Severity
 
     python, site = _site(tmp_path)
-    write_tree(site, {"stacklib/__init__.py": BOOBY_TRAP, "stacklib/stack.py": textwrap.dedent("""
+    write_tree(
+        site,
+        {
+            "stacklib/__init__.py": BOOBY_TRAP,
+            "stacklib/stack.py": textwrap.dedent("""
         from torch import nn
 
 
@@ -189,7 +205,9 @@ def test_severity_follows_heat(tmp_path):
                 for block in self.blocks:
                     x = block(x)
                 return x
-        """)})
+        """),
+        },
+    )
     proj = os.path.join(str(tmp_path), "proj")
     write_tree(proj, {"train.py": USER + "from stacklib.stack import Stack\nhot = torch.compile(Stack())\n"})
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
@@ -217,7 +235,9 @@ def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch
 
     def run() -> str:
         cache = Cache(os.path.join(proj, ".tclint_cache"))
-        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        result = engine.Linter(_FixedResolver(settings), cache=cache, jobs=1, index_project=False).lint_paths(
+            ["train.py"]
+        )
         cache.flush()
         return result.diagnostics[0].message
 
@@ -230,7 +250,9 @@ def test_the_projects_selection_applies_to_library_sites(tmp_path):
     python, _site_dir = _site(tmp_path)
     proj = os.path.join(str(tmp_path), "proj")
     write_tree(proj, {"train.py": USER})
-    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}, "ignore": ["TC102"]})
+    result = lint_tree(
+        proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}, "ignore": ["TC102"]}
+    )
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     assert "1 likely graph break " in summary.message
     assert [r.message.split(" ", 1)[0] for r in summary.related] == ["TC101"]
@@ -250,7 +272,8 @@ def test_every_compile_site_reaching_the_library_code_gets_its_summary(tmp_path)
 LAZY = {
     # transformers' layout: every package level re-exports with star imports under TYPE_CHECKING and
     # swaps itself for a lazy module otherwise
-    "lazylib/__init__.py": BOOBY_TRAP + textwrap.dedent("""
+    "lazylib/__init__.py": BOOBY_TRAP
+    + textwrap.dedent("""
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
             from .models import *
@@ -283,17 +306,23 @@ def test_names_re_exported_by_star_imports_resolve(tmp_path):
     python, site = _site(tmp_path)
     write_tree(site, LAZY)
     proj = os.path.join(str(tmp_path), "proj")
-    write_tree(proj, {"train.py": textwrap.dedent("""
+    write_tree(
+        proj,
+        {
+            "train.py": textwrap.dedent("""
         import torch
         from lazylib import BertModel
 
         model = torch.compile(BertModel())
-        """)})
+        """)
+        },
+    )
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     assert summary.line == 5
     assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [
-        ("lazylib/models/bert/modeling_bert.py", 9)]
+        ("lazylib/models/bert/modeling_bert.py", 9)
+    ]
     loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
     assert "lazylib/models/albert/modeling_albert.py" not in loaded  # the name's own module only
 
@@ -309,8 +338,9 @@ def test_star_imports_take_only_what_all_lists():
 
     from tclint.rules.libfollow import _module_bindings
 
-    stars, bound, exported = _module_bindings(_ast.parse(LAZY["lazylib/models/bert/modeling_bert.py"]),
-                                              "lazylib.models.bert.modeling_bert", False)
+    stars, bound, exported = _module_bindings(
+        _ast.parse(LAZY["lazylib/models/bert/modeling_bert.py"]), "lazylib.models.bert.modeling_bert", False
+    )
     assert stars == [] and {"BertModel", "NotExported", "nn"} <= bound and exported == {"BertModel"}
     assert StarExports(Env()).source_of("lazylib", "BertModel") is None  # nothing installed: nothing found
 
@@ -319,10 +349,12 @@ def test_a_factory_declared_to_return_a_class_is_followed(tmp_path):
     """timm's layout: ``resnet10t() -> ResNet`` returns ``build_model_with_cfg(ResNet, ...)``, a builder
     whose ``model_cls(**kwargs)`` no walk can type: the declared return type is the class compiled."""
     python, site = _site(tmp_path)
-    write_tree(site, {
-        "factlib/__init__.py": BOOBY_TRAP,
-        "factlib/builder.py": "def build(model_cls, **kwargs):\n    model = model_cls(**kwargs)\n    return model\n",
-        "factlib/net.py": textwrap.dedent("""
+    write_tree(
+        site,
+        {
+            "factlib/__init__.py": BOOBY_TRAP,
+            "factlib/builder.py": "def build(model_cls, **kwargs):\n    model = model_cls(**kwargs)\n    return model\n",
+            "factlib/net.py": textwrap.dedent("""
             from torch import nn
             from factlib.builder import build
 
@@ -335,14 +367,19 @@ def test_a_factory_declared_to_return_a_class_is_followed(tmp_path):
             def tiny(**kwargs) -> Net:
                 return build(Net, **kwargs)
             """),
-    })
+        },
+    )
     proj = os.path.join(str(tmp_path), "proj")
-    write_tree(proj, {"train.py": "import torch\nfrom factlib.net import tiny\n\nmodel = torch.compile(tiny())\n"})
+    write_tree(
+        proj, {"train.py": "import torch\nfrom factlib.net import tiny\n\nmodel = torch.compile(tiny())\n"}
+    )
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
     codes = {d.code for d in result.diagnostics}
     assert "TC311" not in codes
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
-    assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [("factlib/net.py", 8)]
+    assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [
+        ("factlib/net.py", 8)
+    ]
 
 
 def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
@@ -356,7 +393,9 @@ def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     layer = os.path.join(site, "fakelib", "layers.py")
     gb = next(s["gb_ids"] for s in summary.extra["library_sites"] if s["line"] == 10)
-    seen = _diag("TC901", "Graph break", layer, 10, gb_ids=tuple(gb[:1]), extra={"hits": 2, "in_library": True})
+    seen = _diag(
+        "TC901", "Graph break", layer, 10, gb_ids=tuple(gb[:1]), extra={"hits": 2, "in_library": True}
+    )
     elsewhere = _diag("TC901", "Graph break", layer, 9, gb_ids=tuple(gb[:1]), extra={"hits": 1})
     merged = merge([summary], [seen, elsewhere])
     [after] = [d for d in merged if d.code == "TC312"]
@@ -364,7 +403,8 @@ def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
     marks = {s["line"]: s.get("confirmed", False) for s in after.extra["library_sites"]}
     assert marks == {10: True, 6: False}
     assert [r.message.endswith("(confirmed by the probe, hit 2 times)") for r in after.related] == [
-        r.path == layer for r in after.related]
+        r.path == layer for r in after.related
+    ]
     # the confirmed break is said once (by the summary); the one on another line stays the probe's own
     assert [(d.code, d.span.start.line) for d in merged if d.code == "TC901"] == [("TC901", 9)]
 
@@ -453,23 +493,31 @@ def test_the_users_configuration_prunes_library_branches(tmp_path):
     assert "1 depends on values tclint could not see" in evaluate.message
     assert "4 more behind branches your configuration does not take" in evaluate.message
     why = {s["line"]: s["why"][0] for s in evaluate.extra["pruned_sites"]}
-    assert why[13].startswith("`self.training` is False") and why[26].startswith("`labels is not None` is False")
+    assert why[13].startswith("`self.training` is False") and why[26].startswith(
+        "`labels is not None` is False"
+    )
     assert why[20].startswith("`self.checks` is False") and why[18].startswith("`self.config.debug` is False")
     # the advice names the config flag the library branches on, and the probe run for this script
-    assert "set `check_finite=False` in the model's config (the library then skips 1 of these sites)" in train.help
+    assert (
+        "set `check_finite=False` in the model's config (the library then skips 1 of these sites)"
+        in train.help
+    )
     assert "`tclint probe train.py`" in train.help and "torch.compiler.disable" in train.help
     assert "depends on `config.mystery`, which tclint could not see" in next(
-        r.message for r in evaluate.related if r.span.start.line == 22)
+        r.message for r in evaluate.related if r.span.start.line == 22
+    )
 
 
 def test_the_loss_a_model_class_dispatches_to_is_followed(tmp_path):
     """transformers' ``self.loss_function(...)`` returns ``LOSS_MAPPING[key]``, the key found in the class
     name: the table is read as data and the dispatched loss is part of the region."""
     python, site = _site(tmp_path)
-    write_tree(site, {
-        "transformers/__init__.py": BOOBY_TRAP,
-        "transformers/loss/__init__.py": "",
-        "transformers/loss/loss_utils.py": textwrap.dedent("""
+    write_tree(
+        site,
+        {
+            "transformers/__init__.py": BOOBY_TRAP,
+            "transformers/loss/__init__.py": "",
+            "transformers/loss/loss_utils.py": textwrap.dedent("""
             from .loss_detect import ForObjectDetectionLoss
 
 
@@ -479,11 +527,11 @@ def test_the_loss_a_model_class_dispatches_to_is_followed(tmp_path):
 
             LOSS_MAPPING = {"ForCausalLM": ForCausalLMLoss, "ForObjectDetection": ForObjectDetectionLoss}
             """),
-        "transformers/loss/loss_detect.py": textwrap.dedent("""
+            "transformers/loss/loss_detect.py": textwrap.dedent("""
             def ForObjectDetectionLoss(logits, labels):
                 return logits * logits.sum().item()
             """),
-        "transformers/modeling.py": textwrap.dedent("""
+            "transformers/modeling.py": textwrap.dedent("""
             from torch import nn
             from transformers.loss.loss_utils import LOSS_MAPPING
 
@@ -500,7 +548,8 @@ def test_the_loss_a_model_class_dispatches_to_is_followed(tmp_path):
                         return self.loss_function(x, labels)
                     return x
             """),
-    })
+        },
+    )
     proj = os.path.join(str(tmp_path), "proj")
     user = textwrap.dedent("""
         import torch
@@ -513,7 +562,8 @@ def test_the_loss_a_model_class_dispatches_to_is_followed(tmp_path):
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     assert [(os.path.relpath(r.path, site), r.span.start.line) for r in summary.related] == [
-        ("transformers/loss/loss_detect.py", 3)]
+        ("transformers/loss/loss_detect.py", 3)
+    ]
     loaded = {os.path.relpath(p, site) for p in result.project.memo[LIBRARY_MEMO]}
     assert "transformers/loss/loss_detect.py" in loaded
 
@@ -561,7 +611,9 @@ def test_a_warm_run_loads_the_last_runs_library_files_at_once(tmp_path, monkeypa
         builds.clear()
         libfollow._MEMO.clear()  # a new process: only the user-level cache on disk is left
         cache = Cache(os.path.join(proj, ".tclint_cache"))
-        result = engine.Linter(_FixedResolver(parsed), cache=cache, jobs=1, index_project=False).lint_paths(["train.py"])
+        result = engine.Linter(_FixedResolver(parsed), cache=cache, jobs=1, index_project=False).lint_paths(
+            ["train.py"]
+        )
         cache.flush()
         return len(builds), [(d.code, d.line, d.message) for d in result.diagnostics]
 

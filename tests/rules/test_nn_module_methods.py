@@ -16,8 +16,10 @@ def derive(source: str) -> frozenset[str]:
     return frozenset(
         f.name
         for f in module_cls.body
-        if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")
-        and f.returns is not None and ast.unparse(f.returns) in ("Self", "'Self'")
+        if isinstance(f, ast.FunctionDef)
+        and not f.name.startswith("_")
+        and f.returns is not None
+        and ast.unparse(f.returns) in ("Self", "'Self'")
     )
 
 

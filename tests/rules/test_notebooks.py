@@ -48,7 +48,10 @@ def test_text_formats_show_cell(project, findings):
 
 
 def test_json_lines_sarif_github_keep_the_cell(project, findings):
-    lines = [json.loads(x) for x in tclint(NB, "--output-format", "json-lines", cwd=project, check_rc=1).stdout.splitlines()]
+    lines = [
+        json.loads(x)
+        for x in tclint(NB, "--output-format", "json-lines", cwd=project, check_rc=1).stdout.splitlines()
+    ]
     assert {(d["code"], d["cell"]) for d in lines} == {("TC101", 3), ("TC104", 3)}
     sarif = json.loads(tclint(NB, "--output-format", "sarif", cwd=project, check_rc=1).stdout)
     for r in sarif["runs"][0]["results"]:

@@ -15,7 +15,9 @@ def test_the_server_parses_options_without_the_cli():
         "print(args_overrides(['--select', 'TC1', '--ignore', 'TC104', '--output-format', 'json', 'x.py'])); "
         "print('tclint.rules.cli' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     assert out[0] == "{'select': ['TC1'], 'extend:ignore': ['TC104']}"
     assert out[1] == "False"
 
@@ -27,6 +29,9 @@ def test_cli_and_options_share_the_table():
         options.overrides_from_args(["--per-file-ignores", "nocolon"])
     with pytest.raises(options.UsageError, match="--per-file-ignores: invalid rule selector"):
         options.overrides_from_args(["--per-file-ignores", "a/*.py:XYZ"])
-    assert options.overrides_from_args(["--extend-select", "TC2,TC3", "--extend-select", "TC9", "--preview"]) == {
-        "extend:extend_select": ["TC2", "TC3", "TC9"], "preview": True,
+    assert options.overrides_from_args(
+        ["--extend-select", "TC2,TC3", "--extend-select", "TC9", "--preview"]
+    ) == {
+        "extend:extend_select": ["TC2", "TC3", "TC9"],
+        "preview": True,
     }

@@ -66,7 +66,9 @@ COMPILED = {"model.py:Model.forward", "model.py:Block.forward", "model.py:helper
     ],
 )
 def test_module_entry_forms(tmp_path, entry):
-    got = regions(tmp_path, {"model.py": MODEL, "train.py": f"import torch\nfrom model import Model\n{entry}\n"})
+    got = regions(
+        tmp_path, {"model.py": MODEL, "train.py": f"import torch\nfrom model import Model\n{entry}\n"}
+    )
     assert got == COMPILED
 
 
@@ -189,7 +191,12 @@ class M(nn.Module):
 
 m = torch.compile(M())
 """
-    assert regions(tmp_path, {"m.py": code}) == {"m.py:M.forward", "m.py:A.forward", "m.py:B.forward", "m.py:C.forward"}
+    assert regions(tmp_path, {"m.py": code}) == {
+        "m.py:M.forward",
+        "m.py:A.forward",
+        "m.py:B.forward",
+        "m.py:C.forward",
+    }
 
 
 def test_methods_super_and_nested_functions(tmp_path):
@@ -216,7 +223,11 @@ class Child(Base):
 c = torch.compile(Child())
 """
     assert regions(tmp_path, {"m.py": code}) == {
-        "m.py:Child.forward", "m.py:Child.forward.<locals>.inner", "m.py:Base.forward", "m.py:Base.prepare"}
+        "m.py:Child.forward",
+        "m.py:Child.forward.<locals>.inner",
+        "m.py:Base.forward",
+        "m.py:Base.prepare",
+    }
 
 
 def test_cross_file_packages_and_relative_imports(tmp_path):
@@ -227,7 +238,11 @@ def test_cross_file_packages_and_relative_imports(tmp_path):
         "pkg/model.py": "import torch.nn as nn\nfrom pkg.layers import MLP\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.mlp = MLP()\n\n    def forward(self, x):\n        return self.mlp(x)\n",
         "scripts/train.py": "import torch\nfrom pkg.model import Net\n\ndef build():\n    return Net()\n\nmodel = torch.compile(build())\n",
     }
-    assert regions(tmp_path, files) == {"pkg/model.py:Net.forward", "pkg/layers.py:MLP.forward", "pkg/ops.py:gelu2"}
+    assert regions(tmp_path, files) == {
+        "pkg/model.py:Net.forward",
+        "pkg/layers.py:MLP.forward",
+        "pkg/ops.py:gelu2",
+    }
 
 
 def test_disable_ends_the_region_and_is_reported(tmp_path):
@@ -253,8 +268,9 @@ def f(x):
     write_tree(str(tmp_path), {"m.py": code})
     result = lint_tree(str(tmp_path))
     assert {k.split("::")[1] for k in result.project.regions} == {"f"}
-    assert sorted((d.line, d.code) for d in result.diagnostics) == [(18, "TC110"), (18, "TC110")] or \
-        sorted({(d.line, d.code) for d in result.diagnostics}) == [(18, "TC110")]
+    assert sorted((d.line, d.code) for d in result.diagnostics) == [(18, "TC110"), (18, "TC110")] or sorted(
+        {(d.line, d.code) for d in result.diagnostics}
+    ) == [(18, "TC110")]
 
 
 def test_configured_roots(tmp_path):
@@ -266,11 +282,16 @@ def test_configured_roots(tmp_path):
         "pkg/util.py": "def forward(x):\n    return x\n",
     }
     assert regions(tmp_path, files, {"assume-compiled": ["pkg.models.llama:LlamaModel.forward"]}) == {
-        "pkg/models/llama.py:LlamaModel.forward"}
+        "pkg/models/llama.py:LlamaModel.forward"
+    }
     assert regions(tmp_path, files, {"assume-compiled": ["pkg.models.*:*.forward"]}) == {
-        "pkg/models/llama.py:LlamaModel.forward", "pkg/models/gpt.py:GPT.forward"}
+        "pkg/models/llama.py:LlamaModel.forward",
+        "pkg/models/gpt.py:GPT.forward",
+    }
     assert regions(tmp_path, files, {"assume-compiled-forward": True}) == {
-        "pkg/models/llama.py:LlamaModel.forward", "pkg/models/gpt.py:GPT.forward"}
+        "pkg/models/llama.py:LlamaModel.forward",
+        "pkg/models/gpt.py:GPT.forward",
+    }
 
 
 def test_inline_marker(tmp_path):
@@ -337,7 +358,11 @@ def f(x):
     write_tree(str(tmp_path), {"m.py": code})
     result = lint_tree(str(tmp_path))
     # the wrapper is traced (inlined), the eager-only helper is not
-    assert {k.split("::")[1] for k in result.project.regions} == {"f", "compiled_path", "is_torchdynamo_compiling"}
+    assert {k.split("::")[1] for k in result.project.regions} == {
+        "f",
+        "compiled_path",
+        "is_torchdynamo_compiling",
+    }
     assert result.diagnostics == []
 
 
@@ -369,12 +394,19 @@ def copy_list(xs):
 
 
 def test_region_chain_is_attached_to_diagnostics(tmp_path):
-    files = {"model.py": MODEL.replace("return x * 2", "print(x)\n    return x * 2"), "train.py": "import torch\nfrom model import Model\nm = torch.compile(Model())\n"}
+    files = {
+        "model.py": MODEL.replace("return x * 2", "print(x)\n    return x * 2"),
+        "train.py": "import torch\nfrom model import Model\nm = torch.compile(Model())\n",
+    }
     write_tree(str(tmp_path), files)
     result = lint_tree(str(tmp_path))
     (diag,) = [d for d in result.diagnostics if d.code == "TC104"]
     assert diag.extra["region"].startswith("compiled via `torch.compile(Model())` at train.py:3")
-    assert "Model.forward" in diag.extra["region"] and "Block.forward" in diag.extra["region"] and "helper()" in diag.extra["region"]
+    assert (
+        "Model.forward" in diag.extra["region"]
+        and "Block.forward" in diag.extra["region"]
+        and "helper()" in diag.extra["region"]
+    )
     assert [r.path for r in diag.related] == ["train.py", "model.py", "model.py", "model.py"]
     assert "each of 3 blocks" in diag.message
 
@@ -412,8 +444,11 @@ class Model(nn.Module):
 """,
     }
     got = regions(tmp_path, files, {"assume-compiled": ["pkg.model:Model.forward"]})
-    assert got == {"pkg/model.py:Model.forward", "pkg/deco.py:can_return_tuple.<locals>.wrapper",
-                   "pkg/deco.py:deprecate_kwarg.<locals>.decorator.<locals>.wrapped"}
+    assert got == {
+        "pkg/model.py:Model.forward",
+        "pkg/deco.py:can_return_tuple.<locals>.wrapper",
+        "pkg/deco.py:deprecate_kwarg.<locals>.decorator.<locals>.wrapped",
+    }
 
 
 def test_linting_a_library_package_follows_its_own_imports(tmp_path):
@@ -461,7 +496,12 @@ def f(x):
     result = lint_tree(str(tmp_path))
     assert result.diagnostics == []
     # the predicates themselves are traced (inlined); the eager-only helper is not
-    assert {k.split("::")[1] for k in result.project.regions} == {"f", "is_tracing", "is_jit_tracing", "is_torchdynamo_compiling"}
+    assert {k.split("::")[1] for k in result.project.regions} == {
+        "f",
+        "is_tracing",
+        "is_jit_tracing",
+        "is_torchdynamo_compiling",
+    }
 
 
 def test_predicate_with_arguments_in_a_short_circuit(tmp_path):

@@ -12,7 +12,9 @@ _leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) 
 _keys = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
 _values = st.recursive(
     _leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(_keys, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(_keys, inner, max_size=4)
+    ),
     max_leaves=30,
 )
 

@@ -58,6 +58,7 @@ def test_a_walk_is_reused_only_with_the_same_seeds_and_answers():
             for ref in asks:
                 returns_of(ref)
             return _facts(tag)
+
         return run
 
     answers = {"m.f": T_TENSOR}
@@ -103,7 +104,9 @@ def test_the_cli_stores_rewalks_beside_the_cache(tmp_path, monkeypatch):
         return real(src, *args, **kw)
 
     monkeypatch.setattr(engine, "analyze_source", counting)
-    _lint(tree, cache)  # (a first run makes this user's cache key: what it computed is stored from the next run on)
+    _lint(
+        tree, cache
+    )  # (a first run makes this user's cache key: what it computed is stored from the next run on)
     (tree / "helpers.py").write_text(HELPERS + "\n")
     walked.clear()
     cold = _lint(tree, cache)

@@ -31,7 +31,9 @@ def test_rule_reference_is_in_sync(tmp_path):
     assert proc.returncode == 0, proc.stderr
     generated = read_tree(str(fresh))
     committed = read_tree(DOCS)
-    hint = "rules/docs/ is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit the result"
+    hint = (
+        "rules/docs/ is out of date: run `make docs` (python -m tclint.rules.ruledoc) and commit the result"
+    )
     assert sorted(committed) == sorted(generated), hint
     stale = [name for name in generated if committed[name] != generated[name]]
     assert stale == [], f"{hint}; differing pages: {stale}"

@@ -61,7 +61,11 @@ def _explain(result, expected) -> str:
     return "\n".join(lines)
 
 
-DYNAMO_CASES = [c for c in CASES if c.values[3].proof and c.values[0].family in ("graph-break", "recompile", "compile-api")]
+DYNAMO_CASES = [
+    c
+    for c in CASES
+    if c.values[3].proof and c.values[0].family in ("graph-break", "recompile", "compile-api")
+]
 
 
 @pytest.mark.dynamo
@@ -90,11 +94,17 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
         if kind == "invalid" and ex.compiles == 0:
             assert most == 0, f"expected no frame compile at all, saw {result.compiles}"
         elif kind == "invalid":
-            assert most >= ex.compiles, f"expected at least {ex.compiles} frame compiles, saw {result.compiles}"
+            assert most >= ex.compiles, (
+                f"expected at least {ex.compiles} frame compiles, saw {result.compiles}"
+            )
             if ex.guard is not None:
-                assert any(ex.guard in r for r in result.recompile_reasons), f"expected guard {ex.guard!r} to fail, saw {result.recompile_reasons}"
+                assert any(ex.guard in r for r in result.recompile_reasons), (
+                    f"expected guard {ex.guard!r} to fail, saw {result.recompile_reasons}"
+                )
         else:
-            assert most <= ex.compiles, f"expected at most {ex.compiles} frame compiles, saw {result.compiles} {result.recompile_reasons}"
+            assert most <= ex.compiles, (
+                f"expected at most {ex.compiles} frame compiles, saw {result.compiles} {result.recompile_reasons}"
+            )
         assert result.error is None, result.error_text
         if rule.family in ("recompile", "compile-api"):
             return
@@ -132,8 +142,13 @@ def test_every_rule_with_a_fix_pins_its_output():
                 result = lint_code(tmp, ex.code, _settings(ex, rule))
             # the engine's own last-resort alternative for an in-loop break (the body moved into a
             # helper) is the same for every rule; its proof is in tests/rules/test_fix_alternatives.py
-            own = [f for d in result.diagnostics if d.code == rule.code for f in offered(d)
-                   if f.codemod[:1] != ("extract-loop-body",)]
+            own = [
+                f
+                for d in result.diagnostics
+                if d.code == rule.code
+                for f in offered(d)
+                if f.codemod[:1] != ("extract-loop-body",)
+            ]
             if any(fix_allowed(f, unsafe=True) for f in own):
                 missing.append(rule.code)
                 break
@@ -187,7 +202,9 @@ def test_fix_dynamo_proof(tmp_path, rule, kind, i, ex):
         assert ex.raises in before.error_text
     elif ex.compiles == 0:
         assert max(before.compiles.values(), default=0) == 0
-        assert max(after.compiles.values(), default=0) >= 1, f"the fixed code compiles nothing: {after.compiles}"
+        assert max(after.compiles.values(), default=0) >= 1, (
+            f"the fixed code compiles nothing: {after.compiles}"
+        )
     elif ex.compiles is not None:
         assert before.recompile_reasons, "the original example does not recompile"
         assert not after.recompile_reasons, f"the fixed code still recompiles: {after.recompile_reasons}"
@@ -200,4 +217,6 @@ def test_fix_dynamo_proof(tmp_path, rule, kind, i, ex):
     common = sorted(want.keys() & got.keys())
     assert common, "no value to compare: the example's `run` must leave a result in a variable"
     for name in common:
-        assert same_values(want[name], got[name]), f"`{name}` differs after the fix: {want[name]!r} vs {got[name]!r}"
+        assert same_values(want[name], got[name]), (
+            f"`{name}` differs after the fix: {want[name]!r} vs {got[name]!r}"
+        )

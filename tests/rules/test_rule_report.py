@@ -63,7 +63,9 @@ def test_report_without_a_region_fills_in_the_rule():
 def test_report_links_the_first_gb_id_unless_told_otherwise():
     rule = _rule("TC117")
     assert rule.report("a.py", Loc(1, 0, 1, 1), "m", gb_ids=("GB0003",)).url == gb_url("GB0003")
-    d = rule.report("a.py", Loc(1, 0, 1, 1), "m", gb_ids=("GB0003",), url=rule.doc_url(), severity=Severity.INFO)
+    d = rule.report(
+        "a.py", Loc(1, 0, 1, 1), "m", gb_ids=("GB0003",), url=rule.doc_url(), severity=Severity.INFO
+    )
     assert d.url == rule.doc_url() and d.gb_ids == ("GB0003",) and d.severity is Severity.INFO
 
 

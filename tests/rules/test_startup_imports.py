@@ -21,15 +21,26 @@ PROBE = (
     "sys.exit(status)"
 )
 NOT_ON_A_WARM_RUN = (
-    "tclint.rules.analysis", "tclint.rules.project", "tclint.rules.catalog", "tclint.rules.registry",
-    "tclint.rules.facts", "tclint.rules.model", "tclint.rules.plaindata", "tclint.rules.suppress",
-    "tclint.rules.types", "tclint.rules.report", "libcst", "pygls", "json",
+    "tclint.rules.analysis",
+    "tclint.rules.project",
+    "tclint.rules.catalog",
+    "tclint.rules.registry",
+    "tclint.rules.facts",
+    "tclint.rules.model",
+    "tclint.rules.plaindata",
+    "tclint.rules.suppress",
+    "tclint.rules.types",
+    "tclint.rules.report",
+    "libcst",
+    "pygls",
+    "json",
 )
 
 
 def _run(tree, *args: str) -> tuple[int, str, list[str]]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, "check", *args], capture_output=True, text=True, cwd=tree,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "check", *args], capture_output=True, text=True, cwd=tree, timeout=120
+    )
     modules = eval(proc.stderr.strip().splitlines()[-1])  # the probe's own last line: a list of names
     return proc.returncode, proc.stdout, modules
 

@@ -25,7 +25,9 @@ def codes(text: str) -> list[tuple[int, str]]:
 
 
 def test_noqa_text_in_a_docstring_does_not_suppress():
-    text = HEAD + '    """Doc.\n\n    # tclint: noqa: TC101\n    # noqa: TC101\n    """\n    return x.item()\n'
+    text = (
+        HEAD + '    """Doc.\n\n    # tclint: noqa: TC101\n    # noqa: TC101\n    """\n    return x.item()\n'
+    )
     assert codes(text) == [(10, "TC101")]
 
 
@@ -88,7 +90,7 @@ def test_scan_groups_and_columns():
 
 
 def test_scan_is_total_on_source_that_does_not_tokenize():
-    text = "x = 1  # ok\ny = (\n# noqa: TC101\ns = \"\"\"\n"
+    text = 'x = 1  # ok\ny = (\n# noqa: TC101\ns = """\n'
     comments = suppress.scan(text)
     assert comments.column(1, "x = 1  # ok") == 7 and comments.column(3, "# noqa: TC101") == 0
     assert suppress.scan(text, until=1).column(3, "# noqa: TC101") == 0  # not scanned: the line heuristic
@@ -102,4 +104,3 @@ def test_parse_scans_only_files_with_a_marker_after_a_hash(monkeypatch):
     assert calls == []
     assert [d.kind for d in suppress.parse("x = 1  # noqa: TC101\n" + "y = 2\n" * 50)] == ["line"]
     assert calls and calls[-1][0].startswith("x = 1")
-

@@ -43,56 +43,147 @@ READS_TRAINING = ("pass", "self.fc(x) * (2 if self.training else 1)")
 ROWS = [
     # (id, module kind, driver code, expected {dimension kind: values}, expected count)
     ("one-call", PLAIN, "def main(x):\n    return model(x)\n", {}, 1),
-    ("no_grad-and-grad", PLAIN, "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n",
-     {"grad_mode": ["grad", "no_grad"]}, 2),
-    ("inference_mode-is-a-third-variant", PLAIN,
-     "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n    with torch.inference_mode():\n        model(x)\n",
-     {"grad_mode": ["grad", "no_grad", "inference_mode"]}, 3),
-    ("no_grad-decorator", PLAIN, "@torch.no_grad()\ndef evaluate(x):\n    return model(x)\n\ndef main(x):\n    model(x)\n    evaluate(x)\n",
-     {"grad_mode": ["grad", "no_grad"]}, 2),
-    ("always-no_grad", PLAIN, "def main(x):\n    with torch.no_grad():\n        model(x)\n        model(x)\n", {}, 1),
-    ("autocast-some-calls", PLAIN,
-     "def main(x):\n    model(x)\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        model(x)\n",
-     {"autocast": ["fp32", "autocast(bfloat16)"]}, 2),
-    ("train-eval-with-dropout", DROPOUT, "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n",
-     {"training": ["train", "eval"]}, 2),
-    ("train-eval-on-compiled-object", DROPOUT, "def main(x):\n    model.train()\n    model(x)\n    model.eval()\n    model(x)\n",
-     {"training": ["train", "eval"]}, 2),
-    ("train-eval-reading-self.training", READS_TRAINING,
-     "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)\n        model(x)\n",
-     {"training": ["train", "eval"]}, 2),
-    ("train-eval-without-dropout", PLAIN, "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n", {}, 1),
-    ("dataloader-last-batch", PLAIN,
-     "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)\n    for (x,) in loader:\n        model(x)\n",
-     {"batch": ["full batch", "last batch"]}, 2),
-    ("dataloader-drop_last", PLAIN,
-     "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4, drop_last=True)\n    for (x,) in loader:\n        model(x)\n",
-     {}, 1),
-    ("random-bool-draw", PLAIN, "def main(x):\n    for _ in range(5):\n        model(x, flag=random.random() < 0.5)\n",
-     {"arg": ["False", "True"]}, 2),
-    ("string-choice", PLAIN, "def main(x):\n    for i in range(5):\n        model(x, mode='a' if i % 2 else 'b')\n",
-     {"arg": ["'a'", "'b'"]}, 2),
-    ("requires_grad-some-calls", PLAIN,
-     "def main(x):\n    model(x)\n    adv = x.clone().requires_grad_()\n    model(adv)\n",
-     {"requires_grad": ["requires_grad=True", "requires_grad=False"]}, 2),
-    ("requires_grad-statement", PLAIN,
-     "def main(x):\n    model(x)\n    x.requires_grad_()\n    model(x)\n",
-     {"requires_grad": ["requires_grad=True", "requires_grad=False"]}, 2),
-    ("requires_grad-every-call", PLAIN,
-     "def main(x):\n    x.requires_grad_()\n    model(x)\n    model(x)\n", {}, 1),
-    ("dtype-some-calls", PLAIN, "def main(x):\n    model(x)\n    model(x.to(torch.bfloat16))\n",
-     {"dtype": ["bfloat16", "as given"]}, 2),
+    (
+        "no_grad-and-grad",
+        PLAIN,
+        "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n",
+        {"grad_mode": ["grad", "no_grad"]},
+        2,
+    ),
+    (
+        "inference_mode-is-a-third-variant",
+        PLAIN,
+        "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n    with torch.inference_mode():\n        model(x)\n",
+        {"grad_mode": ["grad", "no_grad", "inference_mode"]},
+        3,
+    ),
+    (
+        "no_grad-decorator",
+        PLAIN,
+        "@torch.no_grad()\ndef evaluate(x):\n    return model(x)\n\ndef main(x):\n    model(x)\n    evaluate(x)\n",
+        {"grad_mode": ["grad", "no_grad"]},
+        2,
+    ),
+    (
+        "always-no_grad",
+        PLAIN,
+        "def main(x):\n    with torch.no_grad():\n        model(x)\n        model(x)\n",
+        {},
+        1,
+    ),
+    (
+        "autocast-some-calls",
+        PLAIN,
+        "def main(x):\n    model(x)\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n        model(x)\n",
+        {"autocast": ["fp32", "autocast(bfloat16)"]},
+        2,
+    ),
+    (
+        "train-eval-with-dropout",
+        DROPOUT,
+        "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n",
+        {"training": ["train", "eval"]},
+        2,
+    ),
+    (
+        "train-eval-on-compiled-object",
+        DROPOUT,
+        "def main(x):\n    model.train()\n    model(x)\n    model.eval()\n    model(x)\n",
+        {"training": ["train", "eval"]},
+        2,
+    ),
+    (
+        "train-eval-reading-self.training",
+        READS_TRAINING,
+        "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)\n        model(x)\n",
+        {"training": ["train", "eval"]},
+        2,
+    ),
+    (
+        "train-eval-without-dropout",
+        PLAIN,
+        "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    model(x)\n",
+        {},
+        1,
+    ),
+    (
+        "dataloader-last-batch",
+        PLAIN,
+        "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)\n    for (x,) in loader:\n        model(x)\n",
+        {"batch": ["full batch", "last batch"]},
+        2,
+    ),
+    (
+        "dataloader-drop_last",
+        PLAIN,
+        "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4, drop_last=True)\n    for (x,) in loader:\n        model(x)\n",
+        {},
+        1,
+    ),
+    (
+        "random-bool-draw",
+        PLAIN,
+        "def main(x):\n    for _ in range(5):\n        model(x, flag=random.random() < 0.5)\n",
+        {"arg": ["False", "True"]},
+        2,
+    ),
+    (
+        "string-choice",
+        PLAIN,
+        "def main(x):\n    for i in range(5):\n        model(x, mode='a' if i % 2 else 'b')\n",
+        {"arg": ["'a'", "'b'"]},
+        2,
+    ),
+    (
+        "requires_grad-some-calls",
+        PLAIN,
+        "def main(x):\n    model(x)\n    adv = x.clone().requires_grad_()\n    model(adv)\n",
+        {"requires_grad": ["requires_grad=True", "requires_grad=False"]},
+        2,
+    ),
+    (
+        "requires_grad-statement",
+        PLAIN,
+        "def main(x):\n    model(x)\n    x.requires_grad_()\n    model(x)\n",
+        {"requires_grad": ["requires_grad=True", "requires_grad=False"]},
+        2,
+    ),
+    (
+        "requires_grad-every-call",
+        PLAIN,
+        "def main(x):\n    x.requires_grad_()\n    model(x)\n    model(x)\n",
+        {},
+        1,
+    ),
+    (
+        "dtype-some-calls",
+        PLAIN,
+        "def main(x):\n    model(x)\n    model(x.to(torch.bfloat16))\n",
+        {"dtype": ["bfloat16", "as given"]},
+        2,
+    ),
     ("dtype-float-is-the-default", PLAIN, "def main(x):\n    model(x)\n    model(x.float())\n", {}, 1),
-    ("device-two-moves", PLAIN, "def main(x):\n    model(x.cpu())\n    xc = x.cuda()\n    model(xc)\n",
-     {"device": ["cpu", "cuda"]}, 2),
+    (
+        "device-two-moves",
+        PLAIN,
+        "def main(x):\n    model(x.cpu())\n    xc = x.cuda()\n    model(xc)\n",
+        {"device": ["cpu", "cuda"]},
+        2,
+    ),
     ("device-one-move-is-not-evidence", PLAIN, "def main(x):\n    model(x)\n    model(x.cuda())\n", {}, 1),
-    ("grad-times-train-eval", DROPOUT,
-     "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    with torch.no_grad():\n        model(x)\n",
-     {"grad_mode": ["grad", "no_grad"], "training": ["train", "eval"]}, 4),
+    (
+        "grad-times-train-eval",
+        DROPOUT,
+        "def main(x):\n    net.train()\n    model(x)\n    net.eval()\n    with torch.no_grad():\n        model(x)\n",
+        {"grad_mode": ["grad", "no_grad"], "training": ["train", "eval"]},
+        4,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("module", "driver", "dims", "count"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+@pytest.mark.parametrize(
+    ("module", "driver", "dims", "count"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS]
+)
 def test_variant_dimensions(tmp_path, module, driver, dims, count):
     extra, body = module
     code = textwrap.dedent(NET).replace("{extra}", extra).replace("{body}", body) + "\n" + driver
@@ -162,7 +253,9 @@ def test_compiled_attribute_called_through_self(tmp_path):
 
 
 def test_tc208_reports_the_line_to_change_with_the_other_side_related(tmp_path):
-    code = textwrap.dedent(NET).replace("{extra}", DROPOUT[0]).replace("{body}", DROPOUT[1]) + textwrap.dedent("""
+    code = textwrap.dedent(NET).replace("{extra}", DROPOUT[0]).replace(
+        "{body}", DROPOUT[1]
+    ) + textwrap.dedent("""
         def main(x, xv):
             net.train()
             model(x)
@@ -178,13 +271,16 @@ def test_tc208_reports_the_line_to_change_with_the_other_side_related(tmp_path):
     assert got == [(eval_line, "training"), (with_line, "grad_mode")]
     grad = next(d for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "grad_mode")
     assert "Net.forward" in grad.message and "grad_mode" in grad.message
-    assert grad.related and grad.related[0].span.start.line == next(i for i, t in enumerate(lines, 1) if t.strip() == "model(x)")
+    assert grad.related and grad.related[0].span.start.line == next(
+        i for i, t in enumerate(lines, 1) if t.strip() == "model(x)"
+    )
 
 
 def test_variants_command_text_and_json(tmp_path, capsys):
     from tclint.rules.cli import main
 
-    (tmp_path / "train.py").write_text(textwrap.dedent("""
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent("""
         import torch
 
         @torch.compile
@@ -195,7 +291,8 @@ def test_variants_command_text_and_json(tmp_path, capsys):
             step(x, True)
             with torch.no_grad():
                 step(x, False)
-        """))
+        """)
+    )
     assert main(["variants", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "step: ≈ 4 variants: grad/no_grad × False/True — bounded" in out
@@ -212,7 +309,8 @@ def test_hover_text_of_a_compile_site_has_the_variant_summary(tmp_path):
     from tclint.server.entries import compute
 
     code = textwrap.dedent(NET).replace("{extra}", PLAIN[0]).replace("{body}", PLAIN[1]) + (
-        "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n")
+        "def main(x):\n    model(x)\n    with torch.no_grad():\n        model(x)\n"
+    )
     result = lint_code(tmp_path, code)
     (ff,) = result.project.files.values()
     (site,) = [e for e in compute(ff.path, ff, result.project) if e.kind == "site"]
@@ -238,28 +336,42 @@ class Net(nn.Module):
 # None for no training dimension).  A mode set before the compiled callable exists is its initial
 # state, not a flip; the mode is tracked through every holder of the module or the compiled object.
 MODE_ROWS = [
-    ("eval-in-the-compiled-argument",
-     "model = torch.compile(Net().eval())\ndef main(x):\n    for i in range(4):\n        model.train(i % 2 == 0)  # flip\n        model(x)\n",
-     "# flip"),
-    ("eval-statement-before-compile",
-     "m = Net()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    m.train()  # flip\n    model(x)\n",
-     "# flip"),
-    ("eval-in-a-factory",
-     "def load():\n    m = Net()\n    return m.eval()\nmodel = torch.compile(load())\ndef main(x):\n    model(x)\n    model.train()  # flip\n    model(x)\n",
-     "# flip"),
-    ("eval-before-compile-in-main",
-     "def main(x):\n    m = Net().eval()\n    model = torch.compile(m)\n    model(x)\n    m.train()  # flip\n    model(x)\n",
-     "# flip"),
-    ("modes-set-only-before-compile",
-     "m = Net()\nm.train()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    model(x)\n",
-     None),
-    ("factory-also-called-between-calls",
-     "net = Net()\ndef reset():\n    net.eval()  # flip\nreset()\nmodel = torch.compile(net)\ndef main(x):\n    net.train()\n    model(x)\n    reset()\n    model(x)\n",
-     "# flip"),
-    ("element-of-a-module-list",
-     "outer = nn.ModuleList([Net()])\nfor i, blk in enumerate(outer):\n    outer[i] = torch.compile(blk)\nnet = outer[0]\n"
-     "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)  # flip\n        net(x)\n",
-     "# flip"),
+    (
+        "eval-in-the-compiled-argument",
+        "model = torch.compile(Net().eval())\ndef main(x):\n    for i in range(4):\n        model.train(i % 2 == 0)  # flip\n        model(x)\n",
+        "# flip",
+    ),
+    (
+        "eval-statement-before-compile",
+        "m = Net()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+        "# flip",
+    ),
+    (
+        "eval-in-a-factory",
+        "def load():\n    m = Net()\n    return m.eval()\nmodel = torch.compile(load())\ndef main(x):\n    model(x)\n    model.train()  # flip\n    model(x)\n",
+        "# flip",
+    ),
+    (
+        "eval-before-compile-in-main",
+        "def main(x):\n    m = Net().eval()\n    model = torch.compile(m)\n    model(x)\n    m.train()  # flip\n    model(x)\n",
+        "# flip",
+    ),
+    (
+        "modes-set-only-before-compile",
+        "m = Net()\nm.train()\nm.eval()\nmodel = torch.compile(m)\ndef main(x):\n    model(x)\n    model(x)\n",
+        None,
+    ),
+    (
+        "factory-also-called-between-calls",
+        "net = Net()\ndef reset():\n    net.eval()  # flip\nreset()\nmodel = torch.compile(net)\ndef main(x):\n    net.train()\n    model(x)\n    reset()\n    model(x)\n",
+        "# flip",
+    ),
+    (
+        "element-of-a-module-list",
+        "outer = nn.ModuleList([Net()])\nfor i, blk in enumerate(outer):\n    outer[i] = torch.compile(blk)\nnet = outer[0]\n"
+        "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)  # flip\n        net(x)\n",
+        "# flip",
+    ),
 ]
 
 
@@ -267,39 +379,79 @@ MODE_ROWS = [
 def test_train_eval_flip_is_a_change_between_calls(tmp_path, program, marker):
     code = textwrap.dedent(DROPNET) + "\n" + program
     result = lint_code(tmp_path, code)
-    got = [d.span.start.line for d in result.diagnostics if d.code == "TC208" and d.extra["dimension"] == "training"]
+    got = [
+        d.span.start.line
+        for d in result.diagnostics
+        if d.code == "TC208" and d.extra["dimension"] == "training"
+    ]
     lines = code.splitlines()
     assert got == ([] if marker is None else [next(i for i, t in enumerate(lines, 1) if marker in t)])
 
 
 GLOBAL_ROWS = [
     # (id, program, expected (kind, bounded, values) of the global dimension or None, variant count)
-    ("float-global", "SCALE = 1.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
-     "def main(x):\n    global SCALE\n    for i in range(10):\n        SCALE = 1.0 + i / 10\n        f(x)\n",
-     (True, ["first value", "dynamic"]), 2),
-    ("int-global-counter", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
-     "def main(x):\n    global STEP\n    for i in range(10):\n        STEP += 1\n        f(x)\n",
-     (False, ["a new value per rebinding"]), None),
-    ("int-global-loop-variable", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
-     "def main(x):\n    global STEP\n    for i in range(10):\n        STEP = i\n        f(x)\n",
-     (False, ["a new value per rebinding"]), None),
-    ("bool-flag-dict", "FLAGS = {'fast': False}\n@torch.compile\ndef f(x):\n    return x * 2 if FLAGS['fast'] else x\n"
-     "def main(x):\n    for i in range(10):\n        FLAGS['fast'] = i % 2 == 0\n        f(x)\n",
-     (True, ["False", "True"]), 2),
-    ("global-written-inside-the-compiled-code-only", "CALLS = 0\n@torch.compile\ndef f(x):\n    global CALLS\n    CALLS += 1\n    return x\n"
-     "def main(x):\n    f(x)\n", None, None),
-    ("bool-set-once-in-setup", "DEBUG = False\n@torch.compile\ndef f(x):\n    return x * 2 if DEBUG else x\n"
-     "def setup(flag):\n    global DEBUG\n    DEBUG = flag\ndef main(x):\n    setup(True)\n    for i in range(10):\n        f(x)\n",
-     None, 1),
-    ("counter-in-a-hook-called-per-step", "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
-     "def on_step():\n    global STEP\n    STEP += 1\ndef main(x):\n    for i in range(10):\n        on_step()\n        f(x)\n",
-     (False, ["a new value per rebinding"]), None),
-    ("global-never-rebound", "SCALE = 2.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
-     "def main(x):\n    for i in range(10):\n        f(x)\n", None, 1),
+    (
+        "float-global",
+        "SCALE = 1.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
+        "def main(x):\n    global SCALE\n    for i in range(10):\n        SCALE = 1.0 + i / 10\n        f(x)\n",
+        (True, ["first value", "dynamic"]),
+        2,
+    ),
+    (
+        "int-global-counter",
+        "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+        "def main(x):\n    global STEP\n    for i in range(10):\n        STEP += 1\n        f(x)\n",
+        (False, ["a new value per rebinding"]),
+        None,
+    ),
+    (
+        "int-global-loop-variable",
+        "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+        "def main(x):\n    global STEP\n    for i in range(10):\n        STEP = i\n        f(x)\n",
+        (False, ["a new value per rebinding"]),
+        None,
+    ),
+    (
+        "bool-flag-dict",
+        "FLAGS = {'fast': False}\n@torch.compile\ndef f(x):\n    return x * 2 if FLAGS['fast'] else x\n"
+        "def main(x):\n    for i in range(10):\n        FLAGS['fast'] = i % 2 == 0\n        f(x)\n",
+        (True, ["False", "True"]),
+        2,
+    ),
+    (
+        "global-written-inside-the-compiled-code-only",
+        "CALLS = 0\n@torch.compile\ndef f(x):\n    global CALLS\n    CALLS += 1\n    return x\n"
+        "def main(x):\n    f(x)\n",
+        None,
+        None,
+    ),
+    (
+        "bool-set-once-in-setup",
+        "DEBUG = False\n@torch.compile\ndef f(x):\n    return x * 2 if DEBUG else x\n"
+        "def setup(flag):\n    global DEBUG\n    DEBUG = flag\ndef main(x):\n    setup(True)\n    for i in range(10):\n        f(x)\n",
+        None,
+        1,
+    ),
+    (
+        "counter-in-a-hook-called-per-step",
+        "STEP = 0\n@torch.compile\ndef f(x):\n    return x * STEP\n"
+        "def on_step():\n    global STEP\n    STEP += 1\ndef main(x):\n    for i in range(10):\n        on_step()\n        f(x)\n",
+        (False, ["a new value per rebinding"]),
+        None,
+    ),
+    (
+        "global-never-rebound",
+        "SCALE = 2.0\n@torch.compile\ndef f(x):\n    return x * SCALE\n"
+        "def main(x):\n    for i in range(10):\n        f(x)\n",
+        None,
+        1,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("program", "expected", "count"), [r[1:] for r in GLOBAL_ROWS], ids=[r[0] for r in GLOBAL_ROWS])
+@pytest.mark.parametrize(
+    ("program", "expected", "count"), [r[1:] for r in GLOBAL_ROWS], ids=[r[0] for r in GLOBAL_ROWS]
+)
 def test_globals_read_inside_and_rebound_by_eager_code(tmp_path, program, expected, count):
     result = lint_code(tmp_path, "import torch\n" + program)
     (v,) = variants(result.project).values()
@@ -344,7 +496,9 @@ def test_buffer_written_with_a_grad_value_requires_grad_after_the_first_call(tmp
     (dim,) = [d for d in v.dims if d.kind == "requires_grad"]
     assert (dim.guard, v.count) == ("tensor 'self._buffers['keys']' requires_grad mismatch", 4)
     assert [s.loc.line for s in dim.sources] == [13]  # the detached write into `seen` is not one
-    only_no_grad = code.replace("\ndef decode(x):\n    for i in range(4):\n        cache(x, torch.tensor([i]))\n", "\n")
+    only_no_grad = code.replace(
+        "\ndef decode(x):\n    for i in range(4):\n        cache(x, torch.tensor([i]))\n", "\n"
+    )
     assert "def decode(x)" not in only_no_grad
     (v,) = variants(lint_code(tmp_path, only_no_grad).project).values()
     assert v.dims == []

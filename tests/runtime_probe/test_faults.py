@@ -25,7 +25,9 @@ def line_of(text: str) -> int:
 
 def run_fault(pool, options, kind, tmp_path, **changes):
     pids = tmp_path / "pids.txt"
-    opts = options.with_(timeout=TIMEOUT, memory_limit=512 * 1024**2, env={"TCLINT_FIXTURE_PIDS": str(pids)}, **changes)
+    opts = options.with_(
+        timeout=TIMEOUT, memory_limit=512 * 1024**2, env={"TCLINT_FIXTURE_PIDS": str(pids)}, **changes
+    )
     events = []
     start = time.monotonic()
     report = probe_program(FAULT, [kind], options=opts, pool=pool, progress=lambda p: events.append(p.event))
@@ -77,11 +79,14 @@ def test_os_exit(pool, options, tmp_path):
     check_clean(pool, child, recorded)
 
 
-@pytest.mark.parametrize("kind, where", [
-    ("hang_python", "while True:"),
-    ("hang_c", "time.sleep(3600)"),
-    ("hang_c_gil", "ctypes.PyDLL(None).sleep(3600)"),
-])
+@pytest.mark.parametrize(
+    "kind, where",
+    [
+        ("hang_python", "while True:"),
+        ("hang_c", "time.sleep(3600)"),
+        ("hang_c_gil", "ctypes.PyDLL(None).sleep(3600)"),
+    ],
+)
 def test_hang_is_killed_at_the_timeout(pool, options, tmp_path, kind, where):
     report, elapsed, child, recorded = run_fault(pool, options, kind, tmp_path)
     assert report.status == "timeout"
@@ -196,7 +201,9 @@ def test_a_worker_killed_by_the_probed_code_leaves_nothing_behind(options, tmp_p
     while pids_alive([daemon]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert pids_alive([daemon]) == []
-    assert outcome.scratch and outcome.scratch.startswith(os.path.join(tempfile.gettempdir(), "tclint-probe-"))
+    assert outcome.scratch and outcome.scratch.startswith(
+        os.path.join(tempfile.gettempdir(), "tclint-probe-")
+    )
     assert not os.path.exists(outcome.scratch)
     from tclint.runtime_probe.report import build_report
 

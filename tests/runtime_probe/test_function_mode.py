@@ -33,7 +33,8 @@ def test_declared_inputs_build_the_module_and_run_the_matrix(pool, options, tmp_
 
     # the same calls, made by a plain script under torch's own tools
     driver = tmp_path / "drive_scorer.py"
-    driver.write_text(textwrap.dedent(f"""
+    driver.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.path.dirname(BLOCKS)!r})
         import torch
@@ -45,13 +46,19 @@ def test_declared_inputs_build_the_module_and_run_the_matrix(pool, options, tmp_
             if isinstance(item, dict) and item.get("mode") == "eval":
                 model.eval()
             compiled(*args)
-    """))
+    """)
+    )
     ref = reference(str(driver), tmp_path=tmp_path)
     assert probe_sites(report) == reference_sites(ref)
     (site,) = report.graph_breaks
-    assert (site["line"], site["gb_id"], site["hits"]) == (line_of("if score.item() > self.threshold:"), "GB0124", 3)
+    assert (site["line"], site["gb_id"], site["hits"]) == (
+        line_of("if score.item() > self.threshold:"),
+        "GB0124",
+        3,
+    )
     assert sorted(c["recompile_reason"] or "" for c in ref["compiles"]) == sorted(
-        (c["guard"] or {}).get("text") or "" for c in report.compiles)
+        (c["guard"] or {}).get("text") or "" for c in report.compiles
+    )
     triggers = {c["trigger"] for c in report.compiles if c["kind"] == "recompile"}
     assert any("size mismatch" in t for t in triggers)
     assert any("training == True" in t for t in triggers)
@@ -115,7 +122,8 @@ def test_init_inputs_writes_a_stub_that_the_worker_loads(pool, options, tmp_path
     assert write_inputs_stub(f"{tmp_path / 'blocks.py'}::needs_config") == (path, False)  # never overwrites
     # filled in, it drives the probe
     filled = text.replace("None,  # x: TODO: a real value", "torch.ones(batch, 3),").replace(
-        "None,  # cfg: TODO: a real value", "__import__('types').SimpleNamespace(scale=2.0),")
+        "None,  # cfg: TODO: a real value", "__import__('types').SimpleNamespace(scale=2.0),"
+    )
     open(path, "w").write(filled)
     report = probe_function(f"{tmp_path / 'blocks.py'}::needs_config", options=options, pool=pool)
     assert report.status == "ok", report.message
@@ -161,7 +169,9 @@ def test_cuda_code_on_a_cpu_machine(pool, options):
     assert err["kind"] == "device" and err["line"] == line_of('y = x.to("cuda") * 2')
     tc904 = next(d for d in report.diagnostics() if d.code == "TC904")
     assert "needs a device this machine lacks" in tc904.message and "--map-cuda-to-cpu" in tc904.message
-    mapped = probe_function(f"{BLOCKS}::moves_to_cuda", options=options.with_(map_cuda_to_cpu=True), pool=pool)
+    mapped = probe_function(
+        f"{BLOCKS}::moves_to_cuda", options=options.with_(map_cuda_to_cpu=True), pool=pool
+    )
     assert mapped.errors == [] and [c["status"] for c in mapped.correctness] == ["match"]
     assert mapped.environment["map_cuda_to_cpu"] is True
     assert [c["kind"] for c in mapped.compiles] == ["first"] and not mapped.graph_breaks

@@ -43,44 +43,119 @@ def records(case: str) -> list[dict]:
 
 # case -> (compile id, kind, what the user reads, the line it points at, the function's qualified name)
 TABLE = {
-    "case_train_eval": ("0/1", "train-eval", "train/eval mode changed (compiled in train mode",
-                        "return self.drop(self.lin(x))", "Dropper.forward"),
-    "case_train_eval_after_break": ("0/1", "train-eval", "train/eval mode changed (compiled in train mode",
-                                    "noise = torch.randn_like(h) if self.training else None", "Branchy.forward"),
+    "case_train_eval": (
+        "0/1",
+        "train-eval",
+        "train/eval mode changed (compiled in train mode",
+        "return self.drop(self.lin(x))",
+        "Dropper.forward",
+    ),
+    "case_train_eval_after_break": (
+        "0/1",
+        "train-eval",
+        "train/eval mode changed (compiled in train mode",
+        "noise = torch.randn_like(h) if self.training else None",
+        "Branchy.forward",
+    ),
     "case_grad_mode": ("0/1", "grad-mode", "grad mode changed", "def grad_sensitive(x):", "grad_sensitive"),
-    "case_autocast": ("0/1", "autocast", "autocast (cpu) was switched on or off", "def autocast_sensitive(x):",
-                      "autocast_sensitive"),
-    "case_requires_grad": ("0/1", "requires-grad", "`x` now requires grad (compiled with requires_grad=False)",
-                           "def plain(x):", "plain"),
+    "case_autocast": (
+        "0/1",
+        "autocast",
+        "autocast (cpu) was switched on or off",
+        "def autocast_sensitive(x):",
+        "autocast_sensitive",
+    ),
+    "case_requires_grad": (
+        "0/1",
+        "requires-grad",
+        "`x` now requires grad (compiled with requires_grad=False)",
+        "def plain(x):",
+        "plain",
+    ),
     "case_dtype": ("0/1", "dtype", "`x` changed dtype: float32 -> float64", "def plain(x):", "plain"),
-    "case_batch_size": ("0/1", "size", "`x` changed size in dim 0: 8 -> 16 (Dynamo then compiles that dimension "
-                        "as dynamic", "def plain(x):", "plain"),
+    "case_batch_size": (
+        "0/1",
+        "size",
+        "`x` changed size in dim 0: 8 -> 16 (Dynamo then compiles that dimension as dynamic",
+        "def plain(x):",
+        "plain",
+    ),
     "case_rank": ("0/1", "rank", "`x` changed its number of dimensions: 2 -> 3", "def plain(x):", "plain"),
     "case_stride": ("0/1", "stride", "`x` changed strides in dim 0: 4 -> 1", "def plain(x):", "plain"),
     "case_int_arg": ("0/1", "value", "`n` changed (compiled for n == 1)", "return x * n", "with_int"),
-    "case_int_in_range": ("0/1", "value", "`n` changed (compiled for n == 1) (`range()` makes each value compile anew)",
-                          "for _ in range(n):", "unrolled"),
-    "case_str_arg": ("0/1", "value", "`mode` changed (compiled for mode == 'a')", 'if mode == "a":', "with_str"),
+    "case_int_in_range": (
+        "0/1",
+        "value",
+        "`n` changed (compiled for n == 1) (`range()` makes each value compile anew)",
+        "for _ in range(n):",
+        "unrolled",
+    ),
+    "case_str_arg": (
+        "0/1",
+        "value",
+        "`mode` changed (compiled for mode == 'a')",
+        'if mode == "a":',
+        "with_str",
+    ),
     "case_bool_arg": ("0/1", "value", "`flag` changed (compiled for flag == True)", "if flag:", "with_bool"),
     "case_float_arg": ("0/1", "value", "`s` changed (compiled for s == 0.5)", "return x * s", "with_float"),
-    "case_module_int_attr": ("0/1", "attribute", "module attribute `self.k` changed (compiled for 1) (int module "
-                             "attributes are static", "return x * self.k", "Counter.forward"),
-    "case_module_float_attr": ("0/1", "attribute", "module attribute `self.scale` changed (compiled for 1.0)",
-                               "return x * self.scale", "Scaled.forward"),
-    "case_int_global": ("0/1", "global", "global `ISCALE` changed (compiled for 1)", "return x * ISCALE",
-                        "uses_int_global"),
-    "case_float_global": ("0/1", "global", "global `SCALE` changed (compiled for 1.0)", "return x * SCALE",
-                          "uses_float_global"),
-    "case_global_list": ("0/1", "emptiness", "global `HISTORY` was empty when compiled and is not now", "HISTORY.append(1)",
-                         "appends_global"),
-    "case_item_across_break": ("1/1", "carried-value", "the `.item()` value computed at the graph break on line "
-                               f"{line_of('s = x.sum().item()')} changed (compiled for 4.0)",
-                               "s = x.sum().item()", "item_across_break"),
-    "case_batch_after_break": ("0/1", "size", "`x` changed size in dim 0: 8 -> 16", "def batch_after_break(x):",
-                               "batch_after_break"),
+    "case_module_int_attr": (
+        "0/1",
+        "attribute",
+        "module attribute `self.k` changed (compiled for 1) (int module attributes are static",
+        "return x * self.k",
+        "Counter.forward",
+    ),
+    "case_module_float_attr": (
+        "0/1",
+        "attribute",
+        "module attribute `self.scale` changed (compiled for 1.0)",
+        "return x * self.scale",
+        "Scaled.forward",
+    ),
+    "case_int_global": (
+        "0/1",
+        "global",
+        "global `ISCALE` changed (compiled for 1)",
+        "return x * ISCALE",
+        "uses_int_global",
+    ),
+    "case_float_global": (
+        "0/1",
+        "global",
+        "global `SCALE` changed (compiled for 1.0)",
+        "return x * SCALE",
+        "uses_float_global",
+    ),
+    "case_global_list": (
+        "0/1",
+        "emptiness",
+        "global `HISTORY` was empty when compiled and is not now",
+        "HISTORY.append(1)",
+        "appends_global",
+    ),
+    "case_item_across_break": (
+        "1/1",
+        "carried-value",
+        "the `.item()` value computed at the graph break on line "
+        f"{line_of('s = x.sum().item()')} changed (compiled for 4.0)",
+        "s = x.sum().item()",
+        "item_across_break",
+    ),
+    "case_batch_after_break": (
+        "0/1",
+        "size",
+        "`x` changed size in dim 0: 8 -> 16",
+        "def batch_after_break(x):",
+        "batch_after_break",
+    ),
 }
-SWITCHES = {"case_train_eval": "m.eval()", "case_train_eval_after_break": "m.eval()",
-            "case_grad_mode": "with torch.no_grad():", "case_autocast": "with torch.autocast("}
+SWITCHES = {
+    "case_train_eval": "m.eval()",
+    "case_train_eval_after_break": "m.eval()",
+    "case_grad_mode": "with torch.no_grad():",
+    "case_autocast": "with torch.autocast(",
+}
 
 
 def test_the_data_is_torch_2_13_and_covers_every_case():
@@ -149,16 +224,23 @@ def test_a_value_carried_across_a_break_points_at_the_break():
     assert "___stack" not in diag.message and ".item" in diag.message
 
 
-@pytest.mark.parametrize("guard, kind, text", [
-    # texts Dynamo 2.13 prints for less common causes (from torch/_dynamo/guards.py)
-    ("'NoneType' object has no attribute 'size'", "guard-error", "usually a tensor that is now None"),
-    ("___check_obj_id(L['fn'], 140230)", "identity", "`fn` is another object"),
-    ("len(L['xs']) == 2", "length", "`xs` changed length (compiled for 2 items)"),
-    ("KeyError on L['cfg']['scale']", "missing-key", "`cfg['scale']` is missing now"),
-    ("BACKEND_MATCH failure: torch.compile detected different backend callables.", "backend", "another backend"),
-    ("tensor 'x' device mismatch. expected cpu, actual cuda:0", "device", "`x` moved to another device"),
-    ("expected type of 'y' to be a tensor type, ' but found <class 'int'>", "type", "`y` changed type"),
-])
+@pytest.mark.parametrize(
+    "guard, kind, text",
+    [
+        # texts Dynamo 2.13 prints for less common causes (from torch/_dynamo/guards.py)
+        ("'NoneType' object has no attribute 'size'", "guard-error", "usually a tensor that is now None"),
+        ("___check_obj_id(L['fn'], 140230)", "identity", "`fn` is another object"),
+        ("len(L['xs']) == 2", "length", "`xs` changed length (compiled for 2 items)"),
+        ("KeyError on L['cfg']['scale']", "missing-key", "`cfg['scale']` is missing now"),
+        (
+            "BACKEND_MATCH failure: torch.compile detected different backend callables.",
+            "backend",
+            "another backend",
+        ),
+        ("tensor 'x' device mismatch. expected cpu, actual cuda:0", "device", "`x` moved to another device"),
+        ("expected type of 'y' to be a tensor type, ' but found <class 'int'>", "type", "`y` changed type"),
+    ],
+)
 def test_rarer_guard_texts(guard, kind, text):
     from tclint.runtime_probe.guards import explain
 
@@ -178,7 +260,11 @@ def test_a_guard_error_when_the_calls_switch_mode_is_said_as_a_mode_change():
     the module switched from train to eval; with declared calls switching mode, say so."""
     recs = records("case_train_eval_after_break")
     (resume,) = [r for r in recs if r["compile_id"] == "1/1"]
-    resume["recompile"] = {**resume["recompile"], "guard": "'NoneType' object has no attribute 'size'", "source": None}
+    resume["recompile"] = {
+        **resume["recompile"],
+        "guard": "'NoneType' object has no attribute 'size'",
+        "source": None,
+    }
     plain = next(c for c in build_compiles(copy.deepcopy(recs), search=[CAUSES]) if c["compile_id"] == "1/1")
     assert plain["cause"]["kind"] == "guard-error"
     c = next(c for c in build_compiles(recs, search=[CAUSES], mode_switched=True) if c["compile_id"] == "1/1")

@@ -24,13 +24,16 @@ def line_of(text: str) -> int:
     return next(i for i, line in enumerate(SOURCE, 1) if text in line)
 
 
-@pytest.mark.parametrize(("guard", "subject"), [
-    ("self.calls == 2", "self.calls"),
-    ("n_steps == 3", "n_steps"),
-    ("L['n_steps'] == 3", "n_steps"),
-    ("G['STEP'] == 1", "STEP"),
-    ("GLOBAL_STATE changed: grad_mode", None),
-])
+@pytest.mark.parametrize(
+    ("guard", "subject"),
+    [
+        ("self.calls == 2", "self.calls"),
+        ("n_steps == 3", "n_steps"),
+        ("L['n_steps'] == 3", "n_steps"),
+        ("G['STEP'] == 1", "STEP"),
+        ("GLOBAL_STATE changed: grad_mode", None),
+    ],
+)
 def test_a_failed_guard_names_what_it_checks(guard, subject):
     assert guards.subject(guard) == subject
 
@@ -41,8 +44,13 @@ def test_the_mutated_name_of_an_assignment_line():
 
 
 def test_a_limit_nothing_predicts_stays_probe_only():
-    limit = _diag("TC903", "`Counter.forward` reached the recompile limit", COUNTING, line_of('print("step")'),
-                  extra={"function": "Counter.forward", "frame_file": COUNTING, "guards": ["self.calls == 2"]})
+    limit = _diag(
+        "TC903",
+        "`Counter.forward` reached the recompile limit",
+        COUNTING,
+        line_of('print("step")'),
+        extra={"function": "Counter.forward", "frame_file": COUNTING, "guards": ["self.calls == 2"]},
+    )
     (only,) = merge.merge([], [limit])
     assert only.extra["unpredicted"] and not only.extra.get("predicted_by")
 
@@ -51,9 +59,24 @@ def test_a_limit_nothing_predicts_stays_probe_only():
 @pytest.mark.slow
 def test_probe_marks_the_limit_predicted_and_confirms_tc201_and_tc205(tmp_path):
     out = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "tclint.rules", "probe", "--output-format", "json", "--output-file", str(out),
-                           "counting.py"], cwd=fixture("limit"), capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tclint.rules",
+            "probe",
+            "--output-format",
+            "json",
+            "--output-file",
+            str(out),
+            "counting.py",
+        ],
+        cwd=fixture("limit"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     diags = json.loads(out.read_text())["diagnostics"]
     by = {(d["code"], d["location"]["row"]): d for d in diags}

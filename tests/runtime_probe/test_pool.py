@@ -19,7 +19,8 @@ def test_forked_children_use_intra_op_threads_and_compile(pool, options, tmp_pat
     script.write_text(
         "import torch\nprint('threads', torch.get_num_threads())\na = torch.randn(800, 800)\n"
         "for _ in range(3):\n    a = (a @ a).tanh()\n"
-        "@torch.compile\ndef f(x):\n    return (x @ x).relu().sum()\nprint('sum', float(f(a)))\n")
+        "@torch.compile\ndef f(x):\n    return (x @ x).relu().sum()\nprint('sum', float(f(a)))\n"
+    )
     for _ in range(2):  # twice: the second fork comes from the same server
         report = probe_program(str(script), options=options, pool=pool)
         assert report.status == "ok", report.message
@@ -32,7 +33,8 @@ def test_probes_do_not_leak_state_into_each_other(pool, options, tmp_path):
     script = tmp_path / "state.py"
     script.write_text(
         "import sys, torch\nprint('seen before:', hasattr(sys, 'tclint_marker'))\nsys.tclint_marker = 1\n"
-        "torch._dynamo.config.capture_scalar_outputs = True\n@torch.compile\ndef f(x):\n    return x.sum().item()\nf(torch.ones(2))\n")
+        "torch._dynamo.config.capture_scalar_outputs = True\n@torch.compile\ndef f(x):\n    return x.sum().item()\nf(torch.ones(2))\n"
+    )
     first = probe_program(str(script), options=options, pool=pool)
     second = probe_program(str(script), options=options, pool=pool)
     assert "seen before: False" in first.run["output"]["head"]
@@ -42,10 +44,16 @@ def test_probes_do_not_leak_state_into_each_other(pool, options, tmp_path):
 
 def test_concurrent_requests_wait_their_turn(pool, options, tmp_path):
     script = tmp_path / "brief.py"
-    script.write_text("import torch\n@torch.compile\ndef f(x):\n    print('x')\n    return x + 1\nf(torch.ones(2))\n")
+    script.write_text(
+        "import torch\n@torch.compile\ndef f(x):\n    print('x')\n    return x + 1\nf(torch.ones(2))\n"
+    )
     results = []
-    threads = [threading.Thread(target=lambda: results.append(probe_program(str(script), options=options, pool=pool)))
-               for _ in range(3)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(probe_program(str(script), options=options, pool=pool))
+        )
+        for _ in range(3)
+    ]
     for t in threads:
         t.start()
     for t in threads:

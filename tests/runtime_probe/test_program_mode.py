@@ -60,7 +60,10 @@ def test_training_script_matches_the_structured_trace(pool, options, tmp_path):
     assert all("size mismatch" in c["trigger"] for c in recompiles)
     # the guard on the `tokens` argument maps back to the parameter line of forward()
     first = next(c for c in recompiles if c["frame"]["code_name"] == "forward")
-    assert first["guard_location"]["line"] == source.index("    def forward(self, tokens: torch.Tensor) -> torch.Tensor:") + 1
+    assert (
+        first["guard_location"]["line"]
+        == source.index("    def forward(self, tokens: torch.Tensor) -> torch.Tensor:") + 1
+    )
     assert report.run["compiled_calls"] == 6
 
 
@@ -79,8 +82,9 @@ def test_pytest_run_under_the_probe(pool, options, tmp_path):
 
 
 def test_max_calls_stops_the_program(pool, options):
-    report = probe_program(TRAIN, ["--steps", "50"], options=options.with_(max_calls=3), pool=pool,
-                           cwd=os.path.dirname(TRAIN))
+    report = probe_program(
+        TRAIN, ["--steps", "50"], options=options.with_(max_calls=3), pool=pool, cwd=os.path.dirname(TRAIN)
+    )
     assert report.status == "stopped"
     assert report.run["compiled_calls"] == 3
     print_site = next(b for b in report.graph_breaks if b["gb_id"] == "GB0059")
@@ -89,8 +93,10 @@ def test_max_calls_stops_the_program(pool, options):
 
 def test_program_exit_status_and_exception(pool, options, tmp_path):
     script = tmp_path / "fails.py"
-    script.write_text("import torch\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n\nf(torch.ones(3))\n"
-                      "raise RuntimeError('boom after compiling')\n")
+    script.write_text(
+        "import torch\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n\nf(torch.ones(3))\n"
+        "raise RuntimeError('boom after compiling')\n"
+    )
     report = probe_program(str(script), options=options, pool=pool)
     assert report.status == "exception"
     assert "boom after compiling" in report.message and f"{script}:8" in report.message

@@ -25,8 +25,10 @@ PROBE_DIR = os.path.join(ROOT, "runtime_probe")
 
 
 def test_the_parent_side_never_imports_torch():
-    code = ("import sys, tclint.runtime_probe.api, tclint.runtime_probe.cli, tclint.runtime_probe.render; "
-            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
+    code = (
+        "import sys, tclint.runtime_probe.api, tclint.runtime_probe.cli, tclint.runtime_probe.render; "
+        "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
@@ -65,9 +67,13 @@ def test_worker_runs_where_tclint_is_not_installed(tmp_path):
         pytest.skip("needs a plain CPython 3.11 next to the venv")
     site = sysconfig.get_paths()["purelib"]
     script = tmp_path / "where.py"
-    script.write_text("import importlib.util, torch\nprint('tclint importable:', importlib.util.find_spec('tclint') is not None)\n"
-                      "@torch.compile\ndef f(x):\n    print('break')\n    return x + 1\nf(torch.ones(2))\n")
-    report = probe_program(str(script), options=ProbeOptions(python=system, env={"PYTHONPATH": site}, timeout=120))
+    script.write_text(
+        "import importlib.util, torch\nprint('tclint importable:', importlib.util.find_spec('tclint') is not None)\n"
+        "@torch.compile\ndef f(x):\n    print('break')\n    return x + 1\nf(torch.ones(2))\n"
+    )
+    report = probe_program(
+        str(script), options=ProbeOptions(python=system, env={"PYTHONPATH": site}, timeout=120)
+    )
     assert report.status == "ok", report.message
     assert "tclint importable: False" in report.run["output"]["head"]
     assert [b["gb_id"] for b in report.graph_breaks] == ["GB0059"]
@@ -80,7 +86,9 @@ def test_an_interpreter_without_torch_is_a_clear_error(tmp_path):
 
     script = tmp_path / "s.py"
     script.write_text("print(1)\n")
-    report = probe_program(str(script), options=ProbeOptions(python="/usr/bin/python3", env={"PYTHONPATH": ""}))
+    report = probe_program(
+        str(script), options=ProbeOptions(python="/usr/bin/python3", env={"PYTHONPATH": ""})
+    )
     assert report.status == "worker-error"
     assert "cannot import torch in /usr/bin/python3" in report.message
 
@@ -126,44 +134,57 @@ def test_parse_break(wc):
     assert ev["explanation"].startswith("Dynamo does not support tracing")
     assert ev["hints"][0].startswith("Set `torch._dynamo.config.capture_scalar_outputs = True`")
     assert [(f["file"], f["line"], f["function"]) for f in ev["stack"]] == [
-        ("/proj/train.py", 40, "<module>"), ("/proj/m.py", 7, "forward")]
+        ("/proj/train.py", 40, "<module>"),
+        ("/proj/m.py", 7, "forward"),
+    ]
     assert ev["reported_at"]["line"] == 7
 
 
 def test_parse_break_without_registry_match_uses_the_link(wc):
-    text = PAYLOAD.replace("Unsupported Tensor.item() call with capture_scalar_outputs=False", "Some future Gb_type")
+    text = PAYLOAD.replace(
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False", "Some future Gb_type"
+    )
     assert wc.parse_break(text)["gb_id"] == "GB0124"
     assert wc.parse_break(text.replace("gb0124", "nothing"))["gb_id"] is None
 
 
-@pytest.mark.parametrize("guard, source", [
-    ("tensor 'x' size mismatch at index 0. expected 4, actual 8", "x"),
-    ("n == 1", "n"),
-    ("len(xs) == 2", "xs"),
-    ("G['SCALE'] == 1.0", "G['SCALE']"),
-    ("self._modules['drop'].training == True", "self._modules['drop'].training"),
-    ("___check_obj_id(mode, 139930767619152), type=<class '__main__.Mode'>", "mode"),
-    ("KeyError on kw['k0']", "kw['k0']"),
-    ("mask is None", "mask"),
-])
+@pytest.mark.parametrize(
+    "guard, source",
+    [
+        ("tensor 'x' size mismatch at index 0. expected 4, actual 8", "x"),
+        ("n == 1", "n"),
+        ("len(xs) == 2", "xs"),
+        ("G['SCALE'] == 1.0", "G['SCALE']"),
+        ("self._modules['drop'].training == True", "self._modules['drop'].training"),
+        ("___check_obj_id(mode, 139930767619152), type=<class '__main__.Mode'>", "mode"),
+        ("KeyError on kw['k0']", "kw['k0']"),
+        ("mask is None", "mask"),
+    ],
+)
 def test_guard_source(wc, guard, source):
     assert wc.guard_source(guard) == source
 
 
 def test_parse_recompile_reason(wc):
-    text = ("0/0: n == 1                                                   # y = x * n  # e.py:9 in fn\n"
-            "User stack trace:\n  File \"/proj/e.py\", line 9, in fn\n    y = x * n")
+    text = (
+        "0/0: n == 1                                                   # y = x * n  # e.py:9 in fn\n"
+        'User stack trace:\n  File "/proj/e.py", line 9, in fn\n    y = x * n'
+    )
     r = wc.parse_recompile_reason(text)
     assert (r["failed_entry"], r["guard"], r["code"], r["source"]) == ("0/0", "n == 1", "y = x * n", "n")
     assert [(f["file"], f["line"]) for f in r["stack"]] == [("/proj/e.py", 9)]
-    hint = wc.parse_recompile_reason("1/0: s.k == 1  # for i in range(s.k):  # m.py:17 in forward (HINT: make it dynamic)")
+    hint = wc.parse_recompile_reason(
+        "1/0: s.k == 1  # for i in range(s.k):  # m.py:17 in forward (HINT: make it dynamic)"
+    )
     assert hint["hint"] == "make it dynamic" and hint["guard"] == "s.k == 1"
 
 
 def test_error_detail_and_from_user_code(wc):
-    text = ("RuntimeError when making fake tensor call\n  Explanation: ...: got RuntimeError('There was no fake impl "
-            "registered for <CustomOpDef(a::b)>.')\n\nfrom user code:\n   File \"/proj/ops.py\", line 30, in f\n"
-            "    return b(x)\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace")
+    text = (
+        "RuntimeError when making fake tensor call\n  Explanation: ...: got RuntimeError('There was no fake impl "
+        'registered for <CustomOpDef(a::b)>.\')\n\nfrom user code:\n   File "/proj/ops.py", line 30, in f\n'
+        "    return b(x)\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    )
     assert wc.error_detail(text) == "RuntimeError: There was no fake impl registered for <CustomOpDef(a::b)>."
     assert [(f["file"], f["line"]) for f in wc.from_user_code(text)] == [("/proj/ops.py", 30)]
 
@@ -174,7 +195,8 @@ def test_error_detail_and_from_user_code(wc):
 
 def test_locate_guards(tmp_path):
     src = tmp_path / "m.py"
-    src.write_text(textwrap.dedent("""\
+    src.write_text(
+        textwrap.dedent("""\
         import torch
 
         SCALE = 2
@@ -189,7 +211,8 @@ def test_locate_guards(tmp_path):
             def forward(self, x):
                 h = x + 1
                 return h * self.k
-        """))
+        """)
+    )
     f = str(src)
     at = lambda g, line, name, resume=None: guards.locate({"source": g, "stack": []}, f, line, name, resume)  # noqa: E731
     assert at("x", 5, "step")["line"] == 6  # a decorated def: co_firstlineno is the decorator's line
@@ -199,18 +222,31 @@ def test_locate_guards(tmp_path):
     assert at("G['SCALE']", 5, "step")["line"] == 3
     assert at("self.k", 12, "forward")["line"] == 14
     assert at("h", 12, "forward", resume=14)["line"] == 14
-    stacked = guards.locate({"source": "n", "stack": [{"file": "/lib/x.py", "line": 3, "user": False},
-                                                      {"file": f, "line": 8, "user": True}]}, f, 5, "step")
+    stacked = guards.locate(
+        {
+            "source": "n",
+            "stack": [{"file": "/lib/x.py", "line": 3, "user": False}, {"file": f, "line": 8, "user": True}],
+        },
+        f,
+        5,
+        "step",
+    )
     assert stacked["line"] == 8 and "installed" in stacked["how"]
 
 
 def test_collapse_resumes_and_fault_location():
-    frames = [{"file": "a.py", "line": 1, "function": "<module>"}, {"file": "a.py", "line": 8, "function": "fn"},
-              {"file": "a.py", "line": 10, "function": "fn"}, {"file": "a.py", "line": 3, "function": "helper"}]
+    frames = [
+        {"file": "a.py", "line": 1, "function": "<module>"},
+        {"file": "a.py", "line": 8, "function": "fn"},
+        {"file": "a.py", "line": 10, "function": "fn"},
+        {"file": "a.py", "line": 3, "function": "helper"},
+    ]
     assert [f["line"] for f in collapse_resumes(frames)] == [1, 10, 3]
-    dump = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
-            '  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n'
-            '  File "/proj/fault.py", line 50 in fault\n  File "/proj/fault.py", line 90 in <module>\n')
+    dump = (
+        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
+        '  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n'
+        '  File "/proj/fault.py", line 50 in fault\n  File "/proj/fault.py", line 90 in <module>\n'
+    )
     assert fault_location(dump) == {"file": "/proj/fault.py", "line": 50, "function": "fault"}
 
 
@@ -219,31 +255,68 @@ def test_collapse_resumes_and_fault_location():
 
 
 def _static(path, line, code, gb):
-    return Diagnostic(code=code, name=code.lower(), message="static", path=path, span=Span.of(line, 4, line, 20),
-                      severity=Severity.WARNING, gb_ids=gb)
+    return Diagnostic(
+        code=code,
+        name=code.lower(),
+        message="static",
+        path=path,
+        span=Span.of(line, 4, line, 20),
+        severity=Severity.WARNING,
+        gb_ids=gb,
+    )
 
 
 def _report(path, breaks=(), recompiles=()):
     r = ProbeReport(mode="program", target="t.py", status="ok", message="completed")
     for line, gb, hits in breaks:
-        r.graph_breaks.append({"file": path, "line": line, "function": "f", "in_library": False, "gb_id": gb,
-                               "gb_type": "x", "reason": "", "explanation": "", "hints": [], "url": None,
-                               "user_stack": [], "reported_at": None, "events": 1, "compile_ids": ["0/0"],
-                               "frame_dropped": False, "dropped_frames": [], "hits": hits, "hits_counted": True})
+        r.graph_breaks.append(
+            {
+                "file": path,
+                "line": line,
+                "function": "f",
+                "in_library": False,
+                "gb_id": gb,
+                "gb_type": "x",
+                "reason": "",
+                "explanation": "",
+                "hints": [],
+                "url": None,
+                "user_stack": [],
+                "reported_at": None,
+                "events": 1,
+                "compile_ids": ["0/0"],
+                "frame_dropped": False,
+                "dropped_frames": [],
+                "hits": hits,
+                "hits_counted": True,
+            }
+        )
     for line in recompiles:
-        r.compiles.append({"compile_id": "0/1", "frame": {"function": "f", "file": path, "line": 1, "code_name": "f"},
-                           "kind": "recompile", "trigger": "guard failed: n == 1", "guard": {"guard": "n == 1"},
-                           "guard_location": {"file": path, "line": line, "how": "parameter `n`"}, "time_s": 0.1,
-                           "graphs": 1, "fail_type": None, "dropped": False})
+        r.compiles.append(
+            {
+                "compile_id": "0/1",
+                "frame": {"function": "f", "file": path, "line": 1, "code_name": "f"},
+                "kind": "recompile",
+                "trigger": "guard failed: n == 1",
+                "guard": {"guard": "n == 1"},
+                "guard_location": {"file": path, "line": line, "how": "parameter `n`"},
+                "time_s": 0.1,
+                "graphs": 1,
+                "fail_type": None,
+                "dropped": False,
+            }
+        )
     return r
 
 
 def test_merge_confirms_predicted_breaks_and_flags_unpredicted(tmp_path):
     path = str(tmp_path / "m.py")
     (tmp_path / "m.py").write_text("\n".join(f"x{i} = {i}" for i in range(30)))
-    static = [_static(path, 5, "TC101", ("GB0124", "GB0033")),  # confirmed
-              _static(path, 9, "TC104", ("GB0059",)),            # probe saw another GB id here: stays
-              _static(path, 20, "TC102", ("GB0170",))]           # not executed: stays unchanged
+    static = [
+        _static(path, 5, "TC101", ("GB0124", "GB0033")),  # confirmed
+        _static(path, 9, "TC104", ("GB0059",)),  # probe saw another GB id here: stays
+        _static(path, 20, "TC102", ("GB0170",)),
+    ]  # not executed: stays unchanged
     report = _report(path, breaks=[(5, "GB0124", 7), (9, "GB0170", 1), (12, "GB0025", 3)], recompiles=[14])
     merged = merge.merge(static, report)
     by = {(d.code, d.line): d for d in merged}
@@ -273,17 +346,29 @@ def test_merge_tells_parameters_on_one_def_line_apart(tmp_path):
     from tclint.runtime_probe.diagnostics import recompile_diagnostics
 
     path = str(tmp_path / "m.py")
-    (tmp_path / "m.py").write_text("import torch\n\ndef step(tokens, temperature, sampling='greedy'):\n"
-                                   "    if sampling == 'sample':\n        return tokens * temperature\n    return tokens\n")
+    (tmp_path / "m.py").write_text(
+        "import torch\n\ndef step(tokens, temperature, sampling='greedy'):\n"
+        "    if sampling == 'sample':\n        return tokens * temperature\n    return tokens\n"
+    )
     code = next(r for r in registry.all_rules() if r.family == "recompile").code
     static = [Diagnostic(code=code, name="x", message="str argument", path=path, span=Span.of(3, 30, 3, 49))]
     report = _report(path)
-    for cid, source, at in (("0/1", "tokens", {"file": path, "line": 3, "col": 9, "end_col": 15, "how": "p"}),
-                            ("0/2", "sampling", {"file": path, "line": 4, "how": "installed"})):
+    for cid, source, at in (
+        ("0/1", "tokens", {"file": path, "line": 3, "col": 9, "end_col": 15, "how": "p"}),
+        ("0/2", "sampling", {"file": path, "line": 4, "how": "installed"}),
+    ):
         param = guards.parameter(path, 3, "step", source)
-        report.compiles.append({"compile_id": cid, "frame": {"function": "step", "file": path, "line": 3, "code_name": "step"},
-                                "kind": "recompile", "trigger": "t", "guard": {"guard": f"{source} guard", "source": source},
-                                "guard_location": at, "guard_parameter": param})
+        report.compiles.append(
+            {
+                "compile_id": cid,
+                "frame": {"function": "step", "file": path, "line": 3, "code_name": "step"},
+                "kind": "recompile",
+                "trigger": "t",
+                "guard": {"guard": f"{source} guard", "source": source},
+                "guard_location": at,
+                "guard_parameter": param,
+            }
+        )
     assert [d.line for d in recompile_diagnostics(report)] == [3, 4]
     merged = merge.merge(static, report)
     tc902 = {d.line: d for d in merged if d.code == "TC902"}
@@ -317,7 +402,11 @@ def test_inputs_discovery_order(tmp_path):
     configured = tmp_path / "proj" / "declared.py"
     configured.write_text("")
     found = inputs.candidate_files(str(pkg / "model.py"), [str(configured)])
-    assert found == [str(configured), str(pkg / "model_probe_inputs.py"), str(tmp_path / "proj" / "probe_inputs.py")]
+    assert found == [
+        str(configured),
+        str(pkg / "model_probe_inputs.py"),
+        str(tmp_path / "proj" / "probe_inputs.py"),
+    ]
 
 
 def test_memory_sizes():
@@ -332,7 +421,8 @@ def test_memory_sizes():
 def test_options_from_settings(tmp_path):
     from tclint.rules.config import ConfigResolver
 
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [tool.tclint.probe]
         python = ".venv/bin/python"
         timeout = 30
@@ -343,7 +433,8 @@ def test_options_from_settings(tmp_path):
 
         [tool.tclint.dynamo]
         recompile_limit = 4
-        """))
+        """)
+    )
     opts = options.options_for(str(tmp_path / "x.py"), ConfigResolver(), backend="aot_eager")
     assert opts.python == str(tmp_path / ".venv" / "bin" / "python")
     assert (opts.timeout, opts.memory_limit, opts.backend) == (30.0, 1024**3, "aot_eager")
@@ -374,16 +465,24 @@ def test_out_of_memory_messages_never_cut_numbers_and_say_human_sizes():
     from tclint.runtime_probe.report import clip, human_bytes, run_status
     from tclint.runtime_probe.runner import Outcome
 
-    msg = ("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: "
-           "you tried to allocate 26843545600 bytes.")
+    msg = (
+        "[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: "
+        "you tried to allocate 26843545600 bytes."
+    )
     result = {"status": "exception", "exception": {"kind": "memory", "type": "RuntimeError", "message": msg}}
-    status, text = run_status(Outcome(end={"status": "finished"}), {"memory_limit": 3 * 1024**3}, result,
-                              {"status": "finished"})
+    status, text = run_status(
+        Outcome(end={"status": "finished"}), {"memory_limit": 3 * 1024**3}, result, {"status": "finished"}
+    )
     assert status == "memory"
     assert "you tried to allocate 25 GiB." in text and "memory cap 3 GiB" in text
     assert "26843545" not in text
     assert [human_bytes(n) for n in (1, 1536, 512 * 1024**2, 3 * 1024**3 // 4 * 5, 26843545600)] == [
-        "1 byte", "1.5 KiB", "512 MiB", "3.75 GiB", "25 GiB"]
+        "1 byte",
+        "1.5 KiB",
+        "512 MiB",
+        "3.75 GiB",
+        "25 GiB",
+    ]
     long = "word " * 30 + "12345678901234567890"
     cut = clip(long, 160)
     assert cut.endswith("…") and "1234" not in cut and len(cut) <= 160

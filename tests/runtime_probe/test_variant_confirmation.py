@@ -40,9 +40,24 @@ def test_an_identity_guard_maps_to_no_dimension():
 @pytest.mark.slow
 def test_probe_confirms_the_variant_findings_and_flags_the_unpredicted_recompile(tmp_path):
     out = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "tclint.rules", "probe", "--output-format", "json", "--output-file", str(out),
-                           "evaluate.py"], cwd=fixture("variants"), capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tclint.rules",
+            "probe",
+            "--output-format",
+            "json",
+            "--output-file",
+            str(out),
+            "evaluate.py",
+        ],
+        cwd=fixture("variants"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     diags = json.loads(out.read_text())["diagnostics"]
     tc208 = {d["location"]["row"]: d for d in diags if d["code"] == "TC208"}

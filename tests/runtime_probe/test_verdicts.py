@@ -32,15 +32,42 @@ def stored(name: str) -> dict:
 
 # case -> (status, the summary line starts with, the code lens reads, the verdict)
 WORST = {
-    "raised": ("exception", "Probe exception: raised ValueError at ", "raised ValueError · ", "raised ValueError"),
-    "timeout": ("timeout", "Probe timeout: timed out after 4 s", "timed out after 4 s · ", "timed out after 4 s"),
-    "crashed": ("crashed", "Probe crashed: the process crashed (SIGSEGV)", "crashed (SIGSEGV) · ", "crashed (SIGSEGV)"),
-    "no_graph": ("ok", "Probe ok: completed; no graph produced: 1 frame compile, none compiled into a graph",
-                 "no graph produced · 0 graphs", "no graph produced"),
-    "inputs_rejected": ("inputs-rejected", "Probe inputs-rejected: the synthesised inputs were rejected by eager code",
-                        "synthesised inputs rejected by eager code", "synthesised inputs rejected by eager code"),
-    "hard_error": ("ok", "Probe ok: completed; 1 hard error (see Errors); no graph produced",
-                   "1 hard error · 0 graphs", "1 hard error"),
+    "raised": (
+        "exception",
+        "Probe exception: raised ValueError at ",
+        "raised ValueError · ",
+        "raised ValueError",
+    ),
+    "timeout": (
+        "timeout",
+        "Probe timeout: timed out after 4 s",
+        "timed out after 4 s · ",
+        "timed out after 4 s",
+    ),
+    "crashed": (
+        "crashed",
+        "Probe crashed: the process crashed (SIGSEGV)",
+        "crashed (SIGSEGV) · ",
+        "crashed (SIGSEGV)",
+    ),
+    "no_graph": (
+        "ok",
+        "Probe ok: completed; no graph produced: 1 frame compile, none compiled into a graph",
+        "no graph produced · 0 graphs",
+        "no graph produced",
+    ),
+    "inputs_rejected": (
+        "inputs-rejected",
+        "Probe inputs-rejected: the synthesised inputs were rejected by eager code",
+        "synthesised inputs rejected by eager code",
+        "synthesised inputs rejected by eager code",
+    ),
+    "hard_error": (
+        "ok",
+        "Probe ok: completed; 1 hard error (see Errors); no graph produced",
+        "1 hard error · 0 graphs",
+        "1 hard error",
+    ),
 }
 
 
@@ -57,7 +84,11 @@ def test_the_summary_line_and_the_code_lens_say_the_truth(case):
     assert summary_text(report).startswith(lens) and data["summary"].startswith(lens)
     assert report.headline() == verdict == data["verdict"]
     if not report.completed:
-        assert "seen before the run stopped" in text or "nothing was compiled" in text or case == "inputs_rejected"
+        assert (
+            "seen before the run stopped" in text
+            or "nothing was compiled" in text
+            or case == "inputs_rejected"
+        )
 
 
 def test_a_stopped_run_does_not_read_as_clean():
@@ -93,8 +124,14 @@ def _vit(tmp_path) -> str:
 @pytest.mark.slow
 def test_cli_synthesised_inputs_rejected_is_an_inputs_problem(tmp_path):
     folder = _vit(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "tclint.rules", "probe", "model.py::MyModel"], cwd=folder,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tclint.rules", "probe", "model.py::MyModel"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "TC904" not in proc.stdout and "TC905" not in proc.stdout and "probe only" not in proc.stdout
     last = proc.stdout.splitlines()[-1]
@@ -115,7 +152,11 @@ def _declare(folder: str) -> None:
     finally:
         os.chdir(cwd)
     path = os.path.join(folder, "model_probe_inputs.py")
-    text = open(path).read().replace("torch.randn(batch, 8),  # images", "torch.randn(batch, 3, 8, 8),  # images")
+    text = (
+        open(path)
+        .read()
+        .replace("torch.randn(batch, 8),  # images", "torch.randn(batch, 3, 8, 8),  # images")
+    )
     open(path, "w").write(text)
 
 
@@ -125,9 +166,13 @@ def test_a_second_stub_imports_its_class(tmp_path):
     text = open(os.path.join(folder, "model_probe_inputs.py")).read()
     assert text.count("from model import MyModel") == 1 and text.count("from model import EncoderBlock") == 1
     assert text.count("import torch\n") == 1
-    code = ("import model_probe_inputs as m; b = m.make_EncoderBlock(); "
-            "print([tuple(c['args'][0].shape) for c in m.inputs_EncoderBlock(b)])")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
+    code = (
+        "import model_probe_inputs as m; b = m.make_EncoderBlock(); "
+        "print([tuple(c['args'][0].shape) for c in m.inputs_EncoderBlock(b)])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[(2, 8), (4, 8)]"
 
@@ -149,7 +194,9 @@ def test_a_method_target_uses_the_inputs_declared_for_its_class(pool, options, t
 
     folder = _vit(tmp_path)
     _declare(folder)
-    report = probe_function(os.path.join(folder, "model.py") + "::MyModel.forward", options=options, pool=pool)
+    report = probe_function(
+        os.path.join(folder, "model.py") + "::MyModel.forward", options=options, pool=pool
+    )
     assert report.status == "ok", report.message
     assert report.inputs["source"] == "declared" and report.inputs["function"] == "inputs_MyModel"
     assert [c["label"] for c in report.correctness] == ["batch=2", "batch=4"]
@@ -187,9 +234,13 @@ def test_dynamos_wrapper_of_the_eager_error_is_the_same_error():
     class TorchRuntimeError(RuntimeError):
         pass
 
-    eager = RuntimeError("Given groups=1, weight of size [8, 3, 4, 4], expected input[1, 4, 8] to have 3 channels")
-    wrapped = TorchRuntimeError("Dynamo failed to run FX node with fake tensors: call_function conv2d(...): "
-                                f"got RuntimeError('{eager}')")
+    eager = RuntimeError(
+        "Given groups=1, weight of size [8, 3, 4, 4], expected input[1, 4, 8] to have 3 channels"
+    )
+    wrapped = TorchRuntimeError(
+        "Dynamo failed to run FX node with fake tensors: call_function conv2d(...): "
+        f"got RuntimeError('{eager}')"
+    )
     assert cmp.same_error(eager, wrapped)
     chained = ValueError("outer")
     chained.__cause__ = RuntimeError(str(eager))

@@ -28,19 +28,27 @@ INPUTS = "import torch\n\n\ndef inputs_run():\n    yield {'args': (torch.randn(4
 
 
 async def _lenses(client, uri):
-    return await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    return await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
 
 
 async def test_benchmark_lens_on_entry_points_with_declared_inputs_for_a_client_that_runs_it(start, tmp_path):
-    root = write_project(tmp_path / "proj", {"ops.py": OPS, "ops_probe_inputs.py": INPUTS,
-                                             "pyproject.toml": '[project]\nname = "proj"\n'})
-    client = await start("vscode", root, init_options={"settings": {}, "workspaceTrusted": True,
-                                                       "clientCommands": ["tclint.benchmark"]})
+    root = write_project(
+        tmp_path / "proj",
+        {"ops.py": OPS, "ops_probe_inputs.py": INPUTS, "pyproject.toml": '[project]\nname = "proj"\n'},
+    )
+    client = await start(
+        "vscode",
+        root,
+        init_options={"settings": {}, "workspaceTrusted": True, "clientCommands": ["tclint.benchmark"]},
+    )
     uri = open_doc(client, root / "ops.py")
     await diagnostics(client, uri, lambda d: True)
     bench = [lens for lens in await _lenses(client, uri) if lens.command.title == "Benchmark"]
-    assert [(lens.range.start.line, lens.command.command, list(lens.command.arguments)) for lens in bench] == [
-        (4, "tclint.benchmark", [{"uri": uri, "target": "run"}])]  # `undeclared` has no inputs_undeclared
+    assert [
+        (lens.range.start.line, lens.command.command, list(lens.command.arguments)) for lens in bench
+    ] == [(4, "tclint.benchmark", [{"uri": uri, "target": "run"}])]  # `undeclared` has no inputs_undeclared
 
     other = await start("vscode", root, init_options={"settings": {}, "workspaceTrusted": True})
     uri = open_doc(other, root / "ops.py")

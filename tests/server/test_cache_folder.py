@@ -15,8 +15,11 @@ from tests.helpers.lsputil import MODEL, write_project
 
 
 def _snapshot(folder) -> dict[str, bytes]:
-    return {os.path.relpath(os.path.join(b, n), folder): open(os.path.join(b, n), "rb").read()
-            for b, _d, names in os.walk(folder) for n in names}
+    return {
+        os.path.relpath(os.path.join(b, n), folder): open(os.path.join(b, n), "rb").read()
+        for b, _d, names in os.walk(folder)
+        for n in names
+    }
 
 
 def _index(root, path: str):
@@ -32,7 +35,9 @@ def _index(root, path: str):
 def test_the_server_uses_a_cache_the_cli_made(tmp_path, monkeypatch):
     monkeypatch.setenv(sealed.KEY_ENV, str(tmp_path / "key"))
     root = write_project(tmp_path / "p")
-    subprocess.run([sys.executable, "-m", "tclint.rules", "."], cwd=root, capture_output=True, timeout=120, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "tclint.rules", "."], cwd=root, capture_output=True, timeout=120, check=False
+    )
     assert (root / ".tclint_cache" / "CACHEDIR.TAG").exists()
     state = _index(root, str(root / "pkg" / "model.py"))
     cache = state.cache()

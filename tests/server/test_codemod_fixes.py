@@ -30,7 +30,11 @@ async def test_compile_in_place_quick_fix_and_fix_all(start, project, profile):
     diags = await diagnostics(client, uri, lambda d: any(x.code == "TC310" for x in d))
     found = next(d for d in diags if d.code == "TC310")
     actions = await client.text_document_code_action_async(_params(uri, found))
-    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.title.startswith("Compile the module in place")]
+    quick = [
+        a
+        for a in actions
+        if a.kind == types.CodeActionKind.QuickFix and a.title.startswith("Compile the module in place")
+    ]
     assert quick, [a.title for a in actions]
     assert apply_edits(example.code, edits_of(quick[0], uri)) == example.fixed
     fix_all = await client.text_document_code_action_async(_params(uri, found, only=["source.fixAll"]))
@@ -54,7 +58,9 @@ async def test_each_alternative_is_its_own_quick_fix(start, project, profile):
     diags = await diagnostics(client, uri, lambda d: any(x.code == "TC104" for x in d))
     found = next(d for d in diags if d.code == "TC104")
     actions = await client.text_document_code_action_async(_params(uri, found))
-    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+    quick = [
+        a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")
+    ]
     assert [a.title.split(" (")[0] for a in quick] == [
         "Register `print` in torch._dynamo.config.reorderable_logging_functions",
         "Print only in eager runs",
@@ -81,15 +87,23 @@ async def test_notebook_cell_quick_fixes_edit_the_cell(start, tmp_path):
     root = write_project(tmp_path / "proj")
     caps = client_capabilities("visual-studio-code")
     caps.notebook_document = types.NotebookDocumentClientCapabilities(
-        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+        synchronization=types.NotebookDocumentSyncClientCapabilities(
+            dynamic_registration=True, execution_summary_support=True
+        )
     )
     client = await start("vscode", root, capabilities=caps, init_options={"settings": {"unsafeFixes": True}})
     _nb, cells = _open(client, root, CELLS)
     (found,) = await diagnostics(client, cells[3], lambda d: len(d) == 1)
     actions = await client.text_document_code_action_async(_params(cells[3], found))
-    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
-    assert [a.title.split(" (")[0] for a in quick] == ["Print only in eager runs", "Remove the `print` call"], [a.title for a in quick]
+    quick = [
+        a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")
+    ]
+    assert [a.title.split(" (")[0] for a in quick] == [
+        "Print only in eager runs",
+        "Remove the `print` call",
+    ], [a.title for a in quick]
     text = CELLS[3][1]
     assert apply_edits(text, edits_of(quick[0], cells[3])) == text.replace(
-        "    print(x.shape)\n", "    if not torch.compiler.is_compiling():\n        print(x.shape)\n")
+        "    print(x.shape)\n", "    if not torch.compiler.is_compiling():\n        print(x.shape)\n"
+    )
     assert apply_edits(text, edits_of(quick[1], cells[3])) == text.replace("    print(x.shape)\n", "")

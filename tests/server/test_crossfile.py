@@ -26,7 +26,9 @@ UTILS = textwrap.dedent(
 
 def _watched(client, *changes: tuple[str, types.FileChangeType]) -> None:
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri, type=kind) for uri, kind in changes])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri, type=kind) for uri, kind in changes]
+        )
     )
 
 
@@ -39,9 +41,9 @@ async def test_editing_one_file_reevaluates_files_that_depend_on_it(start, tmp_p
     utils_uri = open_doc(client, root / "pkg" / "utils.py")
     await diagnostics(client, model_uri, lambda d: len(d) == 2)
     assert await diagnostics(client, utils_uri, lambda d: d == []) == []
-    new_model = MODEL.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nfrom pkg.utils import scale\n").replace(
-        "            return h * s", "            return scale(h) * s"
-    )
+    new_model = MODEL.replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\n\nfrom pkg.utils import scale\n"
+    ).replace("            return h * s", "            return scale(h) * s")
     new_model = new_model.replace("        return h * s", "        return scale(h) * s")
     change_doc(client, model_uri, 2, [types.TextDocumentContentChangeWholeDocument(text=new_model)])
     diags = await diagnostics(client, utils_uri, lambda d: len(d) == 1)
@@ -59,10 +61,21 @@ async def test_unsaved_buffer_overrides_disk_and_watched_files_update_the_index(
     # the compile site goes away in an unsaved buffer: model.py is no longer compiled
     train = root / "train.py"
     train_uri = open_doc(client, train)
-    change_doc(client, train_uri, 2, [types.TextDocumentContentChangeWholeDocument(text=train.read_text().replace("torch.compile(Model())", "Model()"))])
+    change_doc(
+        client,
+        train_uri,
+        2,
+        [
+            types.TextDocumentContentChangeWholeDocument(
+                text=train.read_text().replace("torch.compile(Model())", "Model()")
+            )
+        ],
+    )
     await diagnostics(client, model_uri, lambda d: d == [])
     # closing the buffer falls back to the file on disk (which still compiles)
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=train_uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=train_uri))
+    )
     await diagnostics(client, model_uri, lambda d: len(d) == 2)
     # the file changes on disk: the watcher notification updates the index
     train.write_text(train.read_text().replace("torch.compile(Model())", "Model()"))
@@ -80,7 +93,9 @@ async def test_unsaved_buffer_overrides_disk_and_watched_files_update_the_index(
 
 async def test_configuration_file_is_reloaded_and_wins_over_the_editor(start, tmp_path):
     root = write_project(tmp_path / "proj")
-    client = await start("vscode", root, init_options={"settings": {"select": ["TC101", "TC104"], "ignore": []}})
+    client = await start(
+        "vscode", root, init_options={"settings": {"select": ["TC101", "TC104"], "ignore": []}}
+    )
     uri = open_doc(client, root / "pkg" / "model.py")
     await diagnostics(client, uri, lambda d: len(d) == 2)
     (root / "pyproject.toml").write_text(PYPROJECT + 'ignore = ["TC104"]\n')
@@ -102,7 +117,11 @@ async def test_editor_first_and_editor_only(start, tmp_path):
     # editorFirst: where both set a key (here `select`), the editor wins
     other = write_project(tmp_path / "other")
     (other / "pyproject.toml").write_text(PYPROJECT + 'select = ["TC101"]\n')
-    client2 = await start("vscode", other, init_options={"settings": {"configurationPreference": "editorFirst", "select": ["TC104"]}})
+    client2 = await start(
+        "vscode",
+        other,
+        init_options={"settings": {"configurationPreference": "editorFirst", "select": ["TC104"]}},
+    )
     uri2 = open_doc(client2, other / "pkg" / "model.py")
     await diagnostics(client2, uri2, lambda d: codes(d) == [("TC104", 12)])
 
@@ -144,7 +163,9 @@ async def test_multi_root_workspace_folders_have_their_own_configuration(start, 
     train_b = b / "train.py"
     train_b.write_text(train_b.read_text().replace("torch.compile(Model())", "Model()"))
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=train_b.as_uri(), type=types.FileChangeType.Changed)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=train_b.as_uri(), type=types.FileChangeType.Changed)]
+        )
     )
     await diagnostics(client, uri_b, lambda d: d == [])
     await asyncio.sleep(0.5)

@@ -56,8 +56,12 @@ async def test_open_edit_fix_hover_lens(start, project, profile):
     printed = next(d for d in diags if d.code == "TC104")
     actions = await client.text_document_code_action_async(_action_params(uri, printed))
     titles = [a.title for a in actions]
-    assert "Disable TC104 for this line" in titles and any("Remove the `print` call" in t for t in titles), titles
-    remove = next(a for a in actions if "Remove the `print` call" in a.title and a.kind == types.CodeActionKind.QuickFix)
+    assert "Disable TC104 for this line" in titles and any("Remove the `print` call" in t for t in titles), (
+        titles
+    )
+    remove = next(
+        a for a in actions if "Remove the `print` call" in a.title and a.kind == types.CodeActionKind.QuickFix
+    )
     fixed = apply_edits(text, edits_of(remove, uri))
     assert "print(" not in fixed and "s = h.mean().item()" in fixed
 
@@ -72,7 +76,9 @@ async def test_open_edit_fix_hover_lens(start, project, profile):
     assert hover is not None and "# TC101" in hover.contents.value and "train.py" in hover.contents.value
 
     # code lenses on the compiled functions
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     lines = sorted(lens.range.start.line + 1 for lens in lenses)
     assert lines == [10, 21], lines  # Block.forward, Model.forward (the print line is gone)
     assert all(lens.command.command == "tclint.probe" and lens.command.title == "Probe" for lens in lenses)
@@ -118,8 +124,12 @@ async def test_fix_all_and_unsafe_fixes_off(start, project, profile):
         assert types.DiagnosticTag.Unnecessary in (unused.tags or [])
     printed = next(d for d in diags if d.code == "TC104")
     actions = await client.text_document_code_action_async(_action_params(uri, printed))
-    assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix] == ["Disable TC104 for this line"]
-    fix_all = await client.text_document_code_action_async(_action_params(uri, unused, only=["source.fixAll"]))
+    assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix] == [
+        "Disable TC104 for this line"
+    ]
+    fix_all = await client.text_document_code_action_async(
+        _action_params(uri, unused, only=["source.fixAll"])
+    )
     assert [a.kind for a in fix_all] == ["source.fixAll.tclint"]
     new_text = apply_edits(model.read_text(), edits_of(fix_all[0], uri))
     assert "# noqa" not in new_text and "print(" in new_text  # the unsafe print fix is not applied
@@ -129,13 +139,17 @@ async def test_fix_all_and_unsafe_fixes_off(start, project, profile):
 async def test_settings_change_and_severity(start, project, profile):
     """Editor settings: select, severity; pulled again on didChangeConfiguration."""
     config = {"": {"tclint": {"severity": {"TC104": "Error"}}}}
-    client = await start(profile, project, configuration=config, init_options={"settings": {"severity": {"TC104": "Error"}}})
+    client = await start(
+        profile, project, configuration=config, init_options={"settings": {"severity": {"TC104": "Error"}}}
+    )
     model = project / "pkg" / "model.py"
     uri = open_doc(client, model)
     diags = await diagnostics(client, uri, lambda d: len(d) >= 2)
     assert next(d for d in diags if d.code == "TC104").severity == types.DiagnosticSeverity.Error
     client.set_configuration({"select": ["TC101"]}, section="tclint")
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"tclint": {"select": ["TC101"]}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tclint": {"select": ["TC101"]}})
+    )
     diags = await diagnostics(client, uri, lambda d: codes(d) == [("TC101", 13)])
     assert codes(diags) == [("TC101", 13)]
 
@@ -147,11 +161,15 @@ async def test_pull_diagnostics_result_ids(start, project):
     ident = types.TextDocumentIdentifier(uri=uri)
     first = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
     assert first.kind == "full" and len(first.items) == 2 and first.result_id
-    again = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident, previous_result_id=first.result_id))
+    again = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=ident, previous_result_id=first.result_id)
+    )
     assert again.kind == "unchanged" and again.result_id == first.result_id
     # a file that is not open is linted from disk
     train = (project / "train.py").as_uri()
-    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=train)))
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=train))
+    )
     assert report.kind == "full" and list(report.items) == []
     # the workspace report holds the project's files with findings
     ws = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
@@ -176,7 +194,10 @@ async def test_utf8_and_utf32_positions(start, project):
         uri = open_doc(client, model)
         diags = await diagnostics(client, uri, lambda d: len(d) >= 3)
         second = [d for d in diags if d.code == "TC101" and d.range.start.line == 11]
-        assert second and second[0].range.start.character == col, (profile, [(d.code, d.range) for d in diags])
+        assert second and second[0].range.start.character == col, (
+            profile,
+            [(d.code, d.range) for d in diags],
+        )
 
 
 async def test_stale_versions_are_dropped(start, project):
@@ -206,24 +227,42 @@ async def test_entry_point_hover_lens_and_restart(start, project):
     uri = open_doc(client, train)
     await diagnostics(client, uri, lambda d: True)
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=4, character=12))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=4, character=12)
+        )
     )
     assert hover is not None
     text = hover.contents.value
-    assert "torch.compile(Model())" in text and "`Model.forward` (model.py:22)" in text and "Block.forward" in text, text
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert (
+        "torch.compile(Model())" in text
+        and "`Model.forward` (model.py:22)" in text
+        and "Block.forward" in text
+    ), text
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert "**Variants:** 1 variant" in text, text  # the one call passes a tensor only: one variant
-    assert [(lens.range.start.line, lens.command.command, lens.command.title) for lens in lenses] == [(4, "", "1 variant"), (4, "tclint.probeFile", "Probe file")]
+    assert [(lens.range.start.line, lens.command.command, lens.command.title) for lens in lenses] == [
+        (4, "", "1 variant"),
+        (4, "tclint.probeFile", "Probe file"),
+    ]
     # hover on a code inside a suppression comment
     model = project / "pkg" / "model.py"
-    model_uri = open_doc(client, model, model.read_text().replace("h = self.lin(x)", "h = self.lin(x)  # noqa: TC101"))
+    model_uri = open_doc(
+        client, model, model.read_text().replace("h = self.lin(x)", "h = self.lin(x)  # noqa: TC101")
+    )
     await diagnostics(client, model_uri, lambda d: len(d) == 3)
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=model_uri), position=types.Position(line=10, character=35))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=model_uri),
+            position=types.Position(line=10, character=35),
+        )
     )
     assert hover is not None and hover.contents.value.startswith("# TC101")
     # restart: everything is recomputed, the diagnostics come back
-    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="tclint.restart", arguments=[]))
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="tclint.restart", arguments=[])
+    )
     assert result == {"restarted": True}
     await diagnostics(client, model_uri, lambda d: len(d) == 3)
 
@@ -232,11 +271,23 @@ def test_cli_entry_points():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "tclint.rules.cli", "server", "--help"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tclint.rules.cli", "server", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "--tcp" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "tclint.server", "--version"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tclint.server", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0 and out.stdout.startswith("tclint-server ")
-    out = subprocess.run([sys.executable, "-m", "tclint.server", "--tcp", "nonsense"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tclint.server", "--tcp", "nonsense"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "HOST:PORT" in out.stderr
 
 
@@ -252,5 +303,7 @@ async def test_disabled_and_lint_on_save_only(start, project):
     change_doc(other, uri, 2, [replace_range(11, 0, 12, 0, "")])  # delete the print line
     await asyncio.sleep(1.0)
     assert len(other.diagnostics[uri]) == 2  # not re-linted while typing
-    other.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    other.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert codes(await diagnostics(other, uri, lambda d: len(d) == 1)) == [("TC101", 12)]

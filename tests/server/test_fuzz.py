@@ -103,8 +103,15 @@ SNIPPETS = st.sampled_from(
 )  # fmt: skip
 POS = st.fixed_dictionaries({"line": st.integers(0, 60), "character": st.integers(0, 120)})
 CHANGE = st.one_of(
-    st.fixed_dictionaries({"range": st.fixed_dictionaries({"start": POS, "end": POS}), "text": st.lists(SNIPPETS, max_size=3).map("".join)}),
-    st.fixed_dictionaries({"text": st.sampled_from([TEXT, "", "import torch\n", TEXT.replace("\n", "\r\n")])}),
+    st.fixed_dictionaries(
+        {
+            "range": st.fixed_dictionaries({"start": POS, "end": POS}),
+            "text": st.lists(SNIPPETS, max_size=3).map("".join),
+        }
+    ),
+    st.fixed_dictionaries(
+        {"text": st.sampled_from([TEXT, "", "import torch\n", TEXT.replace("\n", "\r\n")])}
+    ),
 )
 OPS = st.lists(
     st.one_of(
@@ -115,7 +122,9 @@ OPS = st.lists(
         st.tuples(st.just("actions"), POS),
         st.tuples(st.just("lens"), st.none()),
         st.tuples(st.just("pull"), st.none()),
-        st.tuples(st.just("malformed"), st.sampled_from(["codeAction", "hover", "command", "unknown", "garbage"])),
+        st.tuples(
+            st.just("malformed"), st.sampled_from(["codeAction", "hover", "command", "unknown", "garbage"])
+        ),
         st.tuples(st.just("cancel"), st.none()),
         st.tuples(st.just("unknown_doc"), POS),
         st.tuples(st.just("shift_and_break"), st.integers(0, 4)),
@@ -145,7 +154,10 @@ class Session:
         text = TEXT
         self.texts[uri] = {1: text}
         self.version[uri] = 1
-        self.client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        self.client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
         for kind, arg in ops:
             v = self.version[uri]
             if kind == "change":
@@ -154,18 +166,27 @@ class Session:
                 v += 1
                 self.version[uri] = v
                 self.texts[uri][v] = text
-                self.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": arg})
+                self.client.notify(
+                    "textDocument/didChange",
+                    {"textDocument": {"uri": uri, "version": v}, "contentChanges": arg},
+                )
                 await asyncio.sleep(0.02)  # let some versions be published, not all coalesced
             elif kind == "shift_and_break":
                 # lines above the findings go, a broken statement goes in: the findings kept from
                 # the last good version must move with their lines
                 end = {"line": arg, "character": 0}
-                change = {"range": {"start": {"line": 0, "character": 0}, "end": end}, "text": "x = (\n" * (arg % 3)}
+                change = {
+                    "range": {"start": {"line": 0, "character": 0}, "end": end},
+                    "text": "x = (\n" * (arg % 3),
+                }
                 text = apply_change(text, change)
                 v += 1
                 self.version[uri] = v
                 self.texts[uri][v] = text
-                self.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
+                self.client.notify(
+                    "textDocument/didChange",
+                    {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]},
+                )
                 await asyncio.sleep(0.05)
             elif kind == "save":
                 self.client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
@@ -174,35 +195,59 @@ class Session:
                 v += 1
                 self.version[uri] = v
                 self.texts[uri][v] = text
-                self.client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": v, "text": text}})
+                self.client.notify(
+                    "textDocument/didOpen",
+                    {"textDocument": {"uri": uri, "languageId": "python", "version": v, "text": text}},
+                )
             elif kind == "hover":
                 self.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": arg})
             elif kind == "actions":
                 rng = {"start": arg, "end": arg}
-                self.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}})
+                self.request(
+                    "textDocument/codeAction",
+                    {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}},
+                )
             elif kind == "lens":
                 self.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
             elif kind == "pull":
                 self.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
             elif kind == "malformed":
                 if arg == "codeAction":
-                    self.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": {}, "context": {"diagnostics": [{"code": 1}]}})
+                    self.request(
+                        "textDocument/codeAction",
+                        {
+                            "textDocument": {"uri": uri},
+                            "range": {},
+                            "context": {"diagnostics": [{"code": 1}]},
+                        },
+                    )
                 elif arg == "hover":
-                    self.request("textDocument/hover", {"textDocument": {"uri": None}, "position": {"line": -5, "character": "x"}})
+                    self.request(
+                        "textDocument/hover",
+                        {"textDocument": {"uri": None}, "position": {"line": -5, "character": "x"}},
+                    )
                 elif arg == "command":
-                    self.request("workspace/executeCommand", {"command": "tclint.probe", "arguments": [{"uri": uri, "position": {"line": -1}}]})
+                    self.request(
+                        "workspace/executeCommand",
+                        {"command": "tclint.probe", "arguments": [{"uri": uri, "position": {"line": -1}}]},
+                    )
                 elif arg == "unknown":
                     self.request("tclint/doesNotExist", {"a": 1})
                 else:
                     self.client.send_raw(b'{"jsonrpc": "2.0", "id": "x", "method": ')
             elif kind == "cancel":
-                msg_id, fut = self.client.request_nowait("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+                msg_id, fut = self.client.request_nowait(
+                    "textDocument/diagnostic", {"textDocument": {"uri": uri}}
+                )
                 self.pending.append(fut)
                 self.client.notify("$/cancelRequest", {"id": msg_id})
             elif kind == "unknown_doc":
                 other = (self.root / "nope" / f"missing{self.n}.py").as_uri()
                 self.request("textDocument/hover", {"textDocument": {"uri": other}, "position": arg})
-                self.client.notify("textDocument/didChange", {"textDocument": {"uri": other, "version": 3}, "contentChanges": [{"text": "x"}]})
+                self.client.notify(
+                    "textDocument/didChange",
+                    {"textDocument": {"uri": other, "version": 3}, "contentChanges": [{"text": "x"}]},
+                )
             await asyncio.sleep(0)
         # every request is answered
         replies = await asyncio.wait_for(asyncio.gather(*self.pending), 60)
@@ -218,7 +263,10 @@ class Session:
                 break
             await asyncio.sleep(0.05)
         pubs = self.client.publications(uri)
-        assert pubs and pubs[-1][1].get("version") == final, (final, [p.get("version") for _t, p in pubs][-5:])
+        assert pubs and pubs[-1][1].get("version") == final, (
+            final,
+            [p.get("version") for _t, p in pubs][-5:],
+        )
         # every published range lies inside the document at its version
         for _t, params in pubs:
             version = params.get("version")
@@ -229,7 +277,11 @@ class Session:
                 assert inside(body, d["range"]), (version, d["range"], d["code"])
                 shape = SHAPE.get(d["code"])
                 if shape is not None:
-                    assert shape.search(covered(body, d["range"])), (version, d["code"], covered(body, d["range"]))
+                    assert shape.search(covered(body, d["range"])), (
+                        version,
+                        d["code"],
+                        covered(body, d["range"]),
+                    )
                 for rel in d.get("relatedInformation", []):
                     if rel["location"]["uri"] == uri:
                         assert inside(body, rel["location"]["range"]), rel
@@ -246,7 +298,14 @@ def fuzz_session(tmp_path_factory):
     loop = asyncio.new_event_loop()
     client = loop.run_until_complete(RawClient.start())
     loop.run_until_complete(
-        client.initialize(str(root), {"textDocument": {"publishDiagnostics": {"relatedInformation": True}, "diagnostic": {}}, "general": {"positionEncodings": ["utf-16"]}}, {"settings": {"lintDebounce": 5, "diagnosticMode": "push"}})
+        client.initialize(
+            str(root),
+            {
+                "textDocument": {"publishDiagnostics": {"relatedInformation": True}, "diagnostic": {}},
+                "general": {"positionEncodings": ["utf-16"]},
+            },
+            {"settings": {"lintDebounce": 5, "diagnosticMode": "push"}},
+        )
     )
     session = Session(client, root)
     yield loop, session
@@ -264,8 +323,23 @@ def test_fuzzed_sessions_keep_the_server_up_and_ranges_inside(fuzz_session, ops)
 
 
 def test_the_document_model_of_this_test():
-    assert apply_change("ab\ncd", {"range": {"start": {"line": 0, "character": 9}, "end": {"line": 7, "character": 0}}, "text": "X"}) == "abX"
-    assert apply_change("a🙂b", {"range": {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 4}}, "text": ""}) == "a🙂"
+    assert (
+        apply_change(
+            "ab\ncd",
+            {
+                "range": {"start": {"line": 0, "character": 9}, "end": {"line": 7, "character": 0}},
+                "text": "X",
+            },
+        )
+        == "abX"
+    )
+    assert (
+        apply_change(
+            "a🙂b",
+            {"range": {"start": {"line": 0, "character": 3}, "end": {"line": 0, "character": 4}}, "text": ""},
+        )
+        == "a🙂"
+    )
     assert inside("a\r\nb", {"start": {"line": 1, "character": 1}, "end": {"line": 1, "character": 1}})
     assert not inside("a\nb", {"start": {"line": 0, "character": 2}, "end": {"line": 0, "character": 2}})
 
@@ -292,13 +366,26 @@ def _framed(body: bytes, kind: str, k: int) -> bytes:
     return header + body
 
 
-FRAME_KINDS = ["ok", "ok-lf-type", "no-length", "non-numeric", "negative", "huge", "zero", "short", "long", "garbage"]
+FRAME_KINDS = [
+    "ok",
+    "ok-lf-type",
+    "no-length",
+    "non-numeric",
+    "negative",
+    "huge",
+    "zero",
+    "short",
+    "long",
+    "garbage",
+]
 _JSON_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 FRAMES = st.lists(
     st.tuples(
         st.sampled_from(FRAME_KINDS),
         st.integers(0, 3000),
-        st.dictionaries(st.sampled_from(["a", "text", "id"]), st.one_of(_JSON_TEXT, st.integers()), max_size=3),
+        st.dictionaries(
+            st.sampled_from(["a", "text", "id"]), st.one_of(_JSON_TEXT, st.integers()), max_size=3
+        ),
     ),
     min_size=1,
     max_size=12,
@@ -348,7 +435,9 @@ def framing_session(tmp_path_factory):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(frames=st.lists(st.tuples(st.sampled_from(FRAME_KINDS[2:]), st.integers(0, 3000)), min_size=1, max_size=4))
+@given(
+    frames=st.lists(st.tuples(st.sampled_from(FRAME_KINDS[2:]), st.integers(0, 3000)), min_size=1, max_size=4)
+)
 def test_fuzzed_framing_errors_never_silence_the_server(framing_session, frames):
     """After any run of malformed frames the next well-formed request is answered."""
     import json

@@ -21,9 +21,11 @@ from tclint.server.incremental import IncrementalAnalyzer, diff_lines, split_lin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-GENERATED = "import torch\nimport torch.nn as nn\n\n" + "".join(
-    textwrap.dedent(
-        f'''
+GENERATED = (
+    "import torch\nimport torch.nn as nn\n\n"
+    + "".join(
+        textwrap.dedent(
+            f"""
         class Block{i}(nn.Module):
             def __init__(self, dim: int = 8):
                 super().__init__()
@@ -37,10 +39,12 @@ GENERATED = "import torch\nimport torch.nn as nn\n\n" + "".join(
                 f = lambda t: t.item()
                 return h + f(h)
 
-        '''
+        """
+        )
+        for i in range(6)
     )
-    for i in range(6)
-) + "\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.Sequential(Block0(), Block1())\n\n    def forward(self, x):\n        return self.blocks(x)\n\n\nmodel = torch.compile(Model())\n"
+    + "\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.Sequential(Block0(), Block1())\n\n    def forward(self, x):\n        return self.blocks(x)\n\n\nmodel = torch.compile(Model())\n"
+)
 
 
 def corpus() -> dict[str, str]:
@@ -70,7 +74,12 @@ def edits(draw: st.DrawFn) -> list[tuple[int, int, int, str]]:
     """Edit operations: (kind, line fraction, size, snippet)."""
     n = draw(st.integers(1, 6))
     return [
-        (draw(st.integers(0, 6)), draw(st.integers(0, 999)), draw(st.integers(1, 6)), draw(st.sampled_from(SNIPPETS)))
+        (
+            draw(st.integers(0, 6)),
+            draw(st.integers(0, 999)),
+            draw(st.integers(1, 6)),
+            draw(st.sampled_from(SNIPPETS)),
+        )
         for _ in range(n)
     ]
 
@@ -110,7 +119,12 @@ def assert_same(full, inc, where: str) -> None:
     raise AssertionError(f"{where}: facts differ")  # pragma: no cover
 
 
-@settings(max_examples=int(os.environ.get("TCLINT_INCREMENTAL_EXAMPLES", "150")), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("TCLINT_INCREMENTAL_EXAMPLES", "150")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(name=st.sampled_from(NAMES), ops=edits())
 def test_incremental_equals_full(name: str, ops: list[tuple[int, int, int, str]]) -> None:
     text = CORPUS[name]
@@ -180,7 +194,9 @@ def test_fixcheck_is_installed_through_the_engine_hook(tmp_path):
     assert d.fix is not None
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if "TC104" in n or "TC102" in n or "TC012" in n or n.endswith("gen_model.py")])
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if "TC104" in n or "TC102" in n or "TC012" in n or n.endswith("gen_model.py")]
+)
 def test_statement_local_fix_check_agrees_with_the_engine(name):
     text = CORPUS[name]
     try:
@@ -188,7 +204,10 @@ def test_statement_local_fix_check_agrees_with_the_engine(name):
     except SyntaxError:
         pytest.skip("not Python")
     lines = split_lines(text)
-    ranges = [(min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", []))]), s.end_lineno) for s in tree.body]
+    ranges = [
+        (min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", []))]), s.end_lineno)
+        for s in tree.body
+    ]
     facts = analyze_source(SourceText(name, text), *module_for(name))
     fixes = [c.fix for c in facts.candidates if c.fix is not None]
     fixcheck.register(text, lines, ranges)
@@ -221,7 +240,12 @@ CODEMOD_SOURCE = textwrap.dedent("""\
 
 def _codemods(facts) -> list[tuple[str, int, tuple]]:
     """(code, line, codemod) of the candidates with a codemod fix (the line copied: Locs move in place)."""
-    fixes = [(c, f) for c in facts.candidates if c.fix is not None for f in (c.fix if isinstance(c.fix, tuple) else (c.fix,))]
+    fixes = [
+        (c, f)
+        for c in facts.candidates
+        if c.fix is not None
+        for f in (c.fix if isinstance(c.fix, tuple) else (c.fix,))
+    ]
     return [(c.code, c.loc.line, f.codemod) for c, f in fixes if f.codemod]
 
 
@@ -236,13 +260,17 @@ def test_codemod_fix_positions_move_with_an_edit_above_them():
     text = CODEMOD_SOURCE.replace("    return x\n", "    print(x)\n    x = x + 1\n    return x\n", 1)
     out = inc.analyze(text)
     assert out.mode == "incremental", (out.mode, out.fallback)
-    assert_same(analyze_source(SourceText(name, text), *module_for(name)), out.facts, "after the edit in helper")
+    assert_same(
+        analyze_source(SourceText(name, text), *module_for(name)), out.facts, "after the edit in helper"
+    )
     after = [c for c in _codemods(out.facts) if c[0] in ("TC101", "TC301")]  # not the new print's own codemod
     for (_c, old_line, old_cm), (_c2, new_line, new_cm) in zip(before, after, strict=True):
         assert new_line == old_line + 2
         spans = [a for a in new_cm if isinstance(a, Span)]
         assert spans and all(s.start.line == new_line for s in spans), new_cm
-        assert [a for a in old_cm if not isinstance(a, Span)] == [a for a in new_cm if not isinstance(a, Span)]
+        assert [a for a in old_cm if not isinstance(a, Span)] == [
+            a for a in new_cm if not isinstance(a, Span)
+        ]
 
 
 def test_shift_diagnostic_moves_a_codemod_fix_and_keeps_it():
@@ -251,8 +279,22 @@ def test_shift_diagnostic_moves_a_codemod_fix_and_keeps_it():
     from tclint.rules.model import Applicability, Confidence, Diagnostic, Fix, Severity
     from tclint.server.workspace import shift_diagnostic
 
-    fix = Fix("Keep the value a 0-d tensor", (), Applicability.UNSAFE, codemod=("item-as-tensor", Span.of(7, 8, 7, 22)))
-    d = Diagnostic("TC101", "tensor-to-scalar", "msg", "/p/a.py", Span.of(7, 8, 7, 22), Severity.WARNING, Confidence.HIGH, fix=fix)
+    fix = Fix(
+        "Keep the value a 0-d tensor",
+        (),
+        Applicability.UNSAFE,
+        codemod=("item-as-tensor", Span.of(7, 8, 7, 22)),
+    )
+    d = Diagnostic(
+        "TC101",
+        "tensor-to-scalar",
+        "msg",
+        "/p/a.py",
+        Span.of(7, 8, 7, 22),
+        Severity.WARNING,
+        Confidence.HIGH,
+        fix=fix,
+    )
     moved = shift_diagnostic(d, 3, 2)
     assert moved.fix.codemod == ("item-as-tensor", Span.of(10, 8, 10, 22))
     assert moved.span == Span.of(10, 8, 10, 22)

@@ -27,8 +27,17 @@ from tclint.rules.engine import SourceText, analyze_source, diagnose_file, proje
 from tclint.rules.project import Project
 from tclint.server.workspace import Workspace
 
-MODULES = ("container.py", "linear.py", "normalization.py", "dropout.py", "transformer.py", "flatten.py",
-           "distance.py", "pixelshuffle.py", "utils.py")
+MODULES = (
+    "container.py",
+    "linear.py",
+    "normalization.py",
+    "dropout.py",
+    "transformer.py",
+    "flatten.py",
+    "distance.py",
+    "pixelshuffle.py",
+    "utils.py",
+)
 TRAIN = """import torch
 from torch.nn.modules.transformer import Transformer, TransformerEncoderLayer
 from torch.nn.modules.linear import Linear
@@ -97,7 +106,11 @@ def scale_of(h):
 SCRIPTED = (
     # only candidates change (the project is kept): a break in a block called from Net's loop drops
     # Net.forward's frame, which shadows its TC101 (per-project results must be recomputed)
-    ("model.py", "        g = gate(torch.relu(h))\n", "        g = gate(torch.relu(h)); v = h.sum().item()\n"),
+    (
+        "model.py",
+        "        g = gate(torch.relu(h))\n",
+        "        g = gate(torch.relu(h)); v = h.sum().item()\n",
+    ),
     # only candidates change in a file walked again with its parameters' types (gate's h): the
     # project is kept, the file's re-walk is replayed (its first walk has no TC102 on `h.sum() > 0`)
     ("helpers.py", "    y = h.mean(-1)\n", "    y = h.mean(-1); print('edited')\n"),
@@ -106,7 +119,11 @@ SCRIPTED = (
     ("helpers.py", "    return 0\n", "    return m\n"),
     # an argument changes: helpers.py, unchanged, is walked with other parameter types
     ("model.py", "        s = scale_of(torch.ones(4))\n", "        s = scale_of(0)\n"),
-    ("model.py", "        g = gate(torch.relu(h)); v = h.sum().item()\n", "        g = gate(torch.relu(h))\n"),
+    (
+        "model.py",
+        "        g = gate(torch.relu(h)); v = h.sum().item()\n",
+        "        g = gate(torch.relu(h))\n",
+    ),
 )
 STEPS = 40
 
@@ -172,7 +189,15 @@ def from_scratch(texts: dict[str, str], ws_root) -> tuple[dict[str, list], dict[
 
     def reanalyze(ff, seeds, returns_of):
         predicates = ws_root.settings_for(ff.path).compiling_predicates
-        return analyze_source(SourceText(ff.path, texts[ff.path]), ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
+        return analyze_source(
+            SourceText(ff.path, texts[ff.path]),
+            ff.module,
+            ff.is_package,
+            ff.root,
+            predicates,
+            seeds,
+            returns_of,
+        )
 
     project = argflow.refine(project, reanalyze)
     cross = project_diagnostics(project)
@@ -180,16 +205,29 @@ def from_scratch(texts: dict[str, str], ws_root) -> tuple[dict[str, list], dict[
     out = {}
     for ff in facts:
         mine = project.files[ff.path] if ff.path in rewalked else ff
-        out[ff.path] = diagnose_file(mine, project, cross, ws_root.settings_for(ff.path), SourceText(ff.path, texts[ff.path]))
+        out[ff.path] = diagnose_file(
+            mine, project, cross, ws_root.settings_for(ff.path), SourceText(ff.path, texts[ff.path])
+        )
     return out, _regions(project)
 
 
 def _regions(project: Project) -> dict[str, tuple]:
-    return {key: (project.chain_text(r), r.site.id if r.site else None, r.multiplier, r.loop_caller, r.fullgraph, r.depth)
-            for key, r in project.regions.items()}
+    return {
+        key: (
+            project.chain_text(r),
+            r.site.id if r.site else None,
+            r.multiplier,
+            r.loop_caller,
+            r.fullgraph,
+            r.depth,
+        )
+        for key, r in project.regions.items()
+    }
 
 
-def incremental(ws: Workspace, texts: dict[str, str], root_path: str) -> tuple[dict[str, list], dict[str, tuple]]:
+def incremental(
+    ws: Workspace, texts: dict[str, str], root_path: str
+) -> tuple[dict[str, list], dict[str, tuple]]:
     root = ws.roots[root_path]
     out = {path: root.diagnostics(path, SourceText(path, text))[0] for path, text in texts.items()}
     return out, _regions(root.project()[0])
@@ -206,7 +244,12 @@ def _body_lines(lines: list[str]) -> list[int]:
     out = []
     for i, line in enumerate(lines[:-1]):
         m = _SIMPLE.match(line)
-        if m and len(m.group(1)) >= 8 and lines[i + 1].startswith(m.group(1)) and not lines[i + 1][len(m.group(1))].isspace():
+        if (
+            m
+            and len(m.group(1)) >= 8
+            and lines[i + 1].startswith(m.group(1))
+            and not lines[i + 1][len(m.group(1))].isspace()
+        ):
             if not line.rstrip().endswith(("(", ",", "\\")) and line.count("(") == line.count(")"):
                 out.append(i)
     return out
@@ -214,8 +257,19 @@ def _body_lines(lines: list[str]) -> list[int]:
 
 def edit(texts: dict[str, str], paths: list[str], rng: random.Random) -> tuple[str, str, str]:
     """(path, kind, new text) of one random edit of a random file."""
-    kind = rng.choice(["insert", "delete", "rename", "compile", "break-call", "same-line", "same-line",
-                       "constant-argument", "constant-return"])
+    kind = rng.choice(
+        [
+            "insert",
+            "delete",
+            "rename",
+            "compile",
+            "break-call",
+            "same-line",
+            "same-line",
+            "constant-argument",
+            "constant-return",
+        ]
+    )
     if kind in ("insert", "delete", "same-line"):
         paths = [p for p in paths if _body_lines(texts[p].split("\n"))] or paths
     user = [p for p in paths if os.path.basename(p) in ("model.py", "helpers.py")]
@@ -313,7 +367,9 @@ def run_session(tree, seed: int, steps: int = STEPS) -> dict[str, int]:
         got, got_regions = incremental(ws, texts, root.path)
         assert got_regions == want_regions, f"regions differ after {kind} in {os.path.basename(path)}"
         for p in texts:
-            assert got[p] == want[p], f"{os.path.basename(p)}: diagnostics differ after {kind} in {os.path.basename(path)}"
+            assert got[p] == want[p], (
+                f"{os.path.basename(p)}: diagnostics differ after {kind} in {os.path.basename(path)}"
+            )
     return counts
 
 

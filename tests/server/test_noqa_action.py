@@ -22,7 +22,7 @@ def apply(text: str, e: dict) -> str:
     start, end = e["range"]["start"], e["range"]["end"]
     assert start["line"] == end["line"]
     line = lines[start["line"]]
-    lines[start["line"]] = line[: start["character"]] + e["newText"] + line[end["character"]:]
+    lines[start["line"]] = line[: start["character"]] + e["newText"] + line[end["character"] :]
     return "".join(lines)
 
 

@@ -44,7 +44,11 @@ async def test_messages_region_related_and_hover_are_workspace_relative(start, p
     assert hover is not None and "train.py:" in hover.contents.value and absolute not in hover.contents.value
     # the hover on the compiled function itself (its chain to the compile site)
     fn_hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=9))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=9)
+        )
     )
     assert fn_hover is not None and "**Compiled**" in fn_hover.contents.value, fn_hover
-    assert "train.py:" in fn_hover.contents.value and absolute not in fn_hover.contents.value, fn_hover.contents.value
+    assert "train.py:" in fn_hover.contents.value and absolute not in fn_hover.contents.value, (
+        fn_hover.contents.value
+    )

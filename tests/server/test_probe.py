@@ -54,37 +54,53 @@ async def test_probe_command_end_to_end(start, tmp_path):
     assert await diagnostics(client, uri, lambda d: True) == []  # tclint cannot see through OPS["h"]
 
     # 1. probe the function under the cursor: progress, the report, an unpredicted break
-    result = await asyncio.wait_for(client.workspace_execute_command_async(_cmd("tclint.probe", uri, 11)), 300)
+    result = await asyncio.wait_for(
+        client.workspace_execute_command_async(_cmd("tclint.probe", uri, 11)), 300
+    )
     assert result["status"] == "ok" and result["target"].endswith("ops.py::run"), result.get("message")
     assert "graph" in result["summary"] and "break" in result["summary"]
-    assert any(b["gb_id"] == "GB0124" and b["line"] == 4 for b in result["graph_breaks"]), result["graph_breaks"]
+    assert any(b["gb_id"] == "GB0124" and b["line"] == 4 for b in result["graph_breaks"]), result[
+        "graph_breaks"
+    ]
     progress = [v for values in client.progress_reports.values() for v in values]
     assert progress[0].kind == "begin" and progress[0].cancellable and progress[-1].kind == "end"
     assert any(v.kind == "report" for v in progress)
     diags = await diagnostics(client, uri, lambda d: any(x.source == "tclint-probe" for x in d))
     found = next(d for d in diags if d.source == "tclint-probe")
     assert found.code == "TC901" and found.range.start.line == 3 and "GB0124" in found.message
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     titles = [lens.command.title for lens in lenses]
     assert any(t.startswith("Probe: ") and "compile" in t for t in titles), titles
 
     # 2. editing the line the finding points to marks it stale
     change_doc(client, uri, 2, [replace_range(3, 13, 3, 14, "+")])  # `t * t.sum()` -> `t + t.sum()`
-    diags = await diagnostics(client, uri, lambda d: any("stale" in x.message for x in d if x.source == "tclint-probe"))
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    diags = await diagnostics(
+        client, uri, lambda d: any("stale" in x.message for x in d if x.source == "tclint-probe")
+    )
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert any("(stale)" in lens.command.title for lens in lenses)
 
     # 3. a static finding the probe sees is marked confirmed (warm worker now)
     model = root / "pkg" / "model.py"
     model_uri = open_doc(client, model)
     await diagnostics(client, model_uri, lambda d: len(d) == 2)
-    result = await asyncio.wait_for(client.workspace_execute_command_async(_cmd("tclint.probe", model_uri, 10)), 120)
+    result = await asyncio.wait_for(
+        client.workspace_execute_command_async(_cmd("tclint.probe", model_uri, 10)), 120
+    )
     assert result["target"].endswith("model.py::Block.forward")
-    diags = await diagnostics(client, model_uri, lambda d: sum("confirmed by the probe" in x.message for x in d) == 2)
+    diags = await diagnostics(
+        client, model_uri, lambda d: sum("confirmed by the probe" in x.message for x in d) == 2
+    )
     assert {d.code for d in diags} == {"TC101", "TC104"}
 
     # 4. program mode on the training script, and on a position at module level
-    result = await asyncio.wait_for(client.workspace_execute_command_async(_cmd("tclint.probeFile", (root / "train.py").as_uri())), 120)
+    result = await asyncio.wait_for(
+        client.workspace_execute_command_async(_cmd("tclint.probeFile", (root / "train.py").as_uri())), 120
+    )
     assert result["mode"] == "program" and result["status"] == "ok", result.get("message")
 
     # 5. a function without inputs: the stub writer, and the document shown
@@ -97,7 +113,9 @@ async def test_probe_command_end_to_end(start, tmp_path):
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(line=15, character=8), end=types.Position(line=15, character=8)),
+            range=types.Range(
+                start=types.Position(line=15, character=8), end=types.Position(line=15, character=8)
+            ),
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
@@ -111,27 +129,40 @@ async def test_probe_is_refused_in_an_untrusted_workspace(start, tmp_path):
     await diagnostics(client, uri, lambda d: len(d) == 2)
     with pytest.raises(Exception, match="trust the workspace"):
         await client.workspace_execute_command_async(_cmd("tclint.probe", uri, 10))
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert list(lenses) == []
 
 
 async def test_a_running_probe_can_be_cancelled(tmp_path):
     root = write_project(tmp_path / "proj")
-    (root / "slow.py").write_text("import time\nimport torch\n\n\ndef slow(x: torch.Tensor) -> torch.Tensor:\n    time.sleep(120)\n    return x\n")
+    (root / "slow.py").write_text(
+        "import time\nimport torch\n\n\ndef slow(x: torch.Tensor) -> torch.Tensor:\n    time.sleep(120)\n    return x\n"
+    )
     client = await RawClient.start()
     try:
         await client.initialize(str(root), {"window": {"workDoneProgress": True}})
         uri = (root / "slow.py").as_uri()
-        running = client.expect(lambda m: m.get("method") == "$/progress" and "call 1" in str(m["params"]["value"].get("message")))
-        msg_id, reply = client.request_nowait("workspace/executeCommand", {"command": "tclint.probe", "arguments": [{"uri": uri, "position": {"line": 5, "character": 4}}]})
+        running = client.expect(
+            lambda m: m.get("method") == "$/progress" and "call 1" in str(m["params"]["value"].get("message"))
+        )
+        msg_id, reply = client.request_nowait(
+            "workspace/executeCommand",
+            {"command": "tclint.probe", "arguments": [{"uri": uri, "position": {"line": 5, "character": 4}}]},
+        )
         await asyncio.wait_for(running, 300)
-        ended = client.expect(lambda m: m.get("method") == "$/progress" and m["params"]["value"].get("kind") == "end")
+        ended = client.expect(
+            lambda m: m.get("method") == "$/progress" and m["params"]["value"].get("kind") == "end"
+        )
         client.notify("$/cancelRequest", {"id": msg_id})
         answer = await asyncio.wait_for(reply, 30)
         assert answer.get("error", {}).get("code") == -32800, answer
         end = await asyncio.wait_for(ended, 30)  # the probe itself stopped (its worker was killed)
         assert end["params"]["value"]["message"] == "cancelled"
-        hover = await client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+        hover = await client.request(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+        )
         assert "result" in hover
     finally:
         await client.shutdown()

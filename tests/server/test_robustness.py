@@ -24,14 +24,19 @@ CAPS = {
 }
 
 
-async def _session(root: Path, caps: dict | None = None, options: object = None, args: list[str] | None = None) -> RawClient:
+async def _session(
+    root: Path, caps: dict | None = None, options: object = None, args: list[str] | None = None
+) -> RawClient:
     client = await RawClient.start(args=args)
     await client.initialize(str(root), caps or CAPS, options)
     return client
 
 
 async def _alive(client: RawClient) -> None:
-    reply = await client.request("textDocument/hover", {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}})
+    reply = await client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": "file:///nowhere.py"}, "position": {"line": 0, "character": 0}},
+    )
     assert "result" in reply and client.proc.returncode is None
 
 
@@ -39,16 +44,25 @@ async def test_invalid_params_get_an_error_reply(tmp_path):
     """pygls 2.1.1 would stay silent here (recipes README, finding C)."""
     client = await _session(write_project(tmp_path / "p"))
     try:
-        bad = {"textDocument": {"uri": "file:///x.py"}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
-               "context": {"diagnostics": [{"code": "TC101"}]}}  # no range, no message: what Neovim 0.7 sent
+        bad = {
+            "textDocument": {"uri": "file:///x.py"},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+            "context": {"diagnostics": [{"code": "TC101"}]},
+        }  # no range, no message: what Neovim 0.7 sent
         reply = await client.request("textDocument/codeAction", bad, timeout=10)
         assert reply["error"]["code"] == -32602
         assert "diagnostics[0].range" in reply["error"]["message"]
-        reply = await client.request("textDocument/hover", {"textDocument": {"uri": 5}, "position": {"line": -1}}, timeout=10)
+        reply = await client.request(
+            "textDocument/hover", {"textDocument": {"uri": 5}, "position": {"line": -1}}, timeout=10
+        )
         assert reply["error"]["code"] == -32602
-        reply = await client.request("workspace/executeCommand", {"command": "tclint.probe", "arguments": [{"uri": 3}]}, timeout=10)
+        reply = await client.request(
+            "workspace/executeCommand", {"command": "tclint.probe", "arguments": [{"uri": 3}]}, timeout=10
+        )
         assert reply["error"]["code"] == -32602 and "uri" in reply["error"]["message"]
-        reply = await client.request("workspace/executeCommand", {"command": "tclint.nope", "arguments": []}, timeout=10)
+        reply = await client.request(
+            "workspace/executeCommand", {"command": "tclint.nope", "arguments": []}, timeout=10
+        )
         assert "error" in reply
         reply = await client.request("no/suchMethod", {}, timeout=10)
         assert reply["error"]["code"] == -32601
@@ -63,7 +77,9 @@ async def test_garbage_on_the_wire(tmp_path):
         client.send_raw(b"{this is not json")
         client.send_raw(b"[1, 2, 3]")
         client.send_raw(b'"just a string"')
-        client.send_raw(b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 7}}')
+        client.send_raw(
+            b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 7}}'
+        )
         client.send_raw(b'{"jsonrpc": "2.0", "method": "textDocument/didChange", "params": null}')
         client.send_raw("\udcff".encode("utf-8", "surrogatepass"))
         await _alive(client)
@@ -81,17 +97,29 @@ async def test_requests_for_unknown_documents_are_answered(tmp_path):
     try:
         for method, params in [
             ("textDocument/hover", {"textDocument": {"uri": uri}, "position": pos}),
-            ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}}),
+            (
+                "textDocument/codeAction",
+                {"textDocument": {"uri": uri}, "range": rng, "context": {"diagnostics": []}},
+            ),
             ("textDocument/codeLens", {"textDocument": {"uri": uri}}),
             ("textDocument/diagnostic", {"textDocument": {"uri": uri}}),
             ("textDocument/diagnostic", {"textDocument": {"uri": "untitled:Untitled-1"}}),
-            ("workspace/executeCommand", {"command": "tclint.probe", "arguments": [{"uri": uri, "position": pos}]}),
-            ("workspace/executeCommand", {"command": "tclint.createProbeInputs", "arguments": [{"uri": uri, "position": pos}]}),
+            (
+                "workspace/executeCommand",
+                {"command": "tclint.probe", "arguments": [{"uri": uri, "position": pos}]},
+            ),
+            (
+                "workspace/executeCommand",
+                {"command": "tclint.createProbeInputs", "arguments": [{"uri": uri, "position": pos}]},
+            ),
         ]:
             reply = await client.request(method, params, timeout=20)
             assert "result" in reply or "error" in reply, (method, reply)
         # a change and a close for a document that was never opened
-        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "x"}]})
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": "x"}]},
+        )
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         await _alive(client)
     finally:
@@ -103,16 +131,34 @@ async def test_out_of_range_edits_are_clamped(tmp_path):
     client = await _session(root, {"textDocument": {"publishDiagnostics": {}}})
     uri = (root / "pkg" / "model.py").as_uri()
     try:
-        first = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}})
+        first = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}},
+        )
         await asyncio.wait_for(first, 30)
         changes = [
-            {"range": {"start": {"line": 500, "character": 0}, "end": {"line": 900, "character": 3}}, "text": "\nx = 1\n"},
-            {"range": {"start": {"line": 12, "character": 400}, "end": {"line": 12, "character": 999}}, "text": "  # end"},
-            {"range": {"start": {"line": 5, "character": 9}, "end": {"line": 2, "character": 0}}, "text": ""},  # reversed
+            {
+                "range": {"start": {"line": 500, "character": 0}, "end": {"line": 900, "character": 3}},
+                "text": "\nx = 1\n",
+            },
+            {
+                "range": {"start": {"line": 12, "character": 400}, "end": {"line": 12, "character": 999}},
+                "text": "  # end",
+            },
+            {
+                "range": {"start": {"line": 5, "character": 9}, "end": {"line": 2, "character": 0}},
+                "text": "",
+            },  # reversed
         ]
-        last = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == 2)
-        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes})
+        last = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == 2
+        )
+        client.notify(
+            "textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes}
+        )
         params = (await asyncio.wait_for(last, 30))["params"]
         await _alive(client)
         assert params["diagnostics"], params
@@ -125,7 +171,10 @@ async def test_cancelled_requests_are_answered(tmp_path):
     client = await _session(root)
     uri = (root / "pkg" / "model.py").as_uri()
     try:
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}})
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}},
+        )
         ids = []
         futures = []
         for _ in range(5):
@@ -153,14 +202,24 @@ async def test_an_exception_in_a_rule_does_not_stop_the_server(tmp_path):
         "from tclint.server.__main__ import main\nraise SystemExit(main([]))\n"
     )
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", boom, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        sys.executable,
+        "-c",
+        boom,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
     )
     client = RawClient(proc)
     await client.initialize(str(root), {"textDocument": {"publishDiagnostics": {}}})
     uri = (root / "pkg" / "model.py").as_uri()
     try:
-        published = client.expect(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}})
+        published = client.expect(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": MODEL}},
+        )
         params = (await asyncio.wait_for(published, 30))["params"]
         messages = " ".join(d["message"] for d in params["diagnostics"])
         assert "internal error" in messages and "ZeroDivisionError" in messages

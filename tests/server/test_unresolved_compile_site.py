@@ -19,7 +19,9 @@ def compile_any(factory):
 
 
 async def test_unresolved_compile_site_is_an_info_diagnostic(start, tmp_path):
-    root = write_project(tmp_path / "proj", {"pkg/__init__.py": "", "pkg/build.py": SOURCE, "pyproject.toml": PYPROJECT})
+    root = write_project(
+        tmp_path / "proj", {"pkg/__init__.py": "", "pkg/build.py": SOURCE, "pyproject.toml": PYPROJECT}
+    )
     client = await start("vscode", root)
     uri = open_doc(client, root / "pkg" / "build.py")
     diags = await diagnostics(client, uri, lambda d: len(d) == 1)

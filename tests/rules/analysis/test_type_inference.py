@@ -144,7 +144,11 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "torch.compile(Model())", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
     # what a compile site may compile: self-returning nn.Module methods (table from torch's source)
     (MODULE, "Model().to('cpu').eval()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
-    (MODULE, "Model().float().train(False).requires_grad_(False)", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
+    (
+        MODULE,
+        "Model().float().train(False).requires_grad_(False)",
+        Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model"),
+    ),
     (MODULE, "nn.Linear(2, 2).half()", Ty(T.MODULE, HIGH, None, "torch.nn.Linear")),
     (MODULE, "helper(x).cuda()", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
     (MODULE, "Model().zero_grad()", T.T_UNKNOWN),
@@ -152,18 +156,30 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "copy.deepcopy(Model())", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
     (MODULE, "DDP(Model().to('cpu'))", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model")),
     # ... either class of a conditional construction
-    (MODULE, "Model() if x is None else nn.Identity()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model;torch.nn.Identity")),
+    (
+        MODULE,
+        "Model() if x is None else nn.Identity()",
+        Ty(T.INSTANCE, HIGH, None, "pkg.mod.Model;torch.nn.Identity"),
+    ),
     # ... local containers of modules name their element classes
     (MODULE, "[Model(), Model()]", Ty(T.MODLIST, HIGH, "list", "@pkg.mod.Model")),
     (MODULE, "nn.Sequential(Model(), nn.ReLU())", Ty(T.MODLIST, HIGH, "seq", "@pkg.mod.Model;torch.nn.ReLU")),
     (MODULE, "nn.ModuleList([Model().eval()])[0]", Ty(T.ELEM, HIGH, None, "@pkg.mod.Model")),
-    (MODULE, "nn.ModuleList(torch.compile(b) for b in [Model()])", Ty(T.MODLIST, HIGH, "list", "@pkg.mod.Model")),
+    (
+        MODULE,
+        "nn.ModuleList(torch.compile(b) for b in [Model()])",
+        Ty(T.MODLIST, HIGH, "list", "@pkg.mod.Model"),
+    ),
     (MODULE, "Model().layers", Ty(T.MODLIST, HIGH, "list", "pkg.mod.Model|layers")),
     (MODULE, "[torch.compile(helper)][0]", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
     (MODULE, "{'f': torch.compile(helper)}['f']", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
     (MODULE, "{'m': Model, 'h': helper}", T.T_OTHER),
     (MODULE, "{'m': Model}['m']", Ty(T.FUNC, MEDIUM, None, "pkg.mod.Model")),
-    (MODULE, "{'m': Model, 'l': nn.Linear}['m'](1)", Ty(T.INSTANCE, MEDIUM, None, "pkg.mod.Model;torch.nn.Linear")),
+    (
+        MODULE,
+        "{'m': Model, 'l': nn.Linear}['m'](1)",
+        Ty(T.INSTANCE, MEDIUM, None, "pkg.mod.Model;torch.nn.Linear"),
+    ),
     (CLASSMETHOD, "cls()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
     (METHOD, "self.__class__()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
     (METHOD, "type(self)()", Ty(T.INSTANCE, HIGH, None, "pkg.mod.Built")),
@@ -291,7 +307,13 @@ SEEDED_ROWS: list[tuple[str, str, dict, dict, Ty]] = [
     (HELPER_FN, "n", SEEDED, {}, T.T_INT),  # an annotation wins over a seed
     (MODULE, "helper(x)", {}, {}, Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper")),
     (MODULE, "helper(x)", {}, {"pkg.mod.helper": Ty(T.TENSOR, MEDIUM)}, Ty(T.TENSOR, MEDIUM)),
-    (MODULE, "helper(x)[0]", {}, {"pkg.mod.helper": Ty(T.TENSOR, HIGH, "float")}, Ty(T.TENSOR, HIGH, "float")),
+    (
+        MODULE,
+        "helper(x)[0]",
+        {},
+        {"pkg.mod.helper": Ty(T.TENSOR, HIGH, "float")},
+        Ty(T.TENSOR, HIGH, "float"),
+    ),
     (PAIR, "a", {}, {}, Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.helper[0]")),
     (PAIR, "a", {}, {"pkg.mod.helper[0]": Ty(T.TENSOR, MEDIUM)}, Ty(T.TENSOR, MEDIUM)),
     (NARROW_SCALAR, "v", {}, {}, Ty(T.SCALAR, HIGH, "number")),
@@ -302,15 +324,34 @@ SEEDED_ROWS: list[tuple[str, str, dict, dict, Ty]] = [
 def infer_with(context: str, expr: str, seeds: dict, returns: dict) -> Ty:
     src = PRELUDE + context.format(probe=f"probe({expr})")
     tree = ast.parse(src)
-    (probe,) = [n.args[0] for n in ast.walk(tree)
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "probe"]
-    analyzer = Analyzer(src, "pkg/mod.py", "pkg.mod", False, "/r", RuleSet([]), seeds=seeds or None,
-                        returns_of=returns.get if returns else None)
+    (probe,) = [
+        n.args[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "probe"
+    ]
+    analyzer = Analyzer(
+        src,
+        "pkg/mod.py",
+        "pkg.mod",
+        False,
+        "/r",
+        RuleSet([]),
+        seeds=seeds or None,
+        returns_of=returns.get if returns else None,
+    )
     analyzer.run(tree)
     return analyzer.type_of(probe)
 
 
-@pytest.mark.parametrize(("context", "expr", "seeds", "returns", "expected"), SEEDED_ROWS,
-                         ids=[f"{r[1]}-{'seeded' if r[2] else 'returns' if r[3] else 'plain'}-{i}" for i, r in enumerate(SEEDED_ROWS)])
-def test_inferred_type_with_project_knowledge(context: str, expr: str, seeds: dict, returns: dict, expected: Ty) -> None:
+@pytest.mark.parametrize(
+    ("context", "expr", "seeds", "returns", "expected"),
+    SEEDED_ROWS,
+    ids=[
+        f"{r[1]}-{'seeded' if r[2] else 'returns' if r[3] else 'plain'}-{i}"
+        for i, r in enumerate(SEEDED_ROWS)
+    ],
+)
+def test_inferred_type_with_project_knowledge(
+    context: str, expr: str, seeds: dict, returns: dict, expected: Ty
+) -> None:
     assert infer_with(context, expr, seeds, returns) == expected
