@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
+
+_T = TypeVar("_T")
 
 _MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w[\w.]*\s*=\s*(%|!)|\?\s*$")
 
@@ -198,44 +202,21 @@ def add_noqa_to_notebook(data: bytes, diags: list[Diagnostic]) -> tuple[bytes, i
     indentation nbformat uses (1 space), keeping everything else as it was.
     """
     from tclint.rules.fixes import add_noqa
-    from tclint.rules.model import Position, Span
 
-    try:
-        nb = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
-        return data, 0
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    if not isinstance(cells, list):
-        return data, 0
     by_cell: dict[int, list[Diagnostic]] = {}
     for d in diags:
         if d.cell is not None and d.noqa_line is not None:
             by_cell.setdefault(d.cell, []).append(d)
-    total = 0
-    for number, cell_diags in by_cell.items():
-        if (
-            not (1 <= number <= len(cells))
-            or not isinstance(cells[number - 1], dict)
-            or cells[number - 1].get("cell_type") != "code"
-        ):
-            continue
-        cell = cells[number - 1]
-        source = cell.get("source", "")
-        was_list = isinstance(source, list)
-        text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
-        text = _LINE_END.sub("\n", text)
+
+    def edit(text: str, cell_diags: list[Diagnostic]) -> tuple[str, int]:
         local = [
             replace(d, span=Span(Position(d.noqa_line, 0), Position(d.noqa_line, 0)), cell=None)
             for d in cell_diags
             if d.noqa_line is not None
         ]
-        new, n = add_noqa(text, local)
-        if n:
-            total += n
-            cell["source"] = new.splitlines(keepends=True) if was_list else new
-    if not total:
-        return data, 0
-    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), total
+        return add_noqa(text, local)
+
+    return _rewrite_cells(data, by_cell, edit)
 
 
 def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[bytes, int]:
@@ -244,6 +225,26 @@ def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[by
     ``add_noqa_to_notebook`` does.  Returns (new bytes, fixes applied)."""
     from tclint.rules.fixes import apply_fixes, preferred
 
+    by_cell: dict[int, list[Fix]] = {}
+    for d in diags:
+        fix = preferred(d, unsafe) if d.cell is not None else None
+        if fix is not None:
+            by_cell.setdefault(d.cell, []).append(fix)  # type: ignore[arg-type]
+
+    def edit(text: str, fixes: list[Fix]) -> tuple[str, int]:
+        new, n = apply_fixes(text, fixes)
+        return (new, n) if new != text else (text, 0)
+
+    return _rewrite_cells(data, by_cell, edit)
+
+
+def _rewrite_cells(
+    data: bytes, by_cell: dict[int, list[_T]], edit: Callable[[str, list[_T]], tuple[str, int]]
+) -> tuple[bytes, int]:
+    """The notebook ``data`` with ``edit(cell source, items)`` applied to each code cell numbered
+    in ``by_cell`` (1-based): returns (new bytes, count edit reported), or ``data`` unchanged when
+    it is not a notebook or nothing changed.  Line ends are read as ``\n``; a list source stays a
+    list of lines; the JSON is written with nbformat's 1-space indentation."""
     try:
         nb = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
@@ -251,13 +252,8 @@ def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[by
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         return data, 0
-    by_cell: dict[int, list[Fix]] = {}
-    for d in diags:
-        fix = preferred(d, unsafe) if d.cell is not None else None
-        if fix is not None:
-            by_cell.setdefault(d.cell, []).append(fix)  # type: ignore[arg-type]
     total = 0
-    for number, fixes in by_cell.items():
+    for number, items in by_cell.items():
         if (
             not (1 <= number <= len(cells))
             or not isinstance(cells[number - 1], dict)
@@ -269,8 +265,8 @@ def fix_notebook(data: bytes, diags: list[Diagnostic], unsafe: bool) -> tuple[by
         was_list = isinstance(source, list)
         text = "".join(x for x in source if isinstance(x, str)) if was_list else _str(source)
         text = _LINE_END.sub("\n", text)
-        new, n = apply_fixes(text, fixes)
-        if n and new != text:
+        new, n = edit(text, items)
+        if n:
             total += n
             cell["source"] = new.splitlines(keepends=True) if was_list else new
     if not total:
