@@ -22,7 +22,9 @@ EXT = os.path.join(EDITORS, "vscode")
 def npm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, TCLINT_TEST_PYTHON=PYTHON, npm_config_update_notifier="false")
     proc = subprocess.run(["npm", *args], cwd=EXT, env=env, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, f"npm {' '.join(args)}: rc={proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, (
+        f"npm {' '.join(args)}: rc={proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    )
     return proc
 
 
@@ -35,7 +37,9 @@ def vsix() -> str:
     tests = npm("test")
     assert "# fail 0" in tests.stdout, tests.stdout[-3000:]
     venv = os.path.dirname(os.path.dirname(PYTHON))
-    proc = subprocess.run(["make", "dist", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["make", "dist", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     path = os.path.join(ROOT, "dist", "tclint.vsix")
     assert os.path.exists(path)
@@ -47,8 +51,16 @@ def test_unit_tests_and_package_contents(vsix):
         names = set(zf.namelist())
         manifest = json.loads(zf.read("extension/package.json"))
     lower = {n.lower() for n in names}
-    assert {"extension/dist/extension.js", "extension/package.json", "extension/readme.md", "extension/license.txt"} <= lower, names
-    assert not any("/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/test/") for n in names), names
+    assert {
+        "extension/dist/extension.js",
+        "extension/package.json",
+        "extension/readme.md",
+        "extension/license.txt",
+    } <= lower, names
+    assert not any(
+        "/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/test/")
+        for n in names
+    ), names
     assert not any(n.endswith(".map") for n in names)
     assert manifest["main"] == "./dist/extension.js"
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
@@ -66,16 +78,29 @@ def server_required() -> None:
 
 def run_e2e(tmp_path, **settings: str) -> dict:
     ws = tmp_path / "ws"
-    shutil.copytree(os.path.join(ROOT, "examples"), ws, ignore=shutil.ignore_patterns(".tclint_cache", "__pycache__"))
+    shutil.copytree(
+        os.path.join(ROOT, "examples"), ws, ignore=shutil.ignore_patterns(".tclint_cache", "__pycache__")
+    )
     out = tmp_path / "out"
     env = server_env()
-    env.update({
-        "WS": str(ws), "FILE": "serve.py", "OUT": str(out),
-        "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
-        **settings,  # WS / FILE given: another workspace or file
-    })
-    proc = subprocess.run(["node", os.path.join(EXT, "e2e", "code-server-e2e.js")], env=env,
-                          capture_output=True, text=True, timeout=600)
+    env.update(
+        {
+            "WS": str(ws),
+            "FILE": "serve.py",
+            "OUT": str(out),
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            **settings,  # WS / FILE given: another workspace or file
+        }
+    )
+    proc = subprocess.run(
+        ["node", os.path.join(EXT, "e2e", "code-server-e2e.js")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     result_path = out / "result.json"
     assert result_path.exists(), proc.stdout + proc.stderr
     result = json.loads(result_path.read_text())
@@ -89,9 +114,13 @@ def test_install_prompt_in_code_server(code_server, vsix, tmp_path):
     status bar item points at the install command."""
     bare = tmp_path / "bare"
     subprocess.run(["python3", "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
-    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=str(bare / "bin" / "python"), EXPECT_MISSING="1")
+    result = run_e2e(
+        tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=str(bare / "bin" / "python"), EXPECT_MISSING="1"
+    )
     assert "tclint is not installed in" in result["notification"], result["notification"]
-    assert "tclint-torch[server] from the wheel bundled with the extension" in result["notification"], result["notification"]
+    assert "tclint-torch[server] from the wheel bundled with the extension" in result["notification"], result[
+        "notification"
+    ]
     assert result["notificationButtons"][:1] == ["Install"]
     assert any("not available" in item for item in result["statusBar"]), result["statusBar"]
 
@@ -100,8 +129,14 @@ def test_end_to_end_in_code_server(server_required, code_server, vsix, tmp_path)
     """Squiggles and Problems rows from tclint on examples/serve.py, a quick fix applied, and the
     probe command's view.  Screenshots are left in the test's tmp folder."""
     result = run_e2e(
-        tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON,
-        FIX_LINE="34", FIX_COL="12", FIX_CODE="TC101", FIX_TITLE="Disable TC101 for this line",
+        tmp_path,
+        CS_DIR=code_server,
+        VSIX=vsix,
+        PYTHON=PYTHON,
+        FIX_LINE="34",
+        FIX_COL="12",
+        FIX_CODE="TC101",
+        FIX_TITLE="Disable TC101 for this line",
         PROBE_COMMAND="tclint: Probe current file as a program",
     )
     assert result["squiggles"] >= 1
@@ -127,8 +162,15 @@ def test_the_last_finding_of_a_file_is_found(server_required, code_server, vsix,
     Problems row a waiting test need not see rendered (issue 19 item 6).  Read through the
     extension API, it is found and its quick fix applied."""
     result = run_e2e(
-        tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, FILE="tinylm/model.py",
-        FIX_LINE="43", FIX_COL="16", FIX_CODE="TC102", FIX_TITLE="Disable TC102 for this line",
+        tmp_path,
+        CS_DIR=code_server,
+        VSIX=vsix,
+        PYTHON=PYTHON,
+        FILE="tinylm/model.py",
+        FIX_LINE="43",
+        FIX_COL="16",
+        FIX_CODE="TC102",
+        FIX_TITLE="Disable TC102 for this line",
     )
     assert [m["code"] for m in result["markers"]] == ["TC102", "TC105", "TC102"], result["markers"]
     assert result["appliedFix"] == "Disable TC102 for this line"
@@ -141,17 +183,30 @@ def test_notebook_findings_show_on_their_cell(server_required, code_server, vsix
     cell's document, and a squiggle in the notebook editor: see notebook.png)."""
     ws = tmp_path / "nbws"
     shutil.copytree(PROJECT, ws)
-    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="explore.ipynb",
-                     NOTEBOOK_CODE="TC101")
+    result = run_e2e(
+        tmp_path,
+        CS_DIR=code_server,
+        VSIX=vsix,
+        PYTHON=PYTHON,
+        WS=str(ws),
+        FILE="explore.ipynb",
+        NOTEBOOK_CODE="TC101",
+    )
     codes = {(m["code"], m["line"]) for m in result["notebookMarkers"]}
     assert ("TC101", 5) in codes and ("TC104", 4) in codes, result["notebookMarkers"]
     assert result["notebookSquiggles"] >= 1
-    assert "item()" in result["squiggledCellText"] or "print(" in result["squiggledCellText"], result["squiggledCellText"]
+    assert "item()" in result["squiggledCellText"] or "print(" in result["squiggledCellText"], result[
+        "squiggledCellText"
+    ]
 
 
-BENCH_OPS = "import torch\n\n\n@torch.compile\ndef run(x: torch.Tensor) -> torch.Tensor:\n    return x.sin() + 1\n"
-BENCH_INPUTS = ("import torch\n\n\ndef inputs_run():\n    for n in (4, 8):\n"
-                "        yield {'args': (torch.randn(n),), 'label': f'n={n}'}\n")
+BENCH_OPS = (
+    "import torch\n\n\n@torch.compile\ndef run(x: torch.Tensor) -> torch.Tensor:\n    return x.sin() + 1\n"
+)
+BENCH_INPUTS = (
+    "import torch\n\n\ndef inputs_run():\n    for n in (4, 8):\n"
+    "        yield {'args': (torch.randn(n),), 'label': f'n={n}'}\n"
+)
 
 
 def test_benchmark_lens_opens_the_bench_report_in_code_server(server_required, code_server, vsix, tmp_path):
@@ -161,15 +216,48 @@ def test_benchmark_lens_opens_the_bench_report_in_code_server(server_required, c
     ws.mkdir()
     (ws / "ops.py").write_text(BENCH_OPS)
     (ws / "ops_probe_inputs.py").write_text(BENCH_INPUTS)
-    (ws / "pyproject.toml").write_text('[project]\nname = "w"\n\n[tool.tclint.bench]\nbackend = "eager"\n'
-                                       "iterations = 6\ncache-run = false\n")
-    result = run_e2e(tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="ops.py", BENCH_LENS="1",
-                     BENCH_PALETTE_LINE="6")
-    assert "Benchmark" in result["lenses"] and any(t.startswith("Probe") for t in result["lenses"]), result["lenses"]
+    (ws / "pyproject.toml").write_text(
+        '[project]\nname = "w"\n\n[tool.tclint.bench]\nbackend = "eager"\niterations = 6\ncache-run = false\n'
+    )
+    result = run_e2e(
+        tmp_path,
+        CS_DIR=code_server,
+        VSIX=vsix,
+        PYTHON=PYTHON,
+        WS=str(ws),
+        FILE="ops.py",
+        BENCH_LENS="1",
+        BENCH_PALETTE_LINE="6",
+    )
+    assert "Benchmark" in result["lenses"] and any(t.startswith("Probe") for t in result["lenses"]), result[
+        "lenses"
+    ]
     view = result["benchView"]
-    assert view["timelines"] == 1 and view["calls"] == 1 + 2 + 6, view  # cold, warm-up over 2 buckets, 6 steady
+    assert view["timelines"] == 1 and view["calls"] == 1 + 2 + 6, (
+        view
+    )  # cold, warm-up over 2 buckets, 6 steady
     assert "ops.py::run" in view["text"] and "n=8" in view["text"], view["text"][:2000]
     assert any("tclint bench: ops.py::run" in t for t in result["tabs"]), result["tabs"]
     # from the palette, with the cursor in the function body: the lens above it names the target
     assert "benchmarking ops.py::run" in result["paletteToast"], result["paletteToast"]
     assert result["paletteErrors"] == [], result["paletteErrors"]
+
+
+VARIANT_MODEL = (
+    "import torch\n\n\n@torch.compile\ndef step(x):\n    return x.sin() + 1\n\n\n"
+    "def run(xs):\n    for x in xs:\n        step(x)\n        with torch.no_grad():\n            step(x)\n"
+)
+
+
+def test_variant_lens_on_the_compile_site_in_code_server(server_required, code_server, vsix, tmp_path):
+    """The static variant prediction (issue 13) in a real VS Code: the compile site of a function
+    called with and without gradients carries the "variants: grad/no_grad" code lens."""
+    ws = tmp_path / "variantws"
+    ws.mkdir()
+    (ws / "loop.py").write_text(VARIANT_MODEL)
+    (ws / "pyproject.toml").write_text('[project]\nname = "w"\n')
+    result = run_e2e(
+        tmp_path, CS_DIR=code_server, VSIX=vsix, PYTHON=PYTHON, WS=str(ws), FILE="loop.py", VARIANT_LENS="1"
+    )
+    lens = [t for t in result["lenses"] if "variant" in t]
+    assert lens and "grad" in lens[0] and "no_grad" in lens[0], result["lenses"]

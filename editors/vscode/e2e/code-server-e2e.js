@@ -15,7 +15,9 @@
 // the install prompt instead), NOTEBOOK_CODE (FILE is a notebook: wait for a finding with this
 // code on one of its cells, and for its squiggle in the notebook editor, then stop), BENCH_LENS (click
 // the "Benchmark" code lens in FILE and read the tclint bench report's webview; BENCH_PALETTE_LINE:
-// then run "tclint: Benchmark" from the palette with the cursor on that line; then stop).
+// then run "tclint: Benchmark" from the palette with the cursor on that line; then stop),
+// VARIANT_LENS (wait for the static variant code lens on FILE's compile site, "≈ N variants: ...",
+// record every lens text and stop).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -235,6 +237,17 @@ async function main() {
       });
       await page.screenshot({ path: path.join(OUT, "notebook.png") });
       log(`notebook squiggles: ${result.notebookSquiggles}`);
+      result.ok = true;
+      return;
+    }
+
+    if (env.VARIANT_LENS) {
+      // the static variant prediction the server shows on each compile site (server/lens.py)
+      const lens = page.locator(".codelens-decoration", { hasText: /variants?/ }).first();
+      await lens.waitFor({ timeout: STEP * 2 });
+      result.lenses = await page.$$eval(".codelens-decoration", (els) => els.map((e) => e.textContent.trim()));
+      log(`code lenses: ${JSON.stringify(result.lenses)}`);
+      await page.screenshot({ path: path.join(OUT, "variants.png") });
       result.ok = true;
       return;
     }
