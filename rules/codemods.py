@@ -637,7 +637,50 @@ _NO_EXTRACT = (
 )
 
 
-def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the name analysis is one piece
+def extract_loop_body(text: str, at: Span) -> Result | None:
+    """``_extract_loop_body`` run on the top-level ``def``/``class`` holding ``at``'s line only (with
+    the blank lines and comments above it), spliced back into ``text``: libcst's metadata passes
+    over a whole 2,000-line model file cost about a second per finding, paid for every loop break
+    a JSON report lists; the statement alone costs what it holds.  The helper goes where the
+    whole-module transform puts it (after the previous top-level statement, before the comments
+    above the function); the names the helper must not shadow are every identifier of the file."""
+    import ast
+    import re
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    line = at.start.line
+    firsts = [min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))]) for st in tree.body]
+    holding = [k for k, st in enumerate(tree.body) if firsts[k] <= line <= (st.end_lineno or st.lineno)]
+    if not holding:
+        return None
+    i = holding[0]
+    stmt, first = tree.body[i], firsts[i]
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None  # the loop is not in a module-level function or a top-level class's method
+    start = (tree.body[i - 1].end_lineno or first) + 1 if i else first
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    end_line = stmt.end_lineno or stmt.lineno
+    lo = starts[start - 1]
+    hi = starts[end_line] if end_line < len(starts) else len(text)
+    shift = start - 1
+    at_chunk = Span(
+        type(at.start)(at.start.line - shift, at.start.column),
+        type(at.end)(at.end.line - shift, at.end.column),
+    )
+    taken = set(re.findall(r"[^\W\d]\w*", text))
+    out = _extract_loop_body(text[lo:hi], at_chunk, taken, first_statement=i == 0)
+    if out is None:
+        return None
+    new_chunk, title, applicability = out
+    return text[:lo] + new_chunk + text[hi:], title, applicability
+
+
+def _extract_loop_body(  # noqa: C901 - the name analysis is one piece
+    text: str, at: Span, taken: set[str], first_statement: bool
+) -> Result | None:
     """The body of the ``for``/``while`` loop starting on ``at``'s line, in a module-level function
     or a method, becomes a module-level helper ``_F_loop_body(...)`` written before the function
     (or its class), and the loop calls it: a graph break in the body then breaks the helper's own
@@ -734,7 +777,6 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     returns = sorted(n for n in written if n in read_elsewhere or n in needs)
     if any(n in maybe and n not in stored and n not in needs for n in returns):
         return None  # assigned on some paths only, and needed after the body
-    taken = {n.value for n in _walk(module) if isinstance(n, cst.Name)}
     helper_name = f"_{func.name.value}_loop_body"
     while helper_name in taken:
         helper_name += "_"
@@ -747,7 +789,7 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
     assert isinstance(parsed, cst.FunctionDef) and isinstance(parsed.body, cst.IndentedBlock)
     helper = parsed.with_changes(
         body=parsed.body.with_changes(body=[*body, *ret]),
-        leading_lines=[cst.EmptyLine(), cst.EmptyLine()] if module.body.index(top) else [],
+        leading_lines=[] if first_statement else [cst.EmptyLine(), cst.EmptyLine()],
     )
     new_body = loop.body.with_changes(body=[cst.parse_statement(call + "\n")])
 
@@ -755,11 +797,8 @@ def extract_loop_body(text: str, at: Span) -> Result | None:  # noqa: C901 - the
         def leave_IndentedBlock(self, original, updated):  # type: ignore[override]
             return new_body if original is loop.body else updated
 
-        def leave_Module(self, original, updated):  # type: ignore[override]
-            index = original.body.index(top)
-            return updated.with_changes(body=[*updated.body[:index], helper, *updated.body[index:]])
-
-    new = module.visit(Extract()).code
+    # ``text`` is the top-level statement with what lies above it: the helper comes first
+    new = module.code_for_node(helper) + module.visit(Extract()).code
     return (
         new,
         f"; the loop calls `{helper_name}`, whose frame Dynamo compiles around the break (the loop's own frame still runs eagerly)",
