@@ -166,3 +166,45 @@ async def test_a_running_probe_can_be_cancelled(tmp_path):
         assert "result" in hover
     finally:
         await client.shutdown()
+
+
+GRAD_LOOP = textwrap.dedent(
+    """\
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def step(x):
+        return x.sin() + 1
+
+
+    for _ in range(3):
+        x = torch.randn(4)
+        step(x)
+        with torch.no_grad():
+            step(x)
+    """
+)
+
+
+async def test_probe_confirms_a_predicted_variant_in_the_editor(start, tmp_path):
+    """Issue 13 point 4 in the editor: the static TC208 variant (grad / no_grad) on the `with`
+    line is marked confirmed once the probe has run the file as a program and seen the recompile
+    whose failed guard is the grad mode."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "w"\n')
+    (root / "loop.py").write_text(GRAD_LOOP)
+    client = await start("vscode", root)
+    uri = open_doc(client, root / "loop.py")
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "TC208" for x in d))
+    tc208 = [d for d in diags if d.code == "TC208"]
+    assert tc208[0].range.start.line == 11 and "confirmed" not in tc208[0].message, tc208
+    result = await asyncio.wait_for(
+        client.workspace_execute_command_async(_cmd("tclint.probeFile", uri)), 200
+    )
+    assert result["mode"] == "program" and result["status"] == "ok", result.get("message")
+    diags = await diagnostics(
+        client, uri, lambda d: any(x.code == "TC208" and "confirmed by the probe" in x.message for x in d)
+    )
+    assert [d.range.start.line for d in diags if d.code == "TC208"] == [11], diags
