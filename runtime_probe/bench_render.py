@@ -118,9 +118,10 @@ def _run_lines(run: dict[str, Any], kind: str = "function") -> list[str]:
             f"          {len(recompiles)} compile(s) after warm-up (recompiles, or code the warm-up never reached):"
         )
         for c in recompiles:
+            refused = f" (not compiled: {c['failed']}, runs eagerly)" if c.get("failed") else ""
             lines.append(
                 f"            call {c.get('call')} (bucket {c.get('bucket')!r}) {c['compile_id']} {c.get('function')}: "
-                f"{c['trigger']['text']} [guard: {c['trigger'].get('guard')}]"
+                f"{c['trigger']['text']} [guard: {c['trigger'].get('guard')}]{refused}"
             )
     else:
         lines.append("          no compile after warm-up")

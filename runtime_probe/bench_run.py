@@ -301,6 +301,24 @@ def _compile_entry(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _name_unnamed_frames(compiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dynamo's metrics leave the code object out of a compile that failed before tracing (the one
+    refused at the recompile limit: ``Unsupported``, no code produced), so reports said ``None``.
+    Such an entry takes the function, file and line of the other compiles of its frame (the
+    ``F`` of compile id ``F/N``); ``failed`` still says that it did not compile."""
+    named: dict[str, dict[str, Any]] = {}
+    for c in compiles:
+        frame = str(c.get("compile_id") or "").partition("/")[0]
+        if c.get("function") and frame and frame not in named:
+            named[frame] = c
+    for c in compiles:
+        frame = str(c.get("compile_id") or "").partition("/")[0]
+        if c.get("function") is None and frame in named:
+            for key in ("function", "file", "line"):
+                c[key] = named[frame][key]
+    return compiles
+
+
 def _split(records: list[dict[str, Any]]) -> dict[str, Any]:
     def total(key: str, scale: float = 1.0) -> float | None:
         vals: list[float] = [r[key] for r in records if isinstance(r.get(key), (int, float))]
@@ -344,7 +362,7 @@ def summarise(
 ) -> dict[str, Any]:
     """One mode's section of the report from its worker results."""
     timeline = result.get("timeline") or []
-    compiles = [_compile_entry(r) for r in result.get("compiles") or []]
+    compiles = _name_unnamed_frames([_compile_entry(r) for r in result.get("compiles") or []])
     steady_lat = _latencies(timeline, "steady")
     steady = percentiles(steady_lat)
     meta = result.get("steady_meta") or {}

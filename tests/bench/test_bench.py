@@ -403,3 +403,20 @@ def test_a_target_without_usable_inputs_is_a_usage_error():
         "tclint bench: error: cannot synthesise inputs for undeclared: x (no annotation, no default)"
         in proc.stderr
     )
+
+
+def test_a_compile_refused_at_the_recompile_limit_is_named_after_its_frame():
+    """Dynamo's metrics carry no code object for the compile refused at the recompile limit; the
+    report names it after the other compiles of its frame (it said `None`) and says it did not compile."""
+    from tclint.runtime_probe.bench_run import _name_unnamed_frames
+
+    named = {"compile_id": "2/7", "function": "resume_in_forward", "file": "m.py", "line": 25, "failed": None}
+    refused = {"compile_id": "2/8", "function": None, "file": None, "line": None, "failed": "Unsupported"}
+    other = {"compile_id": "3/0", "function": None, "file": None, "line": None, "failed": "Unsupported"}
+    out = _name_unnamed_frames([named, refused, other])
+    assert (
+        out[1]["function"] == "resume_in_forward"
+        and out[1]["line"] == 25
+        and out[1]["failed"] == "Unsupported"
+    )
+    assert out[2]["function"] is None  # no other compile of frame 3 to name it after
