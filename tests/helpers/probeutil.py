@@ -20,6 +20,23 @@ def fixture(*parts: str) -> str:
     return os.path.join(FIX, *parts)
 
 
+def probe_program_json(folder: str, script: str, out: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """``tclint probe SCRIPT`` run as a program in the fixture folder ``folder``, its JSON report
+    written to ``out``: (the process, the report's diagnostics)."""
+    proc = subprocess.run(
+        [PYTHON, "-m", "tclint.rules", "probe", "--output-format", "json", "--output-file", out, script],
+        cwd=fixture(folder),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    if not os.path.exists(out):
+        return proc, []
+    with open(out, encoding="utf-8") as fh:
+        return proc, json.load(fh)["diagnostics"]
+
+
 def reference(
     target: str, args: list[str] | None = None, module: bool = False, cwd: str | None = None, tmp_path=None
 ) -> dict:

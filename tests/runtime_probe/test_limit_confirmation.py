@@ -6,15 +6,11 @@ into the grad-mode flip that came first.  Real Dynamo on CPU, through `tclint pr
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from tclint.runtime_probe import guards, merge
 from tclint.runtime_probe.diagnostics import _diag
 
-from tests.helpers.probeutil import fixture
+from tests.helpers.probeutil import fixture, probe_program_json
 
 COUNTING = fixture("limit", "counting.py")
 SOURCE = open(COUNTING).read().splitlines()
@@ -58,27 +54,8 @@ def test_a_limit_nothing_predicts_stays_probe_only():
 @pytest.mark.dynamo
 @pytest.mark.slow
 def test_probe_marks_the_limit_predicted_and_confirms_tc201_and_tc205(tmp_path):
-    out = tmp_path / "report.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tclint.rules",
-            "probe",
-            "--output-format",
-            "json",
-            "--output-file",
-            str(out),
-            "counting.py",
-        ],
-        cwd=fixture("limit"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    proc, diags = probe_program_json("limit", "counting.py", str(tmp_path / "report.json"))
     assert proc.returncode == 1, proc.stderr[-2000:]
-    diags = json.loads(out.read_text())["diagnostics"]
     by = {(d["code"], d["location"]["row"]): d for d in diags}
     counter_limit = by[("TC903", line_of('print("step")'))]  # the continuation after the print hit the limit
     assert "TC201" in counter_limit["predicted_by"] and not counter_limit["unpredicted"]

@@ -5,14 +5,10 @@ is "not predicted".  Real Dynamo on CPU, through `tclint probe` as a user runs i
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from tclint.runtime_probe import guards
 
-from tests.helpers.probeutil import fixture
+from tests.helpers.probeutil import probe_program_json
 
 GUARDS = [
     ("GLOBAL_STATE changed: grad_mode", "grad_mode"),
@@ -39,27 +35,8 @@ def test_an_identity_guard_maps_to_no_dimension():
 @pytest.mark.dynamo
 @pytest.mark.slow
 def test_probe_confirms_the_variant_findings_and_flags_the_unpredicted_recompile(tmp_path):
-    out = tmp_path / "report.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tclint.rules",
-            "probe",
-            "--output-format",
-            "json",
-            "--output-file",
-            str(out),
-            "evaluate.py",
-        ],
-        cwd=fixture("variants"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    proc, diags = probe_program_json("variants", "evaluate.py", str(tmp_path / "report.json"))
     assert proc.returncode == 1, proc.stderr[-2000:]
-    diags = json.loads(out.read_text())["diagnostics"]
     tc208 = {d["location"]["row"]: d for d in diags if d["code"] == "TC208"}
     assert sorted(tc208) == [31, 33]  # net.eval(), with torch.no_grad()
     assert all(d["confirmed"] for d in tc208.values())
