@@ -647,9 +647,8 @@ def extract_loop_body(text: str, at: Span) -> Result | None:
     import ast
     import re
 
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _ast_module(text)
+    if tree is None:
         return None
     line = at.start.line
     firsts = [min([st.lineno, *(d.lineno for d in getattr(st, "decorator_list", ()))]) for st in tree.body]
@@ -849,6 +848,18 @@ def _is_import(stmt: Any) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _ast_module(text: str) -> Any:
+    """``ast.parse(text)`` shared by the loop-body extractions of one text (one per loop break of
+    the file), None when it does not parse; never mutated."""
+    import ast
+
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 @functools.lru_cache(maxsize=4)
