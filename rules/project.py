@@ -486,6 +486,14 @@ class Project:
         r = self.resolve(_deferred_item(ref)[0], near)
         return self.functions[r[1]][0] if r and r[0] == "function" else near
 
+    def deferred_class_keys(self, ref: str, near: FileFacts) -> list[str]:
+        """The module classes a project function returns an instance of (``build_model(cfg)``,
+        ``M.from_config(cfg)``): what a receiver or compile target typed ``deferred:ref`` is."""
+        ty = self.deferred_type(ref, near)
+        if ty.kind not in (T.INSTANCE, T.MODULE):
+            return []
+        return self.class_keys_for(ty.ref, self._deferred_near(ref, near))
+
     # ------------------------------------------------------------------ regions
     def build(self) -> None:
         self._collect_disabled()
@@ -834,12 +842,7 @@ class Project:
         elif site.target_kind in ("elem", "modlist") and site.ref:
             keys = self.elements_of(site.ref, ff)[0]
         elif site.target_kind == "deferred" and site.ref:
-            ty = self.deferred_type(site.ref, ff)
-            keys = (
-                self.class_keys_for(ty.ref, self._deferred_near(site.ref, ff))
-                if ty.kind in (T.INSTANCE, T.MODULE)
-                else []
-            )
+            keys = self.deferred_class_keys(site.ref, ff)
         else:
             return {}
         out: dict[str, str] = {}
@@ -1084,8 +1087,7 @@ class Project:
                 ty = self.deferred_type(spec.refs[0], sff)
                 if ty.kind == T.FUNC:
                     return [(k, None) for k in self.function_keys("deferred", spec.refs[0], sff)]
-                near = self._deferred_near(spec.refs[0], sff)
-                keys = self.class_keys_for(ty.ref, near) if ty.kind in (T.INSTANCE, T.MODULE) else []
+                keys = self.deferred_class_keys(spec.refs[0], sff)
                 return [(t, None) for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
             keys = [k for k in (self.class_key_for(r, sff) for r in spec.refs) if k is not None]
             method = edge.method

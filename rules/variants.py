@@ -416,8 +416,9 @@ def _dedupe(sources: list[Source]) -> list[Source]:
 # -- train / eval ------------------------------------------------------------------------------------
 def _mode_edges(project: Project) -> list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]]:
     """(class key, mode, file, edge, caller) for every ``.train(...)`` / ``.eval()`` whose receiver
-    resolves to a module class: directly, through a compiled object, through ``self.<attr>``, or
-    through an element of a module container (``net = _outer[0]`` after regional compilation)."""
+    resolves to a module class: directly, through a factory's return, through a compiled object,
+    through ``self.<attr>``, or through an element of a module container (``net = _outer[0]`` after
+    regional compilation)."""
     out = []
     for ff in project.files.values():
         for edge, caller in _all_edges(ff):
@@ -453,6 +454,8 @@ def _receiver_classes(
 ) -> list[str]:
     if edge.kind == "instance":
         return project.class_keys_for(edge.target, ff)
+    if edge.kind == "deferred":  # model = build_model(cfg); model.train()
+        return project.deferred_class_keys(edge.target, ff)
     if edge.kind == "compiled":
         out = []
         for key in project.site_targets.get(edge.target, ()):

@@ -367,6 +367,11 @@ MODE_ROWS = [
         "# flip",
     ),
     (
+        "flip-on-a-module-a-factory-returned",
+        "def make():\n    return Net()\nmodel = make().eval()\ncompiled = torch.compile(model)\ndef main(x):\n    for i in range(4):\n        model.train()\n        compiled(x)\n        model.eval()  # flip\n        compiled(x)\n",
+        "# flip",
+    ),
+    (
         "element-of-a-module-list",
         "outer = nn.ModuleList([Net()])\nfor i, blk in enumerate(outer):\n    outer[i] = torch.compile(blk)\nnet = outer[0]\n"
         "def main(x):\n    for i in range(4):\n        net.train(i % 2 == 0)  # flip\n        net(x)\n",
