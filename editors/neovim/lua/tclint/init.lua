@@ -391,10 +391,92 @@ function M.probe(kind, opts)
   return nil
 end
 
-local function commands()
-  local function define(name, fn, desc)
-    vim.api.nvim_create_user_command(name, fn, { desc = desc, force = true })
+-- ---------------------------------------------------------------------------------------------
+-- related locations: Neovim keeps a diagnostic's LSP relatedInformation (in user_data.lsp) but
+-- shows it nowhere (0.7 - 0.11), so TC312's library sites, and the "called from" places of
+-- other findings, are listed by :TclintRelated in the location list, where a jump opens the file
+
+local function line_of(fname, lnum)
+  local bufnr = vim.fn.bufnr(fname)
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+    return vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1]
   end
+  local ok, lines = pcall(vim.fn.readfile, fname, "", lnum + 1)
+  return ok and lines[lnum + 1] or nil
+end
+
+--- The 1-based byte column of an LSP position's character on `line` (the client's encoding).
+local function byte_col(line, character, encoding)
+  if not line or character == 0 then
+    return character + 1
+  end
+  local ok, col
+  if has_011 then
+    ok, col = pcall(vim.str_byteindex, line, encoding or "utf-16", character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, character, encoding ~= "utf-8")
+  end
+  return (ok and col or character) + 1
+end
+
+--- Location-list items for the related locations of the tclint diagnostics of `buf` on the
+--- 0-based line `lnum` (every line when nil), in the server's order: file, line, column and the
+--- location's message (for TC312: rule, GB id, heat and the chain from your call).
+function M.related_items(buf, lnum)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  local client = M.client(buf)
+  local encoding = client and client.offset_encoding or "utf-16"
+  local items = {}
+  for _, d in ipairs(vim.diagnostic.get(buf, lnum and { lnum = lnum } or nil)) do
+    local lsp = type(d.user_data) == "table" and type(d.user_data.lsp) == "table" and d.user_data.lsp or {}
+    local related = lsp.relatedInformation
+    if (d.source == "tclint" or d.source == "tclint-probe") and type(related) == "table" then
+      for _, rel in ipairs(related) do
+        local loc = rel.location
+        local fname = vim.uri_to_fname(loc.uri)
+        local start = loc.range.start
+        table.insert(items, {
+          filename = fname,
+          lnum = start.line + 1,
+          col = byte_col(line_of(fname, start.line), start.character, encoding),
+          text = (tostring(rel.message or ""):gsub("\n.*", "")),
+        })
+      end
+    end
+  end
+  return items
+end
+
+--- :TclintRelated: the related locations of the findings on the cursor line (with `!`, or when
+--- that line has none, of the whole buffer) in the window's location list; `:ll N` (or <CR> in
+--- the list) jumps there, into the installed library's file for TC312.  Returns the items.
+function M.related(opts)
+  opts = opts or {}
+  local buf = vim.api.nvim_get_current_buf()
+  local items = {}
+  if not opts.all then
+    items = M.related_items(buf, vim.api.nvim_win_get_cursor(0)[1] - 1)
+  end
+  if #items == 0 then
+    items = M.related_items(buf, nil)
+  end
+  if #items == 0 then
+    vim.notify("tclint: no related locations here", vim.log.levels.INFO)
+    return items
+  end
+  vim.fn.setloclist(0, {}, " ", { title = "tclint: related locations", items = items })
+  if #vim.api.nvim_list_uis() > 0 then
+    vim.cmd("lopen")
+  end
+  return items
+end
+
+local function commands()
+  local function define(name, fn, desc, extra)
+    vim.api.nvim_create_user_command(name, fn, vim.tbl_extend("force", { desc = desc, force = true }, extra or {}))
+  end
+  define("TclintRelated", function(args) M.related({ all = args.bang }) end,
+    "tclint: the finding's related locations (TC312: the library sites) in the location list", { bang = true })
   define("TclintProbe", function() M.probe("function") end, "tclint: probe the function at the cursor under TorchDynamo")
   define("TclintProbeFile", function() M.probe("file") end, "tclint: probe the current file as a program")
   define("TclintRestart", function()
