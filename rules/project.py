@@ -16,7 +16,7 @@ import fnmatch
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tclint.rules import types as T
@@ -775,9 +775,27 @@ class Project:
             if ref.startswith("deferred:"):
                 fref = ref[len("deferred:") :]
                 ty = self.deferred_type(fref, ff)
+                near = self._deferred_near(fref, ff)
+                if ty.kind == T.COMPILED and ty.ref:
+                    # model = load(path) returning torch.compile(m): `model.score` is m's method
+                    inner = next((s for s in near.compile_sites if s.id == ty.ref), None)
+                    if (
+                        inner is None
+                        or inner.method is not None
+                        or inner.target_kind not in ("instance", "deferred")
+                    ):
+                        return [], None
+                    inner_ref = inner.ref if inner.target_kind == "instance" else f"deferred:{inner.ref}"
+                    active = self.memo.setdefault("compiled_method_active", set())
+                    if (near.path, inner.id) in active:
+                        return [], None  # def f(): return torch.compile(f()): do not recurse
+                    active.add((near.path, inner.id))
+                    try:
+                        return self._site_targets(near, replace(site, target_kind="method", ref=inner_ref))
+                    finally:
+                        active.discard((near.path, inner.id))
                 if ty.kind not in (T.INSTANCE, T.MODULE) or not ty.ref:
                     return [], None
-                near = self._deferred_near(fref, ff)
                 cls_ref = ty.ref
             if ref.startswith("elem:"):
                 # torch.compile(self.layers[i].masked_forward): that method of the elements' classes

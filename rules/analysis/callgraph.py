@@ -524,6 +524,10 @@ class CallGraph(AnalyzerBase):
                 return "method", "deferred:" + recv.ref, target.attr
             if recv.kind == T.ELEM and recv.ref and target.attr[:1].islower():
                 return "method", "elem:" + recv.ref, target.attr  # self.blocks[i].masked_forward
+            if recv.kind == T.COMPILED and recv.ref:
+                inner = self._compiled_method(recv.ref, target.attr)
+                if inner is not None:
+                    return inner
             return "unknown", self._short(target), None
         if isinstance(target, ast.Subscript):
             sp = self_path(target.value, scope.self_name)
@@ -540,6 +544,21 @@ class CallGraph(AnalyzerBase):
                     return "elem", f"{owner.ref}|{base.attr}", None
             return "unknown", self._short(target), None
         return "unknown", self._short(target), None
+
+    def _compiled_method(self, site_id: str, attr: str) -> tuple[str, str | None, str | None] | None:
+        """``compiled.score`` / ``compiled._orig_mod`` for ``compiled = torch.compile(model)`` of
+        this file: the compiled module forwards attribute access to the module it wraps, so this
+        is that module's method (or the module itself)."""
+        site = next((s for s in self.facts.compile_sites if s.id == site_id), None)
+        if site is None or site.method is not None or not site.ref:
+            return None
+        if attr == "_orig_mod":
+            return site.target_kind, site.ref, None
+        if site.target_kind == "instance":
+            return "method", site.ref, attr
+        if site.target_kind == "deferred":
+            return "method", "deferred:" + site.ref, attr
+        return None
 
     def _describe_value(self, ty: Ty, name: str) -> tuple[str, str | None, str | None]:
         if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:

@@ -135,6 +135,10 @@ class TypeInference(AnalyzerBase):
             base = self.type_of(node.value)
             if base.kind == T.TENSOR:
                 return self._tensor_attr(node.attr, base)
+            if base.kind in (T.COMPILED, T.DEFERRED) and node.attr == "_orig_mod":
+                # the module torch.compile wrapped (a project function may have returned the
+                # compiled module): its attributes are the compiled one's
+                return base
             if base.kind == T.SIZE:
                 return T.T_INT
             if base.kind == T.MODULE and node.attr in ("weight", "bias"):

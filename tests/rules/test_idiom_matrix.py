@@ -102,6 +102,17 @@ IDIOMS: list[tuple[str, str, str]] = [
         "with torch.device('cpu'):\n    _m = {arg}\n{name} = torch.compile(_m{opts})",
     ),
     ("compile-forward", "module", "_m = {arg}\n{name} = torch.compile(_m.forward{opts})"),
+    # a method of an already compiled module (it forwards attribute access to the module it wraps)
+    (
+        "compiled-module-method",
+        "module",
+        "_c = torch.compile({arg}{opts})\n{name} = torch.compile(_c.forward{opts})",
+    ),
+    (
+        "factory-returns-compiled",
+        "module",
+        "def _load():\n    return torch.compile({arg}{opts})\n_c = _load()\n{name} = torch.compile(_c._orig_mod.forward{opts})",
+    ),
     (
         "compile-lambda",
         "module",
