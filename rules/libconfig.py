@@ -465,12 +465,14 @@ class Context:
 
 def judge(
     project: Any, side: UserSide, steps: list[tuple[str, int, bool]]
-) -> tuple[bool, set[str], list[str]]:
+) -> tuple[bool, set[str], list[str], set[str]]:
     """(taken, the values it depends on that tclint could not see, why it is not taken -- or, when it
-    is, the config flags that would skip it: ``["check_finite=False"]``) for a site
+    is, the config flags that would skip it: ``["check_finite=False"]`` --, and which of the unseen
+    values the function derives from settings (:func:`derived_from_settings`)) for a site
     reached through ``steps``: (path, line, is the compiled root function) per function on its
     chain, from the site's own statement up to the compiled function."""
     unseen: set[str] = set()
+    settings: set[str] = set()
     flags: list[str] = []  # taken because of a config flag: the value that would skip the site
     contexts: list[tuple[str, Context, list[tuple[ast.expr, bool]], int]] = []
     caller: tuple[Context, int] | None = (
@@ -495,14 +497,71 @@ def judge(
                 value = _truth(_eval(test, ctx))
             except Unseen as exc:
                 unseen.add(str(exc))
+                if derived_from_settings(test, ctx):
+                    settings.add(str(exc))
                 continue
             if value is not None and value != wanted:
                 text = ast.unparse(test)
-                return False, set(), [f"`{text}` is {value} here ({os.path.basename(path)}:{test.lineno})"]
+                return (
+                    False,
+                    set(),
+                    [f"`{text}` is {value} here ({os.path.basename(path)}:{test.lineno})"],
+                    set(),
+                )
             flag = _config_flag(test, ctx)
             if value is not None and flag is not None:
                 flags.append(f"{flag}={not (value if not isinstance(test, ast.UnaryOp) else not value)!r}")
-    return True, unseen, flags
+    return True, unseen, flags, settings
+
+
+def derived_from_settings(test: ast.expr, ctx: Context, depth: int = 4) -> bool:
+    """Does a condition tclint could not evaluate read the model's settings, directly or through the
+    function's own local variables: a config attribute (``self.config.X``, ``config.X``,
+    ``getattr(self.config, ...)``, an attribute ``__init__`` stores from the config) or the
+    function's ``**kwargs``?  transformers' output capture computes ``collected_outputs`` from
+    ``kwargs.get("output_x", getattr(self.config, "output_x", False))`` and branches on
+    ``len(collected_outputs) > 0``: whether that branch runs is the user's setting, not a property of
+    the inputs, so a site behind it may be off for this user (never hot).  Locals are followed
+    through their assignments above the condition (``depth`` levels); a parameter is an input."""
+    kwarg = ctx.fn.args.kwarg.arg if ctx.fn.args.kwarg is not None else None
+    params = {a.arg for a in (*ctx.fn.args.posonlyargs, *ctx.fn.args.args, *ctx.fn.args.kwonlyargs)}
+    seen: set[str] = set()
+    todo: list[tuple[ast.AST, int]] = [(test, depth)]
+    while todo:
+        node, left = todo.pop()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute):
+                text = _dotted(n) or ""
+                if text.startswith(("self.config.", "config.")) or text == "self.config":
+                    return True
+                if text.startswith("self.") and text[5:].split(".", 1)[0] in ctx.self_config:
+                    return True
+            if not isinstance(n, ast.Name) or not isinstance(n.ctx, ast.Load):
+                continue
+            if n.id in (kwarg, "config"):
+                return True
+            if n.id in params or n.id in seen or left <= 0:
+                continue
+            seen.add(n.id)
+            todo.extend((value, left - 1) for value in _local_values(ctx.fn, n.id, test.lineno))
+    return False
+
+
+def _local_values(fn: ast.AST, name: str, before: int) -> list[ast.expr]:
+    """The expressions a local variable is assigned above ``before`` in the function (plain and
+    annotated assignments; augmented ones add their operand)."""
+    out: list[ast.expr] = []
+    for n in ast.walk(fn):
+        if (
+            not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            or n.lineno >= before
+            or n.value is None
+        ):
+            continue
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            out.append(n.value)
+    return out
 
 
 def _config_flag(test: ast.expr, ctx: Context) -> str | None:

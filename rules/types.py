@@ -172,6 +172,15 @@ TENSORISH_METHODS = frozenset(
      "cummax", "cummin", "median", "mode", "kthvalue", "quantile", "diff", "float_power"}
 )  # fmt: skip
 
+# Methods of dicts, lists and strings that torch.Tensor does not have: a receiver typed as a likely
+# tensor (a ``forward`` parameter, a module call's result) that is called with one is a Python
+# container, so the result is not a tensor (``for k, v in outputs.items()`` yields string keys).
+# ``values`` is left out: a sparse tensor has it.
+PY_CONTAINER_METHODS = frozenset(
+    {"items", "keys", "get", "setdefault", "popitem", "update", "append", "extend",
+     "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip", "format"}
+)  # fmt: skip
+
 # torch.* callables that do not return tensors.  Everything else under torch.* does.
 NON_TENSOR_TORCH = frozenset(
     {"torch.is_tensor", "torch.is_storage", "torch.is_complex", "torch.is_floating_point",
@@ -297,6 +306,8 @@ def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:
 def tensor_method_result(method: str, receiver: Ty, dtype_kw: str | None = None) -> Ty:
     """The type of ``t.method(...)`` for a tensor ``t`` (or likely tensor)."""
     conf = receiver.conf
+    if method in PY_CONTAINER_METHODS:
+        return T_UNKNOWN  # not a tensor method: the receiver was a dict, list or str after all
     meta = TENSOR_META_METHODS.get(method)
     if meta is not None:
         if meta == SIZE:

@@ -206,7 +206,7 @@ def _collect(project, libraries):
                 key = (link.path, link.loc.line, link.loc.col)
                 sites.setdefault(key, (link.path, link.loc))
                 steps = _path_steps(region.func_key, diag, root, callers)
-                taken, unseen, why = judge(project, _user_side(project, link, root, sides), steps)
+                taken, unseen, why, derived = judge(project, _user_side(project, link, root, sides), steps)
                 if not taken:
                     pruned.setdefault(key, []).append((diag, why))
                     continue
@@ -218,9 +218,11 @@ def _collect(project, libraries):
                         "region_multiplier": _multiplied(region),
                     }
                 )
-                # a site behind a setting tclint could not see may be off for this user: never hot;
-                # one behind an input check (isinstance, a layout, a shape) stays as hot as it is
-                groups.setdefault(key, []).append((shown, hot and not any(_configurable(u) for u in unseen)))
+                # a site behind a setting tclint could not see (or a value the library computes from
+                # its settings) may be off for this user: never hot; one behind an input check
+                # (isinstance, a layout, a shape) stays as hot as it is
+                off = any(_configurable(u) or u in derived for u in unseen)
+                groups.setdefault(key, []).append((shown, hot and not off))
     return groups, pruned, sites
 
 

@@ -217,6 +217,57 @@ def test_severity_follows_heat(tmp_path):
     assert "(hot, " in by_line[8].related[0].message
 
 
+def test_a_site_behind_a_value_the_library_computes_from_its_settings_is_never_hot(tmp_path):
+    """transformers' output capture: ``collected = {k: [] for k, v in wanted.items() if v}`` with
+    ``wanted`` read from ``**kwargs`` / ``self.config``, then ``if len(collected) > 0:`` -- tclint
+    cannot evaluate it, and whether the branch runs is the user's setting (listed, never hot).  The
+    same length check on an input parameter stays hot."""
+    python, site = _site(tmp_path)
+    write_tree(
+        site,
+        {
+            "caplib/__init__.py": BOOBY_TRAP,
+            "caplib/net.py": textwrap.dedent("""
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+
+            def forward(self, x, extra, **kwargs):
+                wanted = {k: kwargs.get(k, getattr(self.config, k, False)) for k in ("hidden", "attn")}
+                collected = {k: [] for k, v in wanted.items() if v}
+                if len(collected) > 0:
+                    x = x * x.sum().item()
+                if len(extra) > 0:
+                    x = x * x.max().item()
+                return x
+
+
+        class Net(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block(config) for _ in range(4)])
+
+            def forward(self, x, extra):
+                for block in self.blocks:
+                    x = block(x, extra)
+                return x
+        """),
+        },
+    )
+    proj = os.path.join(str(tmp_path), "proj")
+    user = "import torch\nfrom caplib.net import Net\nmodel = torch.compile(Net(None))\n"
+    write_tree(proj, {"train.py": user + "model(torch.ones(2), [1])\n"})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    heat = {s["line"]: (s["hot"], s["depends_on"]) for s in summary.extra["library_sites"]}
+    assert heat[14] == (False, ["len(collected)"])  # derived from kwargs / self.config: a setting
+    assert heat[16] == (True, ["len(extra)"])  # an input's length: as hot as the loop makes it
+
+
 def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch):
     """The whole-run cache is keyed by the project's files only: it is not used while following."""
     from tclint.rules import engine

@@ -196,6 +196,12 @@ ROWS: list[tuple[str, str, Ty]] = [
     (FORWARD, "self.scale", T.T_TENSOR),
     (FORWARD, "self.training", T.T_BOOL),
     (FORWARD, "self.helper(h)", Ty(T.DEFERRED, MEDIUM, None, "pkg.mod.Net.helper")),
+    # a forward parameter called with a dict/list/str method is a Python container, not a tensor:
+    # `{k: v for k, v in outputs.items() if k != "aux"}` (transformers' DETR loss) does not break
+    (FORWARD, "h.items()", T.T_UNKNOWN),
+    (FORWARD, "h.keys()", T.T_UNKNOWN),
+    (FORWARD, "h.get('logits')", T.T_UNKNOWN),
+    (FORWARD, "h.values()", Ty(T.TENSOR, MEDIUM)),  # a sparse tensor's values
     # a plain function: annotations and defaults
     (FUNCTION, "t", T.T_TENSOR),
     (FUNCTION, "ts", Ty(T.TLIST, HIGH)),
