@@ -805,6 +805,499 @@ def _extract_loop_body(  # noqa: C901 - the name analysis is one piece
     )
 
 
+# -- TC313: `torch.compile(f)` re-made on every iteration of a loop -> made once before it ---------
+def hoist_compile(text: str, at: Span) -> Result | None:  # noqa: C901 - the name analysis is one piece
+    """The call ``torch.compile(TARGET, k=V...)`` starting at ``at``, in the body of a ``for`` or
+    ``while`` loop, moves before the outermost enclosing loop (of the same function) that binds
+    none of the names or ``a.b`` paths it reads, into a fresh name ``compiled_<target>`` (no
+    identifier of the file clashes); the loop uses that name.  Dynamo compiles the code object
+    once either way, so what goes is the wrapper (and the backend Dynamo keeps alive) made per
+    iteration.  Safe when the wrapper is only called (``torch.compile(m)(x)``, or ``f = ...``
+    with ``f`` only called) and TARGET and the option values are names bound once in the
+    function or the module; unsafe otherwise (an attribute may be rebound by code the loop
+    calls; a wrapper kept or passed on is now one object, not one per iteration).  None when
+    the call is not in a loop body, reads something every enclosing loop binds, or has other
+    arguments than TARGET and keyword options (names, attribute paths, constants)."""
+    import re
+
+    import libcst as cst
+    from libcst.metadata import (
+        ExpressionContext,
+        ExpressionContextProvider,
+        ParentNodeProvider,
+        PositionProvider,
+    )
+
+    wrapper = _parsed(text)
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    calls = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, cst.Call)
+        and (p.start.line, p.start.column) == (at.start.line, at.start.column)
+        and isinstance(n.func, cst.Attribute)
+        and n.func.attr.value == "compile"
+    ]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    args = list(call.args)
+    if not args or args[0].keyword is not None or any(a.star for a in args):
+        return None
+    if any(a.keyword is None for a in args[1:]):
+        return None
+
+    def path(expr: Any) -> str | None:
+        parts = []
+        while isinstance(expr, cst.Attribute):
+            parts.append(expr.attr.value)
+            expr = expr.value
+        return ".".join([expr.value, *reversed(parts)]) if isinstance(expr, cst.Name) else None
+
+    reads: list[str] = []
+    for i, a in enumerate(args):
+        if i and isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        found = path(a.value)
+        if found is None:
+            return None
+        reads.append(found)
+    assert isinstance(call.func, cst.Attribute)
+    reads.append(path(call.func.value) or "")  # `torch` itself
+    # the loops around the call, innermost first, up to the enclosing function
+    loops: list[Any] = []
+    child: Any = call
+    node = parents.get(call)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return None  # runs somewhere else, or per element of a comprehension
+        if isinstance(node, (cst.For, cst.While)):
+            if child is not node.body:
+                if loops:
+                    break  # the header or the `else:` of an outer loop: not per iteration of it
+                return None
+            loops.append(node)
+        child, node = node, parents.get(node)
+    if not loops:
+        return None
+    func = node if isinstance(node, cst.FunctionDef) else None
+
+    def stores(root: Any) -> set[str]:
+        out: set[str] = set()
+        for n in _walk(root):
+            if isinstance(n, (cst.Name, cst.Attribute)) and contexts.get(n) in (
+                ExpressionContext.STORE,
+                ExpressionContext.DEL,
+            ):
+                found = path(n)
+                if found is not None:
+                    out.add(found)
+            elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+                out.add(n.name.value)
+            elif isinstance(n, cst.ImportAlias):
+                name = n.asname.name if n.asname is not None else n.name
+                out.add(module.code_for_node(name).split(".")[0])
+            elif isinstance(n, (cst.Global, cst.Nonlocal)):
+                out.update(item.name.value for item in n.names)
+        return out
+
+    def bound_in(paths: set[str], name: str) -> bool:
+        parts = name.split(".")
+        return any(".".join(parts[: i + 1]) in paths for i in range(len(parts)))
+
+    free = [loop for loop in loops if not any(bound_in(stores(loop), r) for r in reads)]
+    if not free or free[0] is not loops[0]:
+        return None  # the innermost loop binds something the call reads: it is not the same each time
+    outer = free[-1]
+    taken = set(re.findall(r"[^\W\d]\w*", text))
+    base = (path(args[0].value) or "fn").split(".")[-1].lstrip("_") or "fn"
+    name = f"compiled_{base}"
+    n = 2
+    while name in taken:
+        name, n = f"compiled_{base}_{n}", n + 1
+    safe = _hoist_is_safe(module, parents, contexts, call, func, reads, path, stores)
+    hoisted = cst.parse_statement(f"{name} = {module.code_for_node(call)}\n")
+    hoisted = hoisted.with_changes(leading_lines=outer.leading_lines)
+
+    class Hoist(cst.CSTTransformer):
+        def leave_Call(self, original, updated):  # type: ignore[override]
+            return cst.Name(name) if original is call else updated
+
+        def on_leave(self, original, updated):  # type: ignore[override]
+            done = super().on_leave(original, updated)
+            if original is outer:
+                return cst.FlattenSentinel([hoisted, done.with_changes(leading_lines=[])])  # type: ignore[union-attr]
+            return done
+
+    new = module.visit(Hoist()).code
+    line = positions[outer].start.line
+    return (
+        new,
+        f"; `{name}` is made once, before the loop at line {line}: Dynamo compiled the code once either way, "
+        "what goes is the wrapper (and the backend Dynamo keeps alive) made per iteration",
+        None if safe else Applicability.UNSAFE,
+    )
+
+
+def _hoist_is_safe(
+    module: Any, parents: Any, contexts: Any, call: Any, func: Any, reads, path, stores
+) -> bool:  # type: ignore[no-untyped-def]
+    """Whether hoisting ``call`` keeps the program's meaning: its wrapper is only called, and each
+    name it reads is bound once (a parameter or one assignment of ``func``, or one module-level
+    binding with no ``global`` declaration anywhere), never an attribute path."""
+    import libcst as cst
+    from libcst.metadata import ExpressionContext
+
+    parent = parents.get(call)
+    if isinstance(parent, cst.Call) and parent.func is call:
+        pass  # torch.compile(m)(x): the wrapper is called once and dropped
+    elif (
+        isinstance(parent, cst.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+        and func is not None
+    ):
+        held = parent.targets[0].target.value
+        for n in _walk(func.body):
+            if isinstance(n, cst.Name) and n.value == held and contexts.get(n) == ExpressionContext.LOAD:
+                up = parents.get(n)
+                if not (isinstance(up, cst.Call) and up.func is n):
+                    return False  # the wrapper is kept or passed on: one object now, not one per iteration
+    else:
+        return False
+    module_stores = [stores(stmt) for stmt in module.body]
+    has_global = any(isinstance(n, cst.Global) for n in _walk(module))
+    for read in reads:
+        if "." in read:
+            if read.split(".")[0] == module.code_for_node(call.func.value):
+                continue  # torch.compile itself
+            return False
+        if func is not None:
+            params = {p.name.value for p in _walk(func.params) if isinstance(p, cst.Param)}
+            local = sum(
+                1
+                for n in _walk(func.body)
+                if isinstance(n, cst.Name) and n.value == read and contexts.get(n) == ExpressionContext.STORE
+            )
+            if read in params and not local or read not in params and local == 1:
+                continue
+            if read in params or local:
+                return False
+        if has_global or sum(1 for s in module_stores if read in s) != 1:
+            return False
+    return True
+
+
+# -- TC104/TC105: a print / logging call in compiled code -> after the eager call -----------------
+def move_to_caller(text: str, at: Span) -> Result | None:  # noqa: C901 - the name analysis is one piece
+    """The statement ``print(...)`` / ``logger.info(...)`` whose call starts at ``at``, a statement
+    of the body of a compiled function F (``@torch.compile`` or ``G = torch.compile(F)`` at module
+    level), or of ``forward`` of a module-level class C compiled in this file
+    (``torch.compile(C(...))``, ``m = C(...)`` then ``torch.compile(m)`` / ``m.compile()``), moves
+    after the one eager statement ``OUT = <compiled>(...)`` of this file, with the name F returns
+    (``return R``, its only return) replaced by ``OUT``.  None unless the call reads only R,
+    builtins and names bound once at module level; the statements between it and the return
+    touch neither R nor a name bound from it; the compiled callable has exactly one call in the
+    file, in a statement of that form in eager code (module level, or a function nothing here
+    compiles), and is not passed on or called otherwise (a call tclint cannot see would lose the
+    message)."""
+    import builtins
+
+    import libcst as cst
+    from libcst.metadata import (
+        ExpressionContext,
+        ExpressionContextProvider,
+        ParentNodeProvider,
+        PositionProvider,
+    )
+
+    wrapper = _parsed(text)
+    module = wrapper.module
+    positions = wrapper.resolve(PositionProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    found = [
+        n
+        for n, p in positions.items()
+        if isinstance(n, cst.Call) and (p.start.line, p.start.column) == (at.start.line, at.start.column)
+    ]
+    if len(found) != 1:
+        return None
+    call = found[0]
+    expr, stmt = parents.get(call), None
+    if isinstance(expr, cst.Expr):
+        stmt = parents.get(expr)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    block = parents.get(stmt)
+    func = parents.get(block)
+    if not isinstance(block, cst.IndentedBlock) or not isinstance(func, cst.FunctionDef):
+        return None
+    body = list(block.body)
+    last = body[-1]
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and len(last.body) == 1
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Name)
+    ):
+        return None
+    ret = last.body[0].value.value
+    if sum(1 for n in _walk(func.body) if isinstance(n, (cst.Return, cst.Yield, cst.Await))) != 1:
+        return None  # another way out of F (or a generator): the caller's result is not always R
+    module_bound: dict[str, int] = {}
+    for top in module.body:
+        for name in _bound_names(top, contexts):
+            module_bound[name] = module_bound.get(name, 0) + 1
+    if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in _walk(module)):
+        return None
+    local = set(_bound_names(func.body, contexts)) | {
+        p.name.value for p in _walk(func.params) if isinstance(p, cst.Param)
+    }
+    globals_read: set[str] = set()
+    for n in _walk(call):
+        if not (isinstance(n, cst.Name) and contexts.get(n) == ExpressionContext.LOAD):
+            continue
+        if n.value == ret:
+            continue
+        if n.value in local:
+            return None  # reads another local of the compiled frame (or self, a parameter)
+        if module_bound.get(n.value) == 1 or n.value not in module_bound and hasattr(builtins, n.value):
+            globals_read.add(n.value)
+            continue
+        return None
+    index = body.index(stmt)
+    aliases = {ret}
+    changed = True
+    while changed:
+        changed = False
+        for other in body:
+            for n in _walk(other):
+                if isinstance(n, cst.Assign) and any(
+                    isinstance(m, cst.Name) and m.value in aliases for m in _walk(n.value)
+                ):
+                    for t in n.targets:
+                        for m in _walk(t.target):
+                            if isinstance(m, cst.Name) and m.value not in aliases:
+                                aliases.add(m.value)
+                                changed = True
+    for other in body[index + 1 : -1]:
+        if any(isinstance(n, cst.Name) and n.value in aliases for n in _walk(other)):
+            return None  # R (or a name bound from it) is used after the message: it may change
+    callees, held = _compiled_names(module, parents, func)
+    if not callees:
+        return None
+    sites = [
+        n
+        for n in _walk(module)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in callees
+    ]
+    if len(sites) != 1:
+        return None
+    for n in _walk(module):  # the compiled callable (or the instance) used other than called / compiled
+        if (
+            isinstance(n, cst.Name)
+            and n.value in callees | held
+            and contexts.get(n) == ExpressionContext.LOAD
+        ):
+            up = parents.get(n)
+            if isinstance(up, cst.Call) and up.func is n:
+                continue
+            if isinstance(up, cst.Arg) and _is_compile_call(parents.get(up)):
+                continue
+            if isinstance(up, cst.Attribute) and up.value is n:
+                continue
+            if isinstance(up, cst.Decorator):
+                continue
+            return None
+    site = sites[0]
+    assign = parents.get(site)
+    caller_stmt = parents.get(assign) if assign is not None else None
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is site
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(caller_stmt, cst.SimpleStatementLine)
+        and len(caller_stmt.body) == 1
+    ):
+        return None
+    out = assign.targets[0].target.value
+    owner = parents.get(caller_stmt)
+    while owner is not None and not isinstance(owner, (cst.FunctionDef, cst.Module)):
+        owner = parents.get(owner)
+    if isinstance(owner, cst.FunctionDef):
+        if owner is func or owner.name.value == "forward" or _compiled_here(module, owner):
+            return None  # not eager code (or F itself)
+        if globals_read & set(_bound_names(owner.body, contexts)) or out in globals_read:
+            return None  # a name the message reads means something else there
+    elif out in globals_read:
+        return None
+
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original, updated):  # type: ignore[override]
+            if original.value == ret and contexts.get(original) == ExpressionContext.LOAD:
+                return updated.with_changes(value=out)
+            return updated
+
+    moved_call = call.visit(Rename())
+    moved = stmt.with_changes(body=[expr.with_changes(value=moved_call)])  # type: ignore[union-attr]
+
+    class Move(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original, updated):  # type: ignore[override]
+            if original is stmt:
+                return cst.RemoveFromParent()
+            if original is caller_stmt:
+                return cst.FlattenSentinel([updated, moved])
+            return updated
+
+    new = module.visit(Move()).code
+    line = positions[caller_stmt].start.line
+    return (
+        new,
+        f"; it now runs in the eager caller after line {line}, once the compiled call has returned "
+        "(output order and timing change: it comes after everything the compiled code prints)",
+        None,
+    )
+
+
+def _bound_names(root: Any, contexts: Any) -> list[str]:
+    """The names ``root`` binds (each binding once): assignment and loop targets, imports,
+    ``def``/``class`` names."""
+    import libcst as cst
+    from libcst.metadata import ExpressionContext
+
+    out = []
+    for n in _walk(root):
+        if isinstance(n, cst.Name) and contexts.get(n) == ExpressionContext.STORE:
+            out.append(n.value)
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            out.append(n.name.value)
+        elif isinstance(n, cst.ImportAlias):
+            name = n.asname.name if n.asname is not None else n.name
+            out.append(cst.Module([]).code_for_node(name).split(".")[0])
+    return out
+
+
+def _is_compile_call(node: Any) -> bool:
+    import libcst as cst
+
+    return isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "compile"
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "torch"
+    )
+
+
+def _compiled_here(module: Any, func: Any) -> bool:
+    """Whether this file compiles ``func`` (a decorator mentioning ``compile``, or its name given
+    to ``torch.compile``)."""
+    import libcst as cst
+
+    if any("compile" in cst.Module([]).code_for_node(d.decorator) for d in func.decorators):
+        return True
+    return any(
+        _is_compile_call(n)
+        and n.args
+        and isinstance(n.args[0].value, cst.Name)
+        and n.args[0].value.value == func.name.value
+        for n in _walk(module)
+    )
+
+
+def _compiled_names(module: Any, parents: Any, func: Any) -> tuple[set[str], set[str]]:  # noqa: C901 - one case per compile idiom
+    """(the names whose call runs the compiled ``func``, the instance names that only compiling
+    may use): ``func`` itself when decorated with ``torch.compile``; ``G`` for ``G =
+    torch.compile(func)``; for ``forward`` of a module-level class C constructed once: ``NAME``
+    for ``NAME = torch.compile(C(...))``, ``NAME = torch.compile(INST)`` after ``INST = C(...)``,
+    or ``INST`` compiled in place (``INST.compile()``).  Empty when there is no such name."""
+    import libcst as cst
+
+    def assigned(node: Any) -> str | None:
+        up = parents.get(node)
+        if isinstance(up, cst.Assign) and up.value is node and len(up.targets) == 1:
+            target = up.targets[0].target
+            if isinstance(target, cst.Name) and isinstance(parents.get(up), cst.SimpleStatementLine):
+                return target.value
+        return None
+
+    owner = parents.get(parents.get(func))  # FunctionDef -> IndentedBlock -> ClassDef
+    if parents.get(func) is module:
+        name = func.name.value
+        if any(_is_compile_decorator(d.decorator) for d in func.decorators):
+            return {name}, set()
+        names = {
+            assigned(n)
+            for n in _walk(module)
+            if _is_compile_call(n)
+            and n.args
+            and isinstance(n.args[0].value, cst.Name)
+            and n.args[0].value.value == name
+        }
+        names.discard(None)
+        return (set(names), {name}) if len(names) == 1 else (set(), set())  # type: ignore[arg-type]
+    if func.name.value != "forward" or func.decorators:
+        return set(), set()
+    cls = owner
+    if not isinstance(cls, cst.ClassDef) or cls not in module.body:
+        return set(), set()
+    ctors = [
+        n
+        for n in _walk(module)
+        if isinstance(n, cst.Name) and n.value == cls.name.value and n is not cls.name
+    ]
+    if len(ctors) != 1:
+        return set(), set()  # constructed (or subclassed, passed on) more than once
+    ctor = parents.get(ctors[0])
+    if not (isinstance(ctor, cst.Call) and ctor.func is ctors[0]):
+        return set(), set()
+    arg = parents.get(ctor)
+    if isinstance(arg, cst.Arg) and _is_compile_call(parents.get(arg)):
+        name = assigned(parents.get(arg))
+        return ({name}, set()) if name else (set(), set())
+    inst = assigned(ctor)
+    if inst is None:
+        return set(), set()
+    names = set()
+    for n in _walk(module):
+        if (
+            _is_compile_call(n)
+            and n.args
+            and isinstance(n.args[0].value, cst.Name)
+            and n.args[0].value.value == inst
+        ):
+            names.add(assigned(n))
+        elif (
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value == "compile"
+            and isinstance(n.func.value, cst.Name)
+            and n.func.value.value == inst
+        ):
+            names.add(inst)
+    if len(names) != 1 or None in names:
+        return set(), set()
+    return set(names), {inst} - set(names)  # type: ignore[arg-type]
+
+
+def _is_compile_decorator(node: Any) -> bool:
+    """``@torch.compile`` or ``@torch.compile(...)``."""
+    import libcst as cst
+
+    if isinstance(node, cst.Call):
+        return _is_compile_call(node)
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "compile"
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "torch"
+    )
+
+
 # -- TC104/TC105: a logging function registered in torch._dynamo.config ---------------------------
 def add_after_imports(text: str, line: str, *modules: str) -> Result | None:
     """The statement ``line`` written after the module's top-level ``import torch`` and ``import
@@ -900,4 +1393,6 @@ _CODEMODS: dict[str, Callable[..., Result | None]] = {
     "float-arg-as-tensor": float_arg_as_tensor,
     "compile-keyword": compile_keyword,
     "extract-loop-body": extract_loop_body,
+    "hoist-compile": hoist_compile,
+    "move-to-caller": move_to_caller,
 }

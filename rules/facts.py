@@ -262,6 +262,9 @@ class VariantFacts:
     fresh_compiles: tuple[
         str, ...
     ] = ()  # "<pos>|<class text>": torch.compile(<new instance from loop values>) in a loop
+    loop_compiles: tuple[
+        str, ...
+    ] = ()  # "<pos>|<target text>": torch.compile(<a callable the loop does not rebind>) in a loop
 
 
 @_fast_pickle

@@ -53,7 +53,9 @@ class Example:
     ``{"dynamo": {"capture_scalar_outputs": True}}``); the same dynamo settings are applied to
     ``torch._dynamo.config`` for the proof.  ``gb`` overrides the GB id expected at the marked lines;
     ``compiles`` bounds the frame compiles (INVALID: at least, VALID: at most) for recompile rules;
-    ``raises`` names the exception a hard-error example must raise under compile; ``guard`` is text
+    ``raises`` names the exception a hard-error example must raise under compile; ``wrappers`` is how
+    many ``torch.compile(...)`` calls the run of an INVALID example makes at least (a wrapper re-made
+    per iteration; its fixed code makes one); ``guard`` is text
     that one of the measured recompile reasons must contain (the guard an INVALID example fails).  ``fixed`` is
     the source after the rule's fix on an INVALID example (applied with unsafe fixes allowed): the
     suite checks the fix produces exactly it, and runs it under Dynamo (the hazard is gone) and
@@ -72,6 +74,7 @@ class Example:
         None  # INVALID recompile examples: text of the guard that must fail (a recompile reason)
     )
     fixed: str | None = None
+    wrappers: int | None = None  # INVALID: at least this many torch.compile(...) calls in the run
 
     def expected(self) -> list[tuple[int, str]]:
         """(line, code) pairs marked with ``# expect: CODE`` in the example source."""

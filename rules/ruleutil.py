@@ -89,3 +89,24 @@ def register_logging_fix(ctx, key: str, function: str, modules: tuple[str, ...],
         return None
     line = f"{tname}._dynamo.config.{key}.add({function.format(*names)})"
     return Fix(message, (), Applicability.UNSAFE, codemod=("add-after-imports", line, *modules))
+
+
+def move_to_caller_fix(ctx, node: ast.AST, message: str):
+    """A codemod fix moving a call that is a whole statement on its own lines (a ``print`` or a
+    logging call in compiled code) after the one eager call of the compiled function in this
+    file, reading the call's result there (codemod ``move-to-caller``, which gives up, and the
+    fix is then not offered, unless it only reads the function's returned value).  Unsafe: the
+    output now comes after the compiled call returns.  None when the call shares its lines."""
+    from tclint.rules.model import Applicability, Fix, Span
+
+    loc = ctx.loc(node)
+    first = ctx.index.line(loc.line)
+    rest = ctx.index.line(loc.end_line)[loc.end_col :].strip()
+    if first[: loc.col].strip() or rest and not rest.startswith("#"):
+        return None
+    return Fix(
+        message,
+        (),
+        Applicability.UNSAFE,
+        codemod=("move-to-caller", Span.of(loc.line, loc.col, loc.end_line, loc.end_col)),
+    )

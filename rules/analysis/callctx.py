@@ -337,6 +337,9 @@ class _Pass:
         self.buffers: dict[str, set[str]] = {}  # class qualname -> registered buffer names
         self.buffer_writes: list[tuple[str, str, str]] = []  # (class, attr, pos)
         self.fresh: list[str] = []
+        # per enclosing `for`/`while` of the current scope: every name (and `a.b` path) it binds
+        self.loop_stores: list[set[str]] = []
+        self.rewraps: list[str] = []
 
     def pos(self, node: ast.AST) -> str:
         """``line:col:end_line:end_col`` of a node, in the character columns of ``node_loc``."""
@@ -364,11 +367,13 @@ class _Pass:
             self.declared.append(set())
             self.ints.append(set())
             saved_loops, self.loop_names = self.loop_names, []
+            saved_stores, self.loop_stores = self.loop_stores, []
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
             self.funcs.append(parent + node.name)
             self.body(node.body)
             self.funcs.pop()
             self.loop_names = saved_loops
+            self.loop_stores = saved_stores
             self.ints.pop()
             self.declared.pop()
             self.marks.pop()
@@ -395,7 +400,15 @@ class _Pass:
             self.body(node.body)
             self.ctx = saved
         elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.loop_stores.append(_stored_paths(node))
             self.for_(node)
+            self.loop_stores.pop()
+        elif isinstance(node, ast.While):
+            self.loop_stores.append(_stored_paths(node))
+            self.scan(node.test)
+            self.body(node.body)
+            self.body(node.orelse)
+            self.loop_stores.pop()
         elif isinstance(node, ast.Assign):
             self.scan(node.value)
             for target in node.targets:
@@ -656,17 +669,19 @@ class _Pass:
                 func.attr == "compile"
                 and isinstance(func.value, ast.Name)
                 and func.value.id == "torch"
-                and self.loop_names
+                and (self.loop_names or self.loop_stores)
                 and node.args
             ):
                 arg = node.args[0]
-                fresh = (
+                fresh = bool(self.loop_names) and (
                     self.fresh_ctor(arg)
                     or isinstance(arg, ast.Name)
                     and "@" + arg.id in set().union(*self.loop_names)
                 )
                 if fresh:
                     self.fresh.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
+                elif self.loop_stores and _loop_free(node, set().union(*self.loop_stores)):
+                    self.rewraps.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
         marks = self.marks[-1]
         tags = []
         for argkey, arg in [
@@ -695,7 +710,56 @@ class _Pass:
             f"{c}|{a}|{p}" for c, a, p in self.buffer_writes if a in self.buffers.get(c, ())
         )
         facts.fresh_compiles = tuple(self.fresh)
+        facts.loop_compiles = tuple(self.rewraps)
         return facts
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _stored_paths(loop: ast.For | ast.AsyncFor | ast.While) -> set[str]:
+    """Every name and ``a.b`` attribute path the loop (its header and body, nested blocks
+    included) binds: assignment targets of every kind, loop and ``with`` targets, imports,
+    ``def``/``class`` names, ``del``."""
+    out: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            path = _dotted(node)
+            if path is not None:
+                out.add(path)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+    return out
+
+
+def _loop_free(call: ast.Call, stores: set[str]) -> bool:
+    """``torch.compile(TARGET, k=V...)`` in a loop whose TARGET is a name or an attribute path and
+    whose options are constants or such paths, none of them (nor a prefix of one) bound by the
+    loop: the same callable compiled again on every iteration."""
+    if len(call.args) != 1 or any(kw.arg is None for kw in call.keywords):
+        return False
+    for expr in [call.args[0], *(kw.value for kw in call.keywords)]:
+        if isinstance(expr, ast.Constant) and expr is not call.args[0]:
+            continue
+        path = _dotted(expr)
+        if path is None:
+            return False
+        parts = path.split(".")
+        if any(".".join(parts[: i + 1]) in stores for i in range(len(parts))):
+            return False
+    return True
 
 
 def _choices(node: ast.Call) -> tuple[str, ...]:

@@ -3,6 +3,7 @@ from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import (
     builtin_call,
     guard_compiling_fix,
+    move_to_caller_fix,
     register_logging_fix,
     remove_statement_fix,
 )
@@ -44,13 +45,21 @@ class PrintInCompiledCode(Rule):
     ```
 
     ## Fix safety
-    Three alternatives, all unsafe, for a call that is a statement on its own line (the first is
-    the one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
-    1. register `print` with `torch._dynamo.config.reorderable_logging_functions.add(print)` after
+    Alternatives, all unsafe, for a call that is a statement on its own line (the first that fits
+    the code is the one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
+    1. move the call to the eager caller (a libcst codemod), after the one statement
+       `out = compiled(...)` of this file that calls the compiled function (or module), with the
+       returned name replaced by `out`; offered only when the call reads nothing but the value
+       the function returns (its only `return NAME`; nothing between the call and the return
+       touches it), builtins and module-level names, and the compiled callable has no other
+       call or use in the file (not passed on).  It prints after the compiled call has
+       returned: the output's order and timing change, and a caller in another file would no
+       longer print it;
+    2. register `print` with `torch._dynamo.config.reorderable_logging_functions.add(print)` after
        the file's `import torch`: the setting is process-wide, and under compile the call runs
        after the graph (an object mutated after the `print` is printed as it is then);
-    2. put the call behind `if not torch.compiler.is_compiling():`: it prints in eager runs only;
-    3. remove the call: the output it printed is lost.
+    3. put the call behind `if not torch.compiler.is_compiling():`: it prints in eager runs only;
+    4. remove the call: the output it printed is lost.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html
@@ -156,6 +165,43 @@ model = torch.compile(Stack())
             title="a break in a block called from a loop: Stack.forward runs eagerly (its print is only "
             "shadowed, at low confidence), each Block.forward is a frame of its own and breaks twice",
         ),
+        Example(
+            """
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.net(x).relu()
+        print("block out:", y.shape)  # expect: TC104
+        return y
+
+model = torch.compile(Block())
+out = model(torch.randn(2, 4))
+""",
+            title="printing only the returned value: moved to the one eager call of the compiled module",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.net(x).relu()
+        return y
+
+model = torch.compile(Block())
+out = model(torch.randn(2, 4))
+print("block out:", out.shape)  # expect: TC104
+""",
+        ),
     )
     valid = (
         Example(
@@ -187,11 +233,13 @@ def step(x):
 
 
 def print_fixes(ctx, node) -> tuple | None:
-    """The alternatives for a `print` statement, preferred first (see Fix safety): register it as
-    reorderable, guard it with `is_compiling()`, remove it; those that fit the code."""
+    """The alternatives for a `print` statement, preferred first (see Fix safety): move it to the
+    eager caller, register it as reorderable, guard it with `is_compiling()`, remove it; those that
+    fit the code."""
     from tclint.rules.model import Applicability
 
     found = (
+        move_to_caller_fix(ctx, node, "Move the `print` to the eager caller, after the compiled call"),
         register_logging_fix(
             ctx,
             "reorderable_logging_functions",

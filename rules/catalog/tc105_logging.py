@@ -4,7 +4,13 @@ import re
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Severity
 from tclint.rules.rule import Example, Family, Rule
-from tclint.rules.ruleutil import guard_compiling_fix, register_logging_fix, remove_statement_fix, short
+from tclint.rules.ruleutil import (
+    guard_compiling_fix,
+    move_to_caller_fix,
+    register_logging_fix,
+    remove_statement_fix,
+    short,
+)
 
 LOGGER_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
@@ -56,14 +62,21 @@ class LoggingInCompiledCode(Rule):
     message is not needed under compile.
 
     ## Fix safety
-    Alternatives, all unsafe, for a call that is a statement on its own line (the first is the
-    one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
-    1. for a standard Logger method (`debug` ... `log`), register `logging.Logger.METHOD` with
+    Alternatives, all unsafe, for a call that is a statement on its own line (the first that fits
+    the code is the one `--fix --unsafe-fixes` applies; an editor offers each as a quick fix):
+    1. move the call to the eager caller (a libcst codemod), after the one statement
+       `out = compiled(...)` of this file that calls the compiled function (or module), with the
+       returned name replaced by `out`; offered only when the call reads nothing but the value
+       the function returns (its only `return NAME`; nothing between the call and the return
+       touches it), builtins and module-level names (the logger), and the compiled callable has
+       no other call or use in the file.  It logs after the compiled call has returned: the
+       order and timing of the messages change;
+    2. for a standard Logger method (`debug` ... `log`), register `logging.Logger.METHOD` with
        `torch._dynamo.config.ignore_logging_functions.add(...)` after the file's imports of
        `torch` and `logging`: process-wide, and under compile that method logs nothing, for
        every logger;
-    2. put the call behind `if not torch.compiler.is_compiling():`: it logs in eager runs only;
-    3. remove the call: the message is lost.
+    3. put the call behind `if not torch.compiler.is_compiling():`: it logs in eager runs only;
+    4. remove the call: the message is lost.
 
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0291.html
@@ -175,6 +188,37 @@ def step(x):
             run="step(torch.randn(4))",
             title="isEnabledFor is a Logger method too",
         ),
+        Example(
+            """
+import logging
+import torch
+
+logger = logging.getLogger(__name__)
+
+@torch.compile
+def step(x):
+    y = x.relu() * 2
+    logger.info("step mean %s", y.mean())  # expect: TC105
+    return y
+
+out = step(torch.randn(4))
+""",
+            title="logging only the returned value: moved after the one eager call",
+            fixed="""
+import logging
+import torch
+
+logger = logging.getLogger(__name__)
+
+@torch.compile
+def step(x):
+    y = x.relu() * 2
+    return y
+
+out = step(torch.randn(4))
+logger.info("step mean %s", out.mean())  # expect: TC105
+""",
+        ),
     )
     valid = (
         Example(
@@ -217,9 +261,13 @@ IGNORABLE = frozenset({"debug", "info", "warning", "warn", "error", "exception",
 
 
 def logging_fixes(ctx, node: ast.Call, shown: str, method: str | None) -> tuple | None:
-    """The alternatives for a logging call, preferred first (see Fix safety): a Logger method
-    registered in ignore_logging_functions, the call behind `is_compiling()`, the call removed."""
+    """The alternatives for a logging call, preferred first (see Fix safety): the call moved to the
+    eager caller, a Logger method registered in ignore_logging_functions, the call behind
+    `is_compiling()`, the call removed."""
     found = (
+        move_to_caller_fix(
+            ctx, node, f"Move the `{shown}` call to the eager caller, after the compiled call"
+        ),
         register_logging_fix(
             ctx,
             "ignore_logging_functions",

@@ -49,6 +49,7 @@ class RunResult:
     error: BaseException | None = None
     error_text: str = ""
     recompile_reasons: list[str] = field(default_factory=list)
+    wrappers: int = 0  # torch.compile(...) calls the code made (each builds a wrapper and a backend)
 
     def lines_with(self, gb_ids: tuple[str, ...]) -> set[int]:
         out = set()
@@ -103,11 +104,14 @@ def _parse(payload: str, path: str) -> BreakEvent:
 
 
 @contextlib.contextmanager
-def _eager_backend():
-    """Make `torch.compile(...)` default to backend="eager" (fast, and breaks are the same)."""
+def _eager_backend(result: RunResult | None = None):
+    """Make `torch.compile(...)` default to backend="eager" (fast, and breaks are the same), and
+    count its calls in ``result.wrappers``."""
     original = torch.compile
 
     def compile(model=None, *args: Any, **kwargs: Any):
+        if result is not None:
+            result.wrappers += 1
         kwargs.setdefault("backend", "eager")
         if model is None:
             return lambda m: original(m, *args, **kwargs)
@@ -153,7 +157,7 @@ def run_example(path: str, code: str, run: str = "", dynamo: dict[str, Any] | No
     sys.modules["tclint_example"] = module
     saved_config = torch._dynamo.config.get_config_copy()  # examples may set config themselves
     try:
-        with _eager_backend(), torch._dynamo.config.patch(**patch), _quiet():
+        with _eager_backend(result), torch._dynamo.config.patch(**patch), _quiet():
             exec(compile(code, path, "exec"), module.__dict__)
             if run:
                 exec(compile(run, "<run>", "exec"), module.__dict__)

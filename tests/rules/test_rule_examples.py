@@ -101,6 +101,10 @@ def test_dynamo_proof(tmp_path, rule, kind, i, ex):
                 assert any(ex.guard in r for r in result.recompile_reasons), (
                     f"expected guard {ex.guard!r} to fail, saw {result.recompile_reasons}"
                 )
+            if ex.wrappers is not None:
+                assert result.wrappers >= ex.wrappers, (
+                    f"expected {ex.wrappers} torch.compile calls, saw {result.wrappers}"
+                )
         else:
             assert most <= ex.compiles, (
                 f"expected at most {ex.compiles} frame compiles, saw {result.compiles} {result.recompile_reasons}"
@@ -156,10 +160,13 @@ def test_every_rule_with_a_fix_pins_its_output():
 
 
 def _fixed_text(tmp_path, rule, ex) -> str:
-    from tclint.rules.fixes import apply_fixes, fix_allowed
+    """The example after `--fix --unsafe-fixes`: each finding's first fix that applies (a codemod
+    that does not fit the code is not offered, and the next alternative is the preferred one)."""
+    from tclint.rules.fixes import apply_fixes, preferred, resolve_fixes
 
     result = lint_code(tmp_path, ex.code, _settings(ex, rule))
-    fixes = [d.fix for d in result.diagnostics if d.code == rule.code and fix_allowed(d.fix, unsafe=True)]
+    diags = resolve_fixes([d for d in result.diagnostics if d.code == rule.code], lambda _path: ex.code)
+    fixes = [f for f in (preferred(d, unsafe=True) for d in diags) if f is not None]
     assert fixes, f"{rule.code}: no fix offered on the example"
     new, n = apply_fixes(ex.code, fixes)
     assert n == len(fixes)
@@ -205,6 +212,10 @@ def test_fix_dynamo_proof(tmp_path, rule, kind, i, ex):
         assert max(after.compiles.values(), default=0) >= 1, (
             f"the fixed code compiles nothing: {after.compiles}"
         )
+    elif ex.wrappers is not None:
+        # a wrapper re-made per iteration (TC313): Dynamo compiles once either way
+        assert before.wrappers >= ex.wrappers and after.wrappers == 1, (before.wrappers, after.wrappers)
+        assert after.compiles == before.compiles, (before.compiles, after.compiles)
     elif ex.compiles is not None:
         assert before.recompile_reasons, "the original example does not recompile"
         assert not after.recompile_reasons, f"the fixed code still recompiles: {after.recompile_reasons}"
