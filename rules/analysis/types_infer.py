@@ -301,7 +301,7 @@ class TypeInference(AnalyzerBase):
                     return arg
                 return T.T_FLOAT
             if q.startswith(("numpy.", "np.")):
-                return T.T_OTHER
+                return self._numpy_call_type(q, node)
             return self._project_call_type(q, node)
         own = self._own_class_call(func)
         if own is not None:
@@ -428,6 +428,22 @@ class TypeInference(AnalyzerBase):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type") and node.args:
             return dtype_of(node.args[0])
         return None
+
+    def _numpy_call_type(self, q: str, node: ast.Call) -> Ty:
+        """``np.mean(arr)`` for an array made from a tensor (``t.cpu().numpy()``): in compiled code
+        Dynamo traces NumPy as tensor ops (trace_numpy), so the result is a tensor too, and
+        ``float(np.mean(arr))`` or ``np.where(arr > 0)`` break as their torch twins do.  NumPy calls
+        on anything else stay opaque values."""
+        tensors = [t for t in (self.type_of(a) for a in node.args) if t.kind == T.TENSOR]
+        if not tensors:
+            return T.T_OTHER
+        conf = min(t.conf for t in tensors)
+        last = q.rsplit(".", 1)[-1]
+        if last in ("shape", "ndim", "size", "result_type", "dtype"):
+            return T.T_OTHER
+        if last == "nonzero" or (last == "where" and len(node.args) == 1 and not node.keywords):
+            return Ty(T.TLIST, conf, "int")  # a tuple of index arrays, as torch.where(cond)
+        return Ty(T.TENSOR, conf, None)
 
     def _project_call_type(self, q: str, node: ast.Call) -> Ty:
         prefix = f"{self.module}." if self.module else ""

@@ -20,6 +20,11 @@ FUNCS = frozenset(
 METHODS = frozenset(
     {"nonzero", "argwhere", "unique", "unique_consecutive", "bincount", "masked_select", "repeat_interleave"}
 )
+# NumPy's twins: in compiled code Dynamo traces NumPy as tensor ops (trace_numpy, the default), so
+# they break alike (``np.where(t.cpu().numpy() > 1)``, ``np.unique(np.array([3, 1, 3]))``: GB0036).
+NUMPY_FUNCS = frozenset(
+    {"numpy.nonzero", "numpy.argwhere", "numpy.flatnonzero", "numpy.unique", "numpy.where", "numpy.extract"}
+)
 SUGGEST = {
     "nonzero": "torch.nonzero_static(x, size=K) or keep a boolean mask and use torch.where / masked ops",
     "argwhere": "torch.nonzero_static, or keep the boolean mask",
@@ -39,7 +44,10 @@ class DynamicOutputShape(Rule):
     Flags operators whose output *size* depends on tensor values: `nonzero`, `argwhere`,
     one-argument `torch.where(cond)`, `unique`, `unique_consecutive`, `bincount` (even with
     `minlength`), `masked_select`, `repeat_interleave` with tensor repeats, and boolean-mask
-    indexing `x[mask]`.  Typical in MoE routing, detection post-processing and masking.
+    indexing `x[mask]`.  Typical in MoE routing, detection post-processing and masking.  NumPy's
+    twins too (`np.nonzero`, `np.argwhere`, `np.flatnonzero`, `np.unique`, `np.extract`,
+    one-argument `np.where`): in compiled code Dynamo traces NumPy as tensor ops, so
+    `np.where(t.cpu().numpy() > 1)` breaks like `torch.nonzero`.
 
     ## Why is this bad?
     Dynamo cannot give the result a shape while tracing, so it breaks the graph at the operator
@@ -75,11 +83,28 @@ class DynamicOutputShape(Rule):
     family = Family.GRAPH_BREAK
     gb_ids = ("GB0036",)
     default_severity = Severity.WARNING
-    CALLS = FUNCS
+    CALLS = FUNCS | NUMPY_FUNCS
     METHODS = METHODS
 
     def check_call(self, node, ctx, qualified, method):
-        if qualified in FUNCS:
+        if qualified in NUMPY_FUNCS:
+            op = qualified.rsplit(".", 1)[-1]
+            if op == "where" and (len(node.args) != 1 or node.keywords):
+                return
+            if not node.args:
+                return
+            # an array made from a tensor for sure; anything else is traced too (measured:
+            # np.unique(np.array([3, 1, 3])) breaks), but its origin is a guess
+            conf = tensor_confidence(ctx.type_of(node.args[0])) or T.MEDIUM
+            ctx.report(
+                self.code,
+                node,
+                f"`{short(ctx, node)}` has an output size that depends on {maybe(conf)}array values (Dynamo traces NumPy as tensor ops): the graph breaks here",
+                confidence=conf,
+                help="do it in the eager caller on the returned tensor, or keep a boolean mask and use torch.where",
+            )
+            return
+        elif qualified in FUNCS:
             op = qualified.rsplit(".", 1)[-1]
             if op == "where" and (len(node.args) != 1 or node.keywords):
                 return

@@ -1,0 +1,60 @@
+"""Idioms found by writing small user programs from scratch (issue 12, "realistic programs you have
+not seen"), each cut down to the lines that matter.  Every program was run under Dynamo (torch
+2.13, CPU, backend="eager"): a ``# expect: CODE`` line is a line where Dynamo broke the graph, and
+the finding set must be exactly those (no other graph-break finding in the file).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.helpers.lintutil import lint_code
+
+_EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+PROGRAMS = {
+    # serving: `.numpy()` of a tensor inside compiled code is traced as a tensor (trace_numpy), so
+    # `float(np.mean(arr))` breaks like `float(t.mean())` (Dynamo: GB0033 on that line)
+    "numpy-float-of-mean": """
+import numpy as np
+import torch
+
+
+@torch.compile
+def keep_tokens(input_ids, scores):
+    stats = scores.detach().cpu().numpy()
+    spread = np.std(stats) + np.max(stats)
+    return input_ids * 2, float(np.mean(stats))  # expect: TC101
+""",
+    # detection post-processing: one-argument np.where on an array made from a tensor is
+    # torch.nonzero (Dynamo: GB0036 on that line), np.unique of any array too (it is traced);
+    # the three-argument form is not flagged
+    "numpy-where-of-tensor": """
+import numpy as np
+import torch
+
+
+@torch.compile
+def big_boxes(boxes, areas_t):
+    areas = areas_t.cpu().numpy()
+    big = np.where(areas > 1.0)[0]  # expect: TC109
+    clipped = np.where(areas > 1.0, areas, 0.0)
+    table = np.unique(np.array([3, 1, 3]))  # expect: TC109
+    return boxes[big], clipped, table
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_fresh_program_findings(tmp_path, name: str) -> None:
+    code = PROGRAMS[name]
+    expected = set()
+    for lineno, line in enumerate(code.split("\n"), start=1):
+        m = _EXPECT.search(line)
+        if m:
+            expected |= {(lineno, c.strip()) for c in m.group(1).split(",") if c.strip()}
+    result = lint_code(tmp_path, code)
+    got = {(d.span.start.line, d.code) for d in result.diagnostics if d.code.startswith("TC1")}
+    assert got == expected, [d.message for d in result.diagnostics]
