@@ -37,6 +37,7 @@ from typing import Any
 from tclint.rules import callsites
 from tclint.rules import types as T
 from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts, Loc
+from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.project import Project
 
 RECOMPILE_LIMIT = 8
@@ -587,6 +588,8 @@ def _before_any_call(
         and (edge.loc.end_line, edge.loc.end_col) <= end
     ):
         return True
+    if end is not None and not edge.in_loop and _no_call_between(ff, caller, end, edge):
+        return True  # `model = torch.compile(net)` then `model.eval()` with no call in between
     if caller is None or caller.cls is not None:
         return False
     calls = _callers(project).get(f"{ff.path}::{caller.qualname}")
@@ -598,6 +601,23 @@ def _before_any_call(
             for cff, cfn, cedge in calls
         )
     )
+
+
+def _no_call_between(
+    ff: FileFacts, caller: FunctionFacts | None, end: tuple[int, int], edge: CallEdge
+) -> bool:
+    """Whether the code from ``end`` (the end of the first compile site in the function) to
+    ``edge`` makes no call, except setting a mode or moving a module (``.eval()``, ``.to(...)``):
+    the compiled object cannot have run before ``edge``."""
+    start = (edge.loc.line, edge.loc.col)
+    for other in ff.module_calls if caller is None else caller.calls:
+        at = (other.loc.line, other.loc.col)
+        if other is edge or not end <= at < start:
+            continue
+        if other.method in ("train", "eval") or other.method in SELF_RETURNING_METHODS:
+            continue
+        return False
+    return True
 
 
 def _callers(project: Project) -> dict[str, list[tuple[FileFacts, FunctionFacts | None, CallEdge | None]]]:

@@ -303,7 +303,25 @@ class Walker(AnalyzerBase):
                 finally:
                     scope.eager_only -= 1
                 return False
+            mode = self._mode_exit(stmt)
+            if mode is not None and i + 1 < len(body):
+                # `if not self.training: return x`: the rest of the block runs only in training
+                scope.modes.append(mode)
+                try:
+                    return self.block(body[i + 1 :])
+                finally:
+                    scope.modes.pop()
         return False
+
+    def _mode_exit(self, stmt: ast.stmt) -> str | None:
+        """The training mode the code after ``stmt`` runs in when ``stmt`` is an ``if`` (no
+        ``else``) on ``self.training`` whose body always leaves the block (``return``/``raise``/
+        ``continue``/``break`` last): ``if not self.training: return x`` -> "train"."""
+        if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body:
+            return None
+        if not isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return None
+        return self._mode_implied(stmt.test, False)
 
     def _is_user_context(self, expr: ast.expr) -> bool:
         """A context manager written in this project (class or @contextmanager function): a

@@ -5,7 +5,7 @@ from tclint.rules import types as T
 from tclint.rules.facts import FrameEffect, Need, Requirement
 from tclint.rules.model import Applicability, Edit, Fix, Severity, Span
 from tclint.rules.rule import Example, Family, Rule
-from tclint.rules.ruleutil import maybe, short, tensor_confidence, torch_name
+from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence, torch_name
 
 
 class _Why(NamedTuple):
@@ -113,7 +113,9 @@ class DataDependentBranch(Rule):
     ## What it does
     Flags Python control flow decided by a tensor's value inside compiled code: a tensor (or a
     comparison of one) as the condition of `if`, `elif`, `while`, a conditional expression
-    (`a if t.any() else b`), `and` / `or` between tensors, and `not` of a tensor.  Also branches
+    (`a if t.any() else b`), `and` / `or` between tensors, `not` of a tensor, and the builtins
+    `all()` / `any()` over a tensor or tensors (`all(t > 0)`, `any(p.sum() > 0 for p in parts)`:
+    they take each item's truth value, in or out of an `if`).  Also branches
     on Python `random` draws, which Dynamo keeps as run-time values, and (with
     `capture_scalar_outputs`) on captured `.item()` results.
 
@@ -169,6 +171,28 @@ class DataDependentBranch(Rule):
     gb_ids = ("GB0170", "GB0033")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
+
+    CALLS = frozenset({"builtins.all", "builtins.any"})
+
+    def check_call(self, node, ctx, qualified, method):
+        """``all(t)`` / ``any(t > 0)`` / ``all(y.sum() > 0 for y in ys)``: the builtin iterates
+        and takes the truth value of each tensor item (GB0170 at the call, in or out of an ``if``;
+        measured under Dynamo 2.13: a 1-d tensor, a list of tensors, a generator of them)."""
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        if len(node.args) != 1 or node.keywords or not builtin_call(node, ctx, name):
+            return
+        arg = ctx.type_of(node.args[0])
+        conf = arg.conf if arg.kind in (T.TENSOR, T.TLIST) else None
+        if conf is None:
+            return
+        ctx.report(
+            self.code,
+            node,
+            f"`{name}()` takes the truth value of each item of a {maybe(conf)}tensor: the graph breaks here",
+            gb_ids=("GB0170",),
+            confidence=conf,
+            help=f"use `{'t.all()' if name == 'all' else 't.any()'}` / torch.stack(...).{name}() to keep it a tensor",
+        )
 
     def visit_Condition(self, node, ctx):
         test = node.test
@@ -349,6 +373,19 @@ def settle(x):
 """,
             run="settle(torch.rand(8) * 8)",
             title="while on a tensor",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale_if_positive(x, parts):
+    if all(p.sum() > 0 for p in parts):  # expect: TC102
+        x = x * 2
+    return x
+""",
+            run="scale_if_positive(torch.randn(4), [torch.rand(3), torch.rand(3)])",
+            title="all() / any() of tensors takes each one's truth value",
         ),
         Example(
             """

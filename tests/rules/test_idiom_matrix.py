@@ -375,6 +375,24 @@ class Net(nn.Module):
 
 """
 _EVAL_SITE = "model = torch.compile(Net().eval())\n"
+_EARLY_RETURN = """\
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if {test}:
+            return {ret}
+        print("train step")
+        return h * h.sum().item()
+
+
+"""
 _CALLEE_DROP = """\
 import torch
 import torch.nn as nn
@@ -594,6 +612,59 @@ model = torch.compile(Net())
         "training-guarded-callee-drop-in-train",
         _CALLEE_DROP + "model = torch.compile(Net())\n",
         {(11, "TC104")},
+    ),
+    # `.eval()` on the compiled wrapper before its first call is the same as before the compile
+    # (measured: Dynamo reports 15 and 16, the guarded loop never runs)
+    (
+        "eval-on-the-compiled-wrapper-before-a-call",
+        _GUARDED_DROP.format(test="self.training")
+        + "model = torch.compile(Net())\nmodel.eval()\nmodel(torch.randn(2, 4))\n",
+        {(15, "TC101"), (16, "TC104")},
+    ),
+    # an early return on the mode: what follows runs only in the other mode (measured: eval
+    # reports nothing for `if not self.training: return h`, train reports 13 and 14; the
+    # reverse for `if self.training: return h * 2`)
+    (
+        "early-return-in-eval",
+        _EARLY_RETURN.format(test="not self.training", ret="h") + _EVAL_SITE,
+        set(),
+    ),
+    (
+        "early-return-in-train",
+        _EARLY_RETURN.format(test="not self.training", ret="h") + "model = torch.compile(Net())\n",
+        {(13, "TC104"), (14, "TC101")},
+    ),
+    (
+        "early-return-on-training-in-eval",
+        _EARLY_RETURN.format(test="self.training", ret="h * 2") + _EVAL_SITE,
+        {(13, "TC104"), (14, "TC101")},
+    ),
+    (
+        "early-return-on-training-in-train",
+        _EARLY_RETURN.format(test="self.training", ret="h * 2") + "model = torch.compile(Net())\n",
+        set(),
+    ),
+    # all()/any() of tensors take each item's truth value (measured: GB0170 at each call)
+    (
+        "all-any-of-tensors",
+        """\
+import torch
+
+@torch.compile
+def f(x: torch.Tensor):
+    if all(x > 0):
+        x = x + 1
+    if any([x[0] > 0, x[1] > 0]):
+        x = x * 2
+    return x
+
+@torch.compile
+def g(x, parts):
+    if all(d > 1 for d in x.shape) and any(p is None for p in parts):
+        x = x - 1
+    return any(p.sum() > 0 for p in parts)
+""",
+        {(5, "TC102"), (7, "TC102"), (15, "TC102")},
     ),
 ]
 
