@@ -56,6 +56,7 @@ def _key_bytes(text: str) -> bytes:
 SUFFIX = ".entry"
 STATS = "stats" + SUFFIX
 _STATS_KIND = "stats-1"  # the MAC covers the kind: a table of another layout never verifies
+_DEPS_KIND = "run-dependencies-1"
 
 
 class Cache:
@@ -72,6 +73,7 @@ class Cache:
         self._pending: dict[str, FileFacts] = {}
         self._pending_runs: dict[str, list[Any]] = {}
         self._pending_outputs: dict[str, tuple[str, int]] = {}
+        self._pending_dependencies: dict[str, Any] = {}
         self._stats: StatTable | None = None
         self._reporters_stamp: str | None = None
         self.hits = 0
@@ -90,6 +92,10 @@ class Cache:
     def get_facts(self, key: str) -> FileFacts | None:
         from tclint.rules.plaindata import decode_facts
 
+        pending = self._pending.get(key)
+        if pending is not None:  # computed by this run, not written yet (a re-run that fell back)
+            self.hits += 1
+            return pending
         facts = self._load("facts", key, self._path(key), decode_facts)
         if facts is None:
             self.misses += 1
@@ -128,6 +134,17 @@ class Cache:
 
     def put_run(self, key: str, diagnostics: list[Any]) -> None:
         self._pending_runs[key] = diagnostics
+
+    def _dependencies_path(self, key: str) -> str:
+        return os.path.join(self.directory, "runs", self.fingerprint, key + ".deps" + SUFFIX)
+
+    def get_run_dependencies(self, key: str) -> Any:
+        """What a run following installed packages read outside the project (plain data, see
+        ``libfollow.dependencies``), stored beside its result; None for a miss."""
+        return self._load(_DEPS_KIND, key, self._dependencies_path(key), None)
+
+    def put_run_dependencies(self, key: str, record: Any) -> None:
+        self._pending_dependencies[key] = record
 
     # -- rendered reports ---------------------------------------------------------------------------
     def output_key(self, run_key: str, fmt: str, unsafe: bool, quiet: bool) -> str:
@@ -179,9 +196,17 @@ class Cache:
             self._pending.clear()
             self._pending_runs.clear()
             self._pending_outputs.clear()
+            self._pending_dependencies.clear()
             return
         self._key = key
         self._flush_facts()
+        for run_key, record in self._pending_dependencies.items():  # before the run: pruned with it
+            try:
+                os.makedirs(os.path.dirname(self._dependencies_path(run_key)), exist_ok=True)
+                sealed.write(self._dependencies_path(run_key), key, _DEPS_KIND, run_key, record)
+            except (OSError, ValueError):
+                continue
+        self._pending_dependencies.clear()
         self._flush_results(self._pending_runs, "runs")
         self._flush_results(self._pending_outputs, "outputs")
         table = self._stats.changed() if self._stats is not None else None

@@ -843,37 +843,78 @@ class Linter:
             todo.append((src, settings))
             absolutes.append(absolute)
         run_key = None
-        # following installed packages, the result also depends on files outside the run's key
-        following = any(s.follow_libraries for _, s in todo)
-        if self.cache is not None and not need_project and not following:
+        follow_envs = None
+        if self.cache is not None and not need_project:
             # An unchanged tree (same bytes, same settings) re-lints for the cost of reading and
             # hashing it: the whole result is cached, files with findings included.
+            keyed = sorted({_settings_fingerprint(s) for _, s in todo})
+            holds = True
+            if self._root_settings(report).follow_libraries:
+                # following installed packages, the result also depends on files outside the
+                # project: the environment is part of the key, and what the run read there
+                # (library files' stats, module lookups) is recorded beside the result and
+                # checked again before it is used (``libfollow.dependencies``)
+                follow_envs = self._follow_environments(report)
+                keyed.append(libfollow_key(follow_envs[0]))
             run_key = self.cache.run_key(
                 [(absolute, src.digest) for absolute, (src, _) in zip(absolutes, todo, strict=True)],
                 sorted(report),
-                sorted({_settings_fingerprint(s) for _, s in todo}),
+                keyed,
             )
-            if self.output_lookup is not None:
+            if follow_envs is not None:
+                from tclint.rules.libfollow import dependencies_hold
+
+                holds = dependencies_hold(self.cache.get_run_dependencies(run_key))
+            if holds and self.output_lookup is not None:
                 output = self.output_lookup(run_key)
                 if output is not None:
                     return LintResult([], report, sources, None, {}, run_key, output)
-            cached = self.cache.get_run(run_key)
+            cached = self.cache.get_run(run_key) if holds else None
             if cached is not None:
                 return LintResult(cached, report, sources, None, {}, run_key)
         facts = self._facts_parallel(todo)
         with self.gc_paused():
-            diagnostics, project, per_file_settings = self._project_pass(facts, report, report_set, sources)
+            diagnostics, project, per_file_settings = self._project_pass(
+                facts, report, report_set, sources, follow_envs
+            )
         if run_key is not None:
-            self.cache.put_run(run_key, diagnostics)
+            if follow_envs is not None:
+                from tclint.rules.libfollow import dependencies
+
+                covered = {a for a in absolutes if a not in overrides}  # their digests are in the key
+                record = dependencies(follow_envs, project, covered)
+                if record is not None:
+                    self.cache.put_run_dependencies(run_key, record)
+                    self.cache.put_run(run_key, diagnostics)
+            else:
+                self.cache.put_run(run_key, diagnostics)
         return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
 
+    def _root_settings(self, report: list[str]) -> Settings:
+        """The settings of the project pass (regions, following): the first reported file's."""
+        return self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
+
+    def _follow_environments(self, report: list[str]) -> list[Any]:
+        """(the environment libraries are followed into, the one the type refinement's dispatch
+        tables are read from), both of the root settings' interpreter (``probe.python``)."""
+        from tclint.rules.libfollow import Environment, begin_recording
+
+        begin_recording()
+        python = (self._root_settings(report).probe or {}).get("python")
+        return [Environment.for_python(python), Environment.for_python(python)]
+
     def _project_pass(
-        self, facts: list[FileFacts], report: list[str], report_set: set[str], sources: dict[str, SourceText]
+        self,
+        facts: list[FileFacts],
+        report: list[str],
+        report_set: set[str],
+        sources: dict[str, SourceText],
+        follow_envs: list[Any] | None = None,
     ) -> tuple[list[Diagnostic], Project, dict[str, Settings]]:
-        """Regions across files, then each reported file's diagnostics (selected, suppressed)."""
-        root_settings = (
-            self.resolver.for_dir(os.getcwd()) if not report else self.resolver.for_file(report[0])
-        )
+        """Regions across files, then each reported file's diagnostics (selected, suppressed).
+        ``follow_envs``: the environments of :meth:`_follow_environments`, when the caller records
+        what following read in them."""
+        root_settings = self._root_settings(report)
         from tclint.rules.project import Project
 
         project = Project(facts, root_settings)
@@ -882,9 +923,12 @@ class Linter:
         if root_settings.follow_libraries:
             from tclint.rules import libfollow
 
+            envs = follow_envs or self._follow_environments(report)
             with self.collecting():
-                project, lib_sources, libraries = libfollow.follow(self, project, facts, root_settings)
-                project = libfollow.refine(self, project, {**sources, **lib_sources}, lib_sources)
+                project, lib_sources, libraries = libfollow.follow(
+                    self, project, facts, root_settings, envs[0]
+                )
+                project = libfollow.refine(self, project, {**sources, **lib_sources}, lib_sources, envs[1])
         else:
             project = self.refine_types(project, sources)
         if libraries:
@@ -942,6 +986,13 @@ class Linter:
         from tclint.rules.parallel import analyze_many
 
         return analyze_many(self, todo, jobs)
+
+
+def libfollow_key(env: Any) -> str:
+    """The environment's part of a run key (``libfollow.environment_key``)."""
+    from tclint.rules.libfollow import environment_key
+
+    return "follow-libraries:" + environment_key(env)
 
 
 _FINGERPRINTS: dict[int, tuple[Settings, str]] = {}

@@ -53,8 +53,13 @@ class UserSide:
     gradient_checkpointing: bool = False
 
 
+# every path parse() was asked for: what a run's result read (libfollow.dependencies)
+PARSED: set[str] = set()
+
+
 def parse(path: str) -> ast.Module | None:
     """The module tree of a file, memoised while its size and mtime are unchanged."""
+    PARSED.add(path)
     try:
         st = os.stat(path)
     except OSError:

@@ -17,9 +17,11 @@ their findings; TC312 summarises them at the user's compile site.
 from __future__ import annotations
 
 import ast
+import copy
 import glob
 import os
 import sys
+import time
 from typing import Any
 
 from tclint.rules.facts import FileFacts
@@ -43,6 +45,14 @@ class Environment:
         self.editable = editable or {}  # top-level name -> its folder (setuptools editable finders)
         self._found: dict[str, tuple[str, bool, str] | None] = {}
         self._locations: dict[str, tuple[list[tuple[str, str]], str] | None] = {}
+        # source files read through this environment -> their stat identity taken before reading
+        # (all -1: missing): what a cached result that used them is re-validated against
+        self.reads: dict[str, tuple[int, ...]] = {}
+        self.created_ns = time.time_ns()  # before any read: the racy-timestamp check's reference
+
+    def note_read(self, path: str) -> None:
+        """Record the stat of a file about to be read (see :func:`dependencies`)."""
+        self.reads[path] = _stat_stamp(path)
 
     @classmethod
     def for_python(cls, python: str | None = None) -> Environment:
@@ -118,6 +128,18 @@ class Environment:
                 out = (portions, package) if portions else None
         self._locations[package] = out
         return out
+
+
+_MISSING = (-1, -1, -1, -1, -1)
+
+
+def _stat_stamp(path: str) -> tuple[int, ...]:
+    """(size, mtime_ns, ctime_ns, inode, device), as the project's stat table identifies a file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _MISSING
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def _is_tclint_root(path: str) -> bool:
@@ -267,7 +289,17 @@ def _library_facts(
             cache.put_facts(key, ff)
     if stamp:
         _MEMO[path] = (stamp, src, ff)
-    return src, ff
+    return src, own_copy(ff)
+
+
+def own_copy(ff: FileFacts) -> FileFacts:
+    """Facts the project may bind names in (``StarExports.bind`` adds aliases, ``Dispatch`` replaces
+    functions) without changing the object the cache stores and the process memo keeps: the facts
+    as walked, which another run with other files around them must see unchanged."""
+    out = copy.copy(ff)
+    out.aliases = dict(ff.aliases)
+    out.functions = dict(ff.functions)
+    return out
 
 
 def follow(
@@ -305,6 +337,7 @@ def follow(
     # against the environment), so the rounds below only bind names: a few project builds, not one per import
     for module, (path, is_package, root) in _read_plan(cache, plan_key, env).items():
         tried.add(module)
+        env.note_read(path)
         src, ff = _library_facts(path, module, is_package, root, settings, cache)
         loaded[path] = (module, root)
         sources[path] = src
@@ -324,6 +357,7 @@ def follow(
         for module, (path, is_package, root) in wanted.items():
             if len(loaded) >= MAX_LIBRARY_FILES:
                 break
+            env.note_read(path)
             src, ff = _library_facts(path, module, is_package, root, settings, cache)
             loaded[path] = (module, root)
             sources[path] = src
@@ -462,6 +496,7 @@ class StarExports:
         located = self.env.locate(module)
         if located is not None:
             path, is_package, _root = located
+            self.env.note_read(path)
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     tree = ast.parse(fh.read())
@@ -551,31 +586,39 @@ class Dispatch:
             for ff in lib_facts:
                 if ff.module.split(".", 1)[0] != package:
                     continue
-                for fn in ff.functions.values():
+                for key, fn in list(ff.functions.items()):
                     if fn.cls is None:
                         continue
-                    changed |= self._add(fn, attr, module, table, fallback)
+                    added = self._add(fn, attr, module, table, fallback)
+                    if added:
+                        # a new function object: the one in the cache and the process memo (the
+                        # facts as walked) stays as it was, so a changed table is seen next run
+                        fn = ff.functions[key] = copy.copy(fn)
+                        fn.calls = [*fn.calls, *added]
+                        changed = True
         return changed
 
-    def _add(self, fn: Any, attr: str, module: str, table: str, fallback: str) -> bool:
+    def _add(self, fn: Any, attr: str, module: str, table: str, fallback: str) -> list[Any]:
+        """The dispatched edges ``fn`` lacks."""
         import dataclasses
 
         calls = [e for e in fn.calls if e.kind == "self" and e.target == attr and e.method == "__call__"]
         if not calls:
-            return False
+            return []
         mapping = self.table(module, table)
         if not mapping:
-            return False
+            return []
         target = mapping.get(_dispatch_key(fn.cls.rsplit(".", 1)[-1], list(mapping), fallback))
         if target is None:
-            return False
-        changed = False
+            return []
+        added: list[Any] = []
         for edge in calls:
             new = dataclasses.replace(edge, kind="name", target=target, method="__call__")
-            if not any(e.kind == "name" and e.target == target and e.loc == edge.loc for e in fn.calls):
-                fn.calls.append(new)
-                changed = True
-        return changed
+            if not any(
+                e.kind == "name" and e.target == target and e.loc == edge.loc for e in [*fn.calls, *added]
+            ):
+                added.append(new)
+        return added
 
     def table(self, module: str, name: str) -> dict[str, str] | None:
         """A module-level ``NAME = {"key": callee, ...}`` literal, callees qualified through the
@@ -586,6 +629,7 @@ class Dispatch:
         out = None
         located = self.env.locate(module)
         if located is not None:
+            self.env.note_read(located[0])
             try:
                 with open(located[0], encoding="utf-8", errors="replace") as fh:
                     tree = ast.parse(fh.read())
@@ -637,7 +681,13 @@ def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
     project.memo[LIBRARY_MEMO] = loaded
 
 
-def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: dict[str, Any]) -> Project:
+def refine(
+    linter: Any,
+    project: Project,
+    sources: dict[str, Any],
+    lib_sources: dict[str, Any],
+    env: Environment | None = None,
+) -> Project:
     """:func:`refine_with` for a command-line run: the project's files walked again from ``sources``."""
     from tclint.rules.engine import analyze_source
 
@@ -648,10 +698,12 @@ def refine(linter: Any, project: Project, sources: dict[str, Any], lib_sources: 
         predicates = linter.resolver.for_file(ff.path).compiling_predicates
         return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, returns_of)
 
-    return refine_with(project, lib_sources, other, getattr(linter, "cache", None) is not None)
+    return refine_with(project, lib_sources, other, getattr(linter, "cache", None) is not None, env)
 
 
-def refine_with(project: Project, lib_sources: dict[str, Any], other: Any, cached: bool) -> Project:
+def refine_with(
+    project: Project, lib_sources: dict[str, Any], other: Any, cached: bool, env: Environment | None = None
+) -> Project:
     """The type refinement of :mod:`tclint.rules.argflow` over the project and its library files, the
     library files' re-walks cached like their plain facts: keyed by the file's hash, the parameter
     types flowed in and the answers the walk got about callees' return types (a sealed index lists
@@ -703,11 +755,12 @@ def refine_with(project: Project, lib_sources: dict[str, Any], other: Any, cache
         pending_index[base] = refs
         return new
 
-    dispatch = Dispatch(Environment.for_python((project.settings.probe or {}).get("python")))
+    dispatch = Dispatch(env or Environment.for_python((project.settings.probe or {}).get("python")))
 
     def with_dispatch(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
         new = reanalyze(ff, seeds, returns_of)
         if new is not None and ff.path in lib_sources:
+            new = own_copy(new)  # (the walk as cached stays unbound)
             dispatch.add_edges([new])  # a re-walk has the file's own edges only
         return new
 
@@ -759,3 +812,92 @@ def _modules_to_load(
 
 def is_library_file(project: Project, path: str) -> bool:
     return path in project.memo.get(LIBRARY_MEMO, {})
+
+
+# --------------------------------------------------------------------------------------------
+# what a result computed while following depends on outside the project (the whole-run cache)
+# --------------------------------------------------------------------------------------------
+LIBCONFIG_ENV = "libconfig-env"  # Project.memo key of the environment TC312's judgement searches
+
+
+def begin_recording() -> None:
+    """A run whose :func:`dependencies` will be taken starts: forget the files TC312's judgement
+    parsed for earlier runs of this process (``libconfig.PARSED``)."""
+    libconfig = sys.modules.get("tclint.rules.libconfig")
+    if libconfig is not None:
+        libconfig.PARSED.clear()
+
+
+def environment_key(env: Environment) -> str:
+    """The import roots and editable mappings of an environment, as text for a cache key (a new
+    ``.pth`` path or an editable install changes it)."""
+    return repr((env.roots, sorted(env.editable.items())))
+
+
+def dependencies(
+    envs: list[Environment], project: Project | None = None, covered: set[str] | frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
+    """Everything outside the project's files that a run following installed packages read, as
+    plain data: each environment's roots and the answer of every module lookup it made (a module
+    installed since, or removed, answers differently), and the stat identity of every file read --
+    library facts loaded, star exports and dispatch tables read, and the files TC312's
+    configuration judgement parsed since :func:`begin_recording` (``libconfig.PARSED``); ``covered``: files whose content is in the run's key
+    already.  None when the result must not be reused: a file changed while the run read it,
+    or one modified so recently that a change within the same timestamp tick would not show
+    (``reading.RACY_MARGIN_NS``, as the stat table).  :func:`dependencies_hold` re-checks it."""
+    from tclint.rules.reading import RACY_MARGIN_NS
+
+    if project is not None and isinstance(project.memo.get(LIBCONFIG_ENV), Environment):
+        envs = [*envs, project.memo[LIBCONFIG_ENV]]
+    files: dict[str, tuple[int, ...]] = {}
+    rows = []
+    for env in envs:
+        for path, stamp in env.reads.items():
+            if files.setdefault(os.path.abspath(path), stamp) != stamp:
+                return None  # read twice, changed in between
+        rows.append(
+            [
+                list(env.roots),
+                sorted([k, v] for k, v in env.editable.items()),
+                sorted([m, list(found) if found is not None else None] for m, found in env._found.items()),
+            ]
+        )
+    libconfig = sys.modules.get("tclint.rules.libconfig")
+    trees = dict(getattr(libconfig, "_TREES", {}))
+    for path in sorted(getattr(libconfig, "PARSED", ())):
+        stamp = trees[path][0] if path in trees else _MISSING[:2]
+        path = os.path.abspath(path)
+        if path in covered:
+            continue
+        now = files.get(path) or _stat_stamp(path)
+        if now[:2] != tuple(stamp):
+            return None  # changed since it was parsed
+        files[path] = now
+    started = min((env.created_ns for env in envs), default=time.time_ns())
+    for stamp in files.values():
+        if stamp != _MISSING and max(stamp[1], stamp[2]) >= started - RACY_MARGIN_NS:
+            return None
+    return {"envs": rows, "files": sorted([p, *stamp] for p, stamp in files.items())}
+
+
+def dependencies_hold(record: Any) -> bool:
+    """Does every file and module lookup of a :func:`dependencies` record still read the same?
+    Files by size and mtime (as the project's stat table); lookups asked again of an environment
+    with the recorded roots (a few ``stat`` calls each).  Anything malformed: False (a miss)."""
+    if not isinstance(record, dict):
+        return False
+    try:
+        for path, *stamp in record["files"]:
+            if list(_stat_stamp(path)) != stamp:
+                return False
+        for roots, editable, found in record["envs"]:
+            env = Environment([str(r) for r in roots], {str(k): str(v) for k, v in editable})
+            if env.roots != roots:
+                return False  # a root folder vanished
+            for module, answer in found:
+                got = env.locate(module)
+                if (list(got) if got is not None else None) != answer:
+                    return False
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
