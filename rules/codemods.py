@@ -859,7 +859,11 @@ def hoist_compile(text: str, at: Span) -> Result | None:  # noqa: C901 - the nam
 
     reads: list[str] = []
     for i, a in enumerate(args):
-        if i and isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        if i and (
+            isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
+            or isinstance(a.value, cst.Name)
+            and a.value.value in ("True", "False", "None")
+        ):
             continue
         found = path(a.value)
         if found is None:

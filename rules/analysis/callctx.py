@@ -680,7 +680,7 @@ class _Pass:
                 )
                 if fresh:
                     self.fresh.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
-                elif self.loop_stores and _loop_free(node, set().union(*self.loop_stores)):
+                elif self.loop_stores and _loop_free(node, self.loop_stores[-1]):
                     self.rewraps.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
         marks = self.marks[-1]
         tags = []

@@ -103,6 +103,23 @@ def test_codemod_seeds_exist():
     assert len(CODEMOD_SEEDS) >= 2  # the examples of TC201 and TC310 at least
 
 
+def test_every_codemod_applies_on_a_seed():
+    """Each codemod of ``tclint.rules.codemods`` computes a fix on at least one seed as it is,
+    so the mutations below exercise every one of them (the TC313 hoist and the TC104/TC105 move
+    to the eager caller included), not only the ones a seed happens to trigger."""
+    from tclint.rules import codemods
+    from tclint.rules.fixes import resolve
+
+    applied = set()
+    for data in CODEMOD_SEEDS:
+        result = lint_bytes(data)
+        text = result.sources[os.path.join(FUZZ_DIR, "fuzz.py")].text
+        for f in (f for d in result.diagnostics for f in offered(d) if f.codemod):
+            if resolve(f, text) is not None:
+                applied.add(f.codemod[0])
+    assert applied == set(codemods._CODEMODS), sorted(applied)
+
+
 @budget(200)
 @given(gently_mutated_files(CODEMOD_SEEDS))
 def test_codemod_fixes_parse_keep_bytes_and_are_idempotent(data):
@@ -204,7 +221,8 @@ def test_each_fix_alternative_parses_keeps_bytes_and_is_done_once(data, pick):
     choices = [d for d in result.diagnostics if d.alternatives and not known.fix_open(d)]
     assume(choices)
     d = pick.draw(st.sampled_from(choices))
-    fix = resolve(pick.draw(st.sampled_from(offered(d))), text)
+    picked = pick.draw(st.sampled_from(offered(d)))
+    fix = resolve(picked, text)
     if fix is None or not fix.edits:
         return  # a codemod that does not apply here, or a display-only suggestion
     new, n = apply_fixes(text, [fix])
@@ -212,8 +230,8 @@ def test_each_fix_alternative_parses_keeps_bytes_and_is_done_once(data, pick):
     compile(new, "fixed.py", "exec", dont_inherit=True)
     _keeps_bytes_outside(text, new, fix.edits)
 
-    def count(diags) -> int:
-        return sum(1 for e in diags for f in offered(e) if f.message == fix.message)
+    def count(diags) -> int:  # as offered, before a codemod appends its note to the message
+        return sum(1 for e in diags for f in offered(e) if f.message == picked.message)
 
     assert count(lint_bytes(new.encode("utf-8")).diagnostics) < count(result.diagnostics)
 
