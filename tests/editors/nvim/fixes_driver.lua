@@ -1,6 +1,6 @@
 -- Headless Neovim driver for tests/editors/test_neovim_fixes.py (Neovim 0.7 and 0.11 alike).
 -- TCLINT_STEPS (JSON) lists steps, each on its own copy of the file so that no step sees another's
--- edit: { file, code, only?, pick }.  A step opens `file`, waits for the diagnostic `code`, puts the
+-- edit: { file, code, only?, pick } (or { file, code, command }: run that Ex command instead).  A step opens `file`, waits for the diagnostic `code`, puts the
 -- cursor on it and asks for code actions the way a user does (vim.lsp.buf.code_action(), with
 -- context.only for "fix all"); Neovim's vim.ui.select menu is answered with the first entry whose
 -- title contains `pick`, and Neovim applies it.  Recorded per step: every action offered (title,
@@ -33,6 +33,12 @@ local function run(step)
   end
   local d = find(buf, step.code)
   vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
+  if step.command then -- a command of the packaged config (:TclintFixAll) instead of the menu
+    vim.cmd(step.command)
+    rec.chosen = step.command
+    rec.buffer = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
+    return
+  end
   local done = false
   local original_select = vim.ui.select
   vim.ui.select = function(items, opts, on_choice)

@@ -471,12 +471,44 @@ function M.related(opts)
   return items
 end
 
+--- :TclintFixAll: the server's "fix all" action (source.fixAll.tclint: every finding's preferred
+--- safe fix, never an unsafe one) applied to the current buffer, without a menu; usable from a
+--- BufWritePre autocommand.  Returns true when it changed the buffer.
+function M.fix_all(opts)
+  opts = opts or {}
+  local buf = vim.api.nvim_get_current_buf()
+  local client = M.client(buf)
+  if not client then
+    vim.notify("tclint: the server is not running for this buffer", vim.log.levels.WARN)
+    return false
+  end
+  local last = math.max(vim.api.nvim_buf_line_count(buf) - 1, 0)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = { line = 0, character = 0 }, ["end"] = { line = last, character = 0 } },
+    context = { diagnostics = {}, only = { "source.fixAll.tclint" } },
+  }
+  local resp, err = M.request_sync(client, "textDocument/codeAction", params, opts.timeout_ms or 5000, buf)
+  if not resp or resp.err then
+    vim.notify("tclint: fix all failed: " .. vim.inspect(err or resp.err), vim.log.levels.ERROR)
+    return false
+  end
+  for _, action in ipairs(resp.result or {}) do
+    if action.kind == "source.fixAll.tclint" and action.edit then
+      vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding or "utf-16")
+      return true
+    end
+  end
+  return false
+end
+
 local function commands()
   local function define(name, fn, desc, extra)
     vim.api.nvim_create_user_command(name, fn, vim.tbl_extend("force", { desc = desc, force = true }, extra or {}))
   end
   define("TclintRelated", function(args) M.related({ all = args.bang }) end,
     "tclint: the finding's related locations (TC312: the library sites) in the location list", { bang = true })
+  define("TclintFixAll", function() M.fix_all() end, "tclint: apply every safe fix to the buffer")
   define("TclintProbe", function() M.probe("function") end, "tclint: probe the function at the cursor under TorchDynamo")
   define("TclintProbeFile", function() M.probe("file") end, "tclint: probe the current file as a program")
   define("TclintRestart", function()
