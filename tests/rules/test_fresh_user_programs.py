@@ -44,6 +44,29 @@ def big_boxes(boxes, areas_t):
     table = np.unique(np.array([3, 1, 3]))  # expect: TC109
     return boxes[big], clipped, table
 """,
+    # seq2seq: a GRU submodule called from a compiled forward (Dynamo: GB0014 and the whole frame
+    # falls back to eager, so the print after it is not a break of its own); a GRUCell traces
+    "rnn-submodule": """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 8)
+        self.rnn = nn.LSTM(8, 8, batch_first=True)
+        self.cell = nn.GRUCell(8, 8)
+
+    def forward(self, tokens):
+        out, _ = self.rnn(self.emb(tokens))  # expect: TC123
+        h = self.cell(out[:, 0])
+        print("encoded")
+        return h
+
+
+encoder = torch.compile(Encoder())
+""",
 }
 
 
