@@ -265,3 +265,29 @@ out = fast(torch.ones(3))
     new = apply_fixes(src, [fix])[0]
     assert new.endswith('out = fast(torch.ones(3))\nlog.warning("step %s", out.sum())\n')
     assert "    log.warning" not in new
+
+
+# -- TC203: the float -> 0-d tensor fix only where it removes a recompile ---------------------------
+FLOAT_ARG = """
+import torch
+
+@torch.compile(dynamic=False)
+def scale(x, alpha: float):
+    return x * alpha + 1
+
+a = scale(torch.ones(4), 0.5)
+b = scale(torch.ones(4), {second})
+"""
+
+
+@pytest.mark.parametrize(("second", "fixed"), [("0.5", False), ("0.7", True), ("a.sum().item() / 4", True)])
+def test_float_as_tensor_only_when_the_value_varies(tmp_path, second, fixed):
+    """Measured on torch 2.13 (backend eager): under dynamic=False the same float every call
+    compiles once (nothing for the fix to remove), two values compile twice and a 0-d tensor
+    once; with default settings a float compiles twice for any number of values (not flagged)."""
+    _src, diags = _fixes(tmp_path, "TC203", FLOAT_ARG.format(second=second))
+    (d,) = diags
+    fixes = [f for f in offered(d) if f.message.startswith("Pass `alpha` as a 0-d tensor")]
+    assert bool(fixes) is fixed
+    if fixed:
+        assert "one compile instead of one per value" in fixes[0].message
