@@ -50,7 +50,9 @@ class UnboundedVariants(Rule):
     For `torch.compile` of a new instance per iteration, a display-only suggestion: hoist the
     compile out of the loop and reuse one compiled module.  It is not applied because the module
     is built from loop values, so its parameter shapes truly differ between iterations: the
-    rewrite needs one module of the largest shape (sliced), which tclint does not write.
+    rewrite needs one module of the largest shape (sliced), which tclint does not write.  A
+    `torch.compile` of a callable the loop does not change (`torch.compile(model)` per batch)
+    compiles once and is TC313's, whose fix hoists the call.
 
     ## References
     - https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html
