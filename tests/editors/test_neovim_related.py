@@ -100,6 +100,9 @@ def test_library_sites_are_listed_and_open_the_installed_file(version, tools_bin
     result = json.loads(out.read_text())
     assert proc.returncode == 0 and not result["errors"], f"{result}\n{proc.stderr}"
     assert result["diagnostic"]["lnum"] == SITE_LINE
+    # the summary, as the CLI words it ("compiled library code meets N likely graph breaks in M installed files ...")
+    assert result["diagnostic"]["message"].split("\n")[0] == summary["message"], result["diagnostic"]
+    assert result["diagnostic"]["severity"] == {"error": 1, "warning": 2, "info": 3}[summary["severity"]]
     # the related locations reached Neovim (kept in the diagnostic's user_data.lsp), as file URIs
     delivered = [
         (r["location"]["uri"], r["location"]["range"]["start"]["line"] + 1) for r in result["related"]
