@@ -108,6 +108,10 @@ def test_library_sites_are_listed_and_open_the_installed_file(version, tools_bin
         (r["location"]["uri"], r["location"]["range"]["start"]["line"] + 1) for r in result["related"]
     ]
     assert delivered == [("file://" + f, row) for f, row, _ in expected], delivered
+    # K's hover lists the first sites as markdown links (which Neovim opens only outside, with gx)
+    file, row, _ = expected[jump - 1]
+    assert "**In the installed library** (from your compile site):" in result["hover"], result["hover"]
+    assert f"[{os.path.basename(file)}:{row}](file://{file}#L{row})" in result["hover"], result["hover"]
     # :TclintRelated: every library site in the location list, in order, with the site's message
     assert result["loclist_title"] == "tclint: related locations"
     listed = [(item["filename"], item["lnum"], item["col"]) for item in result["loclist"]]
@@ -116,7 +120,7 @@ def test_library_sites_are_listed_and_open_the_installed_file(version, tools_bin
         r["message"].split("\n")[0] for r in summary["related"]
     ]
     # :ll N opened the installed file at the site (the `.item()` in the object-detection loss)
-    file, row, col = expected[jump - 1]
+    col = expected[jump - 1][2]
     assert os.path.realpath(result["jumped"]["file"]) == os.path.realpath(file)
     assert file.endswith("transformers/loss/loss_for_object_detection.py")
     assert (result["jumped"]["lnum"], result["jumped"]["col"]) == (row, col)

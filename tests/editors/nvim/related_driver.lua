@@ -1,9 +1,9 @@
 -- Headless Neovim driver for tests/editors/test_neovim_related.py (Neovim 0.7 and 0.11 alike).
 -- The user script given on the command line is open and the packaged tclint config (init.lua)
 -- attached the server.  Steps: wait for the diagnostic TCLINT_CODE (TC312, the library summary),
--- record the relatedInformation Neovim kept for it, run :TclintRelated on its line, jump to the
--- location list's entry TCLINT_JUMP (:ll N, as a user does), and record which file and line the
--- jump opened; everything goes as JSON to TCLINT_OUT.
+-- record the relatedInformation Neovim kept for it and K's hover there, run :TclintRelated on its
+-- line, jump to the location list's entry TCLINT_JUMP (:ll N, as a user does), and record which
+-- file and line the jump opened; everything goes as JSON to TCLINT_OUT.
 local out_path = os.getenv("TCLINT_OUT")
 local timeout = tonumber(os.getenv("TCLINT_TIMEOUT_MS") or "60000")
 local code = os.getenv("TCLINT_CODE") or "TC312"
@@ -33,6 +33,14 @@ local ok, err = pcall(function()
   -- what Neovim itself kept of the LSP diagnostic's relatedInformation
   local lsp = (d.user_data and d.user_data.lsp) or {}
   result.related = lsp.relatedInformation or {}
+  -- K's hover on the compile site (the params vim.lsp.buf.hover() sends): the library part of the chain
+  local client = tclint.client(buf)
+  vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding or "utf-16")
+  local resp, rerr = tclint.request_sync(client, "textDocument/hover", params, timeout, buf)
+  if not resp or resp.err then error("hover: " .. vim.inspect(rerr or (resp and resp.err))) end
+  local contents = resp.result and resp.result.contents
+  result.hover = type(contents) == "table" and (contents.value or vim.inspect(contents)) or tostring(contents)
   -- :TclintRelated on the diagnostic's line, from another column of it
   vim.api.nvim_win_set_cursor(0, { d.lnum + 1, 0 })
   vim.cmd("TclintRelated")
