@@ -655,14 +655,41 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
         if isinstance(op, ast.NotEq):
             return left != right
         raise Unseen(ast.unparse(node))
+    if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+        return _container(node)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         name = _dotted(node.func) or ""
         if name in _UNDER_COMPILE:
             return _UNDER_COMPILE[name]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return _dict_get(node, ctx)
     text = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if text is None:
         raise Unseen(ast.unparse(node))
     return _value(text, ctx)
+
+
+def _container(node: ast.expr) -> Any:
+    """A literal dict / list / tuple / set (``x if x is not None else {}``: empty, and not None)."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise Unseen(ast.unparse(node)) from None
+
+
+def _dict_get(node: ast.Call, ctx: Context) -> Any:
+    """``kwargs.get("scale", None)`` on a dict whose content tclint knows (a literal, a default)."""
+    try:
+        if not 1 <= len(node.args) <= 2 or node.keywords:
+            raise Unseen("")
+        owner = _eval(node.func.value, ctx) if isinstance(node.func, ast.Attribute) else None
+        key = _eval(node.args[0], ctx)
+        default = _eval(node.args[1], ctx) if len(node.args) == 2 else None
+    except Unseen:
+        raise Unseen(ast.unparse(node)) from None
+    if isinstance(owner, dict) and isinstance(key, (str, int, float, bool, type(None))):
+        return owner.get(key, default)
+    raise Unseen(ast.unparse(node))
 
 
 # what these calls return inside a region torch.compile traces
@@ -797,7 +824,7 @@ def _name_value(name: str, ctx: Context) -> Any:
     if not ctx.is_root:
         if ctx.bindings is None:
             raise Unseen(name)
-        rebound = _rebinding(ctx.fn, name)
+        rebound = _rebinding(ctx.fn, name, ctx.at_line)
         if name in ctx.bindings:
             expr, outer = ctx.bindings[name]
             value = _eval(expr, outer)
@@ -806,7 +833,7 @@ def _name_value(name: str, ctx: Context) -> Any:
         if rebound is not None and value is None:
             return _eval(rebound, ctx)
         return value
-    rebound = _rebinding(ctx.fn, name)
+    rebound = _rebinding(ctx.fn, name, ctx.at_line)
     how = ctx.side.kwargs.get(name) if ctx.side.calls_seen else None
     if how is None:
         raise Unseen(name)
@@ -822,10 +849,13 @@ def _name_value(name: str, ctx: Context) -> Any:
     return _default(ctx.fn, name)
 
 
-def _rebinding(fn: ast.AST, name: str) -> ast.expr | None:
+def _rebinding(fn: ast.AST, name: str, before: int) -> ast.expr | None:
+    """The fallback of ``name = name if name is not None else FALLBACK`` above line ``before`` (one
+    further down does not change the value a condition above it sees)."""
     for n in ast.walk(fn):
         if (
             isinstance(n, ast.Assign)
+            and n.lineno < before
             and len(n.targets) == 1
             and isinstance(n.targets[0], ast.Name)
             and n.targets[0].id == name

@@ -268,6 +268,62 @@ def test_a_site_behind_a_value_the_library_computes_from_its_settings_is_never_h
     assert heat[16] == (True, ["len(extra)"])  # an input's length: as hot as the loop makes it
 
 
+def test_a_rebinding_below_a_condition_and_a_known_dicts_get_are_judged(tmp_path):
+    """diffusers' BasicTransformerBlock: ``if cross_attention_kwargs is not None:`` at the top, and
+    ``cross_attention_kwargs = ... if cross_attention_kwargs is not None else {}`` further down: the
+    condition sees the argument (None: pruned), not the rebinding below it.  A rebinding above it
+    gives ``{}``, whose ``.get("scale", None)`` is None: pruned too."""
+    python, site = _site(tmp_path)
+    write_tree(
+        site,
+        {
+            "optlib/__init__.py": BOOBY_TRAP,
+            "optlib/net.py": textwrap.dedent("""
+        import logging
+
+        from torch import nn
+
+        logger = logging.getLogger(__name__)
+
+
+        class Block(nn.Module):
+            def forward(self, x, opts=None):
+                if opts is not None:
+                    if opts.get("scale", None) is not None:
+                        logger.warning("scale is deprecated")
+                opts = opts.copy() if opts is not None else {}
+                return x * 2
+
+            def later(self, x, opts=None):
+                opts = opts if opts is not None else {}
+                if opts.get("scale", None) is not None:
+                    logger.warning("scale is deprecated")
+                return x
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x, opts=None):
+                x = self.block(x, opts=opts)
+                return self.block.later(x, opts=opts) * x.sum().item()
+        """),
+        },
+    )
+    proj = os.path.join(str(tmp_path), "proj")
+    user = "import torch\nfrom optlib.net import Net\nmodel = torch.compile(Net())\nmodel(torch.ones(2))\n"
+    write_tree(proj, {"train.py": user})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert [(s["line"], s["depends_on"]) for s in summary.extra["library_sites"]] == [(31, [])]
+    why = {s["line"]: s["why"][0] for s in summary.extra["pruned_sites"]}
+    assert sorted(why) == [13, 20], why
+    assert why[13].startswith("`opts is not None` is False")
+    assert why[20].startswith("`opts.get('scale', None) is not None` is False")
+
+
 def test_an_upgraded_library_is_seen_by_an_unchanged_rerun(tmp_path, monkeypatch):
     """The whole-run cache is keyed by the project's files only: it is not used while following."""
     from tclint.rules import engine
