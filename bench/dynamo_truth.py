@@ -210,6 +210,12 @@ def tclint_shim(root: str) -> str:
     return shim
 
 
+def _first_line(node: ast.AST) -> int:
+    """The first line of a body item: a statement, an except handler, or a ``match`` case (which has
+    no position of its own: its pattern's)."""
+    return node.pattern.lineno if isinstance(node, ast.match_case) else node.lineno  # type: ignore[attr-defined]
+
+
 class SourceIndex:
     """Statement and function lookups for one file."""
 
@@ -242,7 +248,7 @@ class SourceIndex:
                 continue
             if isinstance(child, ast.stmt):
                 body_starts = [
-                    getattr(child, a)[0].lineno
+                    _first_line(getattr(child, a)[0])
                     for a in ("body", "orelse", "finalbody", "handlers", "cases")
                     if isinstance(getattr(child, a, None), list) and getattr(child, a)
                 ]

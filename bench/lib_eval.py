@@ -146,6 +146,29 @@ LIBS: dict[str, LibSpec] = {
         ),
         # not in the test extra (measured once, with --python of a venv that has it; no pinned slice)
         LibSpec("vit_pytorch", "vit-pytorch", ("vit_pytorch",), "vit_user.py", ("vit_pytorch.*:*.forward",)),
+        # held out (issue 12): measured once by someone who had not tuned tclint on them, with --python
+        # of a venv that has them (not in the test extra)
+        LibSpec(
+            "torchmetrics",
+            "torchmetrics",
+            ("torchmetrics",),
+            "torchmetrics_user.py",
+            ("torchmetrics.*:*.forward", "torchmetrics.*:*.update", "torchmetrics.functional.*:*"),
+        ),
+        LibSpec(
+            "zuko",
+            "zuko",
+            ("zuko",),
+            "zuko_user.py",
+            ("zuko.*:*.forward", "zuko.*:*.log_prob", "zuko.*:*.rsample"),
+        ),
+        LibSpec(
+            "gpytorch",
+            "gpytorch",
+            ("gpytorch", "linear_operator"),  # linear_operator: gpytorch's own operators, split out
+            "gpytorch_user.py",
+            ("gpytorch.*:*.forward", "gpytorch.*:*.__call__", "linear_operator.*:*"),
+        ),
     ]
 }
 
