@@ -107,6 +107,13 @@ def join(a: Ty, b: Ty) -> Ty:
             return x  # `self.fn = helper if cfg.x else None`: the callable, where it is one
         if x.kind == TENSOR and y.kind in (UNKNOWN, DEFERRED):
             return x.weaker(MEDIUM)
+        if (
+            x.kind == MODLIST
+            and (x.ref or "").startswith(CLASSES)
+            and y.kind == CONTAINER
+            and y.dtype is None
+        ):
+            return x  # `layers = []` filled with modules in a loop: the modules, where it has them
         if x.kind == TENSOR and y.kind == SCALAR and y.dtype in ("bool", "int", "float"):
             # `skip = False` ... `if self.training: skip = torch.rand([]) < p`: a tensor on one path
             return x.weaker(MEDIUM)

@@ -42,6 +42,24 @@ _MODULE_KINDS = ("instance", "modlist", "elem", "deferred", "attr")
 class CallGraph(AnalyzerBase):
     """Call edges, compile/disable sites and compile decorators (a mixin of ``Analyzer``)."""
 
+    def _local_module_append(self, holder: ast.expr, method: str, arg: ast.expr) -> None:
+        """``layers = []`` then ``layers.append(Block())`` in a loop: the local list holds those
+        modules (``nn.Sequential(*layers)`` is a container of them)."""
+        scope = self.scope
+        if not isinstance(holder, ast.Name) or scope.kind == "class" or holder.id not in scope.env:
+            return
+        held = scope.env[holder.id]
+        if not (held.kind == T.CONTAINER and held.dtype is None) and not (
+            held.kind == T.MODLIST and (held.ref or "").startswith(T.CLASSES)
+        ):
+            return
+        items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
+        refs = [t.ref for t in (self.type_of(i) for i in items) if t.kind in (T.MODULE, T.INSTANCE) and t.ref]
+        if not refs or len(refs) != len(items):
+            return
+        old = T.ref_classes(held.ref) if held.kind == T.MODLIST else []
+        scope.env[holder.id] = Ty(T.MODLIST, T.HIGH, "list", T.CLASSES + (T.union_ref([*old, *refs]) or ""))
+
     def _call(self, node: ast.Call) -> None:  # noqa: C901
         scope = self.scope
         func = node.func
@@ -70,6 +88,7 @@ class CallGraph(AnalyzerBase):
         if method in ("add", "update", "append", "extend"):
             self._config_call(node)
         if method in ("append", "extend", "insert") and isinstance(func, ast.Attribute) and node.args:
+            self._local_module_append(func.value, method, node.args[-1])
             sp = self_path(func.value, scope.self_name)
             cls = self.ctx.cls
             if sp is not None and "." not in sp and cls is not None:
@@ -387,6 +406,10 @@ class CallGraph(AnalyzerBase):
         ty = self.type_of(arg)
         if ty.kind == T.TENSOR:
             return "tensor"
+        if isinstance(arg, (ast.Compare, ast.BoolOp)) or (
+            isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.Not)
+        ):
+            return "bool"  # `step % 2 == 0`, `not warmup`: a Python bool decided per call
         return "expr"
 
     # ------------------------------------------------------------------ compile sites

@@ -137,6 +137,10 @@ def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | No
                 ty = a.type_of(node)  # Block().to(dtype), build_block(cfg)
                 if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
                     refs.extend(T.ref_classes(ty.ref))
+        elif isinstance(node, ast.expr):
+            ty = a.type_of(node)  # nn.Sequential(*layers), a local list of modules
+            if ty.kind == T.MODLIST and (ty.ref or "").startswith(T.CLASSES):
+                refs.extend(T.ref_classes(ty.ref))
     seen: list[str] = []
     for r in refs:
         if r not in seen:

@@ -644,6 +644,43 @@ model = torch.compile(Net())
         _EARLY_RETURN.format(test="self.training", ret="h * 2") + "model = torch.compile(Net())\n",
         set(),
     ),
+    # a list of modules filled by append, given to a container (`nn.Sequential(*layers)`), in a
+    # factory and at module level (measured: Dynamo breaks at 7 and 13)
+    (
+        "sequential-of-appended-modules",
+        """\
+import torch
+import torch.nn as nn
+
+
+class Flip(nn.Module):
+    def forward(self, x):
+        print("flip")
+        return x.flip(-1)
+
+
+class Jitter(nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            x = x * 0.9
+        return x
+
+
+def build(n):
+    layers = []
+    for _ in range(n):
+        layers.append(Flip())
+    return nn.Sequential(*layers)
+
+
+blocks = []
+for _ in range(2):
+    blocks.append(Jitter())
+seq = torch.compile(nn.Sequential(*blocks))
+s = torch.compile(build(2))
+""",
+        {(7, "TC104"), (13, "TC102")},
+    ),
     # all()/any() of tensors take each item's truth value (measured: GB0170 at each call)
     (
         "all-any-of-tensors",
