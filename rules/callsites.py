@@ -127,6 +127,9 @@ def _edge_roots(
             if ty is not None and ty.kind == T.COMPILED and ty.ref:
                 out.extend((k, True) for k in project.site_targets.get(ty.ref, ()) if k in root_keys)
         return out
+    compiled_return = _compiled_return_roots(project, ff, edge, root_keys)
+    if compiled_return:
+        return compiled_return
     if caller is not None and edge.kind in ("self", "instance", "deferred", "elem"):
         if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
             return out
@@ -140,6 +143,19 @@ def _edge_roots(
             ):
                 out.append((key, True))
     return out
+
+
+def _compiled_return_roots(
+    project: Project, ff: FileFacts, edge: CallEdge, root_keys: set[str]
+) -> list[tuple[str, bool]]:
+    """``model = load(path); model(x)`` where the project function ``load`` returns
+    ``torch.compile(...)``: the call enters the compiled module's frames."""
+    if edge.kind != "deferred" or edge.method not in ("__call__", "forward"):
+        return []
+    ty = project.deferred_type(edge.target, ff)
+    if ty.kind != T.COMPILED or not ty.ref:
+        return []
+    return [(k, True) for k in project.site_targets.get(ty.ref, ()) if k in root_keys]
 
 
 def _self_may_be_compiled(project: Project, ff: FileFacts, caller: FunctionFacts, edge: CallEdge) -> bool:

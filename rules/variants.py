@@ -264,9 +264,12 @@ def _state_mutations(project: Project) -> dict[str, list[Source]]:
 def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
     """Calls of ``self.<attr>(...)`` where a method stored a compiled object in ``self.<attr>``
     (``self.fast = torch.compile(self.model)``): the attribute's assignment is the compile site
-    itself, which the submodule specs do not always record as compiled."""
+    itself, which the submodule specs do not always record as compiled.  Calls from outside the
+    class through an instance (``agent.update(...)`` after ``self.update =
+    torch.compile(self._td_loss)``) count too."""
     out = []
     root_keys = {key for key, *_ in callsites.roots(project)}
+    by_class_attr: dict[tuple[str, str], list[str]] = {}
     for ff in project.files.values():
         by_attr: dict[tuple[str, str], list[str]] = {}
         for site in ff.compile_sites:
@@ -284,6 +287,7 @@ def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
                 if spec.loc == site.loc:
                     keys = [k for k in project.site_targets.get(site.id, ()) if k in root_keys]
                     by_attr.setdefault((owner, attr), []).extend(keys)
+                    by_class_attr.setdefault((f"{ff.path}::{owner}", attr), []).extend(keys)
         if not by_attr:
             continue
         for fn in ff.functions.values():
@@ -297,6 +301,25 @@ def _compiled_attr_calls(project: Project) -> list[callsites.RootCall]:
                                 key, edge, ff, callsites.frame_params(project.functions[key][1])
                             )
                         )
+    if by_class_attr:
+        out.extend(_instance_attr_calls(project, by_class_attr))
+    return out
+
+
+def _instance_attr_calls(
+    project: Project, by_class_attr: dict[tuple[str, str], list[str]]
+) -> list[callsites.RootCall]:
+    """``agent.update(...)`` for a class whose method stored ``self.update = torch.compile(...)``
+    (``by_class_attr``: (class key, attribute) -> the compiled roots)."""
+    out = []
+    for ff in project.files.values():
+        for edge, _caller in _all_edges(ff):
+            if edge.kind != "instance" or edge.method in ("__call__", "forward"):
+                continue
+            for cls_key in project.class_keys_for(edge.target, ff):
+                for key in by_class_attr.get((cls_key, edge.method), ()):
+                    params = callsites.frame_params(project.functions[key][1])
+                    out.append(callsites.RootCall(key, edge, ff, params))
     return out
 
 
@@ -653,6 +676,8 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
     out = []
     for name, (param, kinds) in by_param.items():
         guard = callsites.specialisation(param, dynamic_false)
+        if guard is None and param.ty.kind == T.UNKNOWN and "bool" in kinds and param.uses:
+            guard = f"{name} == <True/False>"  # an unannotated flag given a bool: specialised
         unbounded = [k for k in kinds if k in callsites.UNBOUNDED]
         consts = sorted({k.partition(":")[2] for k in kinds if k.startswith(("const:", "choice:"))})
         if guard is not None and "True/False" in guard:
@@ -700,7 +725,12 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
                 )
             continue
         ty = param.ty
-        if ty.kind == T.SCALAR and ty.dtype in ("int", "float") and (len(consts) >= 2 or unbounded):
+        # an unannotated parameter given a loop counter, a length or a clock value: a Python
+        # number that changes per call (measured: `greedy(q, obs, 1.0 + ep)` compiles twice)
+        numeric = ty.kind == T.UNKNOWN and bool(unbounded) and "fstring" not in unbounded
+        if (ty.kind == T.SCALAR and ty.dtype in ("int", "float") or numeric) and (
+            len(consts) >= 2 or unbounded
+        ):
             srcs = [s for ss in kinds.values() for s in ss]
             out.append(
                 Dimension(

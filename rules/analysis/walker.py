@@ -656,6 +656,15 @@ class Walker(AnalyzerBase):
         ty = self.expr(node.value)
         for target in node.targets:
             self._assign_target(target, node.value, ty, node)
+        if (
+            self.scope.loops
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and ty.kind != T.TENSOR
+            and _counter_arithmetic(node.value, self.scope.counters)
+        ):
+            # `lr = base_lr * 0.5 ** step`, `seq = 4 + step` in a loop: a new number per iteration
+            self.scope.counters.add(node.targets[0].id)
         self._dispatch(node)
 
     def _ann_assign(self, node: ast.AnnAssign) -> None:
@@ -1086,3 +1095,21 @@ def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         return (dotted(exc) or "").endswith("NotImplementedError")
     return False
+
+
+_NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
+
+
+def _counter_arithmetic(node: ast.expr, counters: set[str]) -> bool:
+    """``node`` is Python arithmetic over a loop counter (``4 + step``, ``base * 0.5 ** step``,
+    ``max(1, step // 2)``): names, constants, operators and number builtins only, reading a counter."""
+    found = False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            found = found or sub.id in counters
+        elif isinstance(sub, ast.Call):
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in _NUMBER_CALLS) or sub.keywords:
+                return False
+        elif not isinstance(sub, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.Load)):
+            return False
+    return found and not isinstance(node, (ast.Name, ast.Constant))

@@ -556,3 +556,70 @@ def test_unbounded_call_argument_is_an_error_that_says_when_the_limit_is_hit(tmp
     (d,) = [d for d in lint_code(tmp_path, code).diagnostics if d.code == "TC205"]
     assert d.severity.value == "error"
     assert "9th new value hits the recompile limit (8)" in d.message and "runs eagerly" in d.message
+
+
+def test_calls_through_a_returned_compiled_module_and_an_instance_attribute(tmp_path):
+    # from fresh user programs (measured with tclint probe, torch 2.13): a serving factory that
+    # returns torch.compile(...), and an agent whose method stored self.update = torch.compile(...)
+    # called as agent.update(...) with a per-step float (2 compiles: static, then dynamic)
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Enc(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def load():
+            return torch.compile(Enc().eval())
+
+        class Agent:
+            def __init__(self):
+                self.q = Enc()
+                self.update = torch.compile(self._loss)
+
+            def _loss(self, obs, scale):
+                return self.q(obs).sum() * scale
+
+        def main(x):
+            model = load()
+            model(x)
+            with torch.no_grad():
+                model(x)
+            agent = Agent()
+            for ep in range(10):
+                agent.update(x, 1.0 / (ep + 1))
+        """)
+    found = {v.qualname: v for v in variants(lint_code(tmp_path, code).project).values()}
+    assert found["Enc.forward"].calls == 2
+    assert [(d.kind, d.values) for d in found["Enc.forward"].dims] == [("grad_mode", ["grad", "no_grad"])]
+    assert found["Agent._loss"].calls == 1 and found["Agent._loss"].count == 2
+
+
+def test_loop_derived_numbers_and_computed_flags_at_unannotated_parameters(tmp_path):
+    # a training step compiled with @torch.compile, called with a decayed learning rate and a flag
+    # computed per step (measured: train_step compiles for the flag and for the float; the float
+    # goes dynamic after its second value)
+    code = textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def train_step(x, lr, use_fix):
+            y = x * lr
+            if use_fix:
+                y = y - y.mean()
+            return y
+
+        def main(x):
+            base_lr = 0.1
+            for step in range(5):
+                lr = base_lr * (0.5 ** step)
+                train_step(x, lr, step % 2 == 0)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert sorted(d.guard for d in v.dims) == ["lr == <value>, then dynamic", "use_fix == <True/False>"]
+    assert v.bounded and v.count == 4
