@@ -559,9 +559,30 @@ class Project:
                     owner_key = self._owner_key(ref.partition("|")[0], ff)
                     found = self.call_method_of_class(owner_key, "__call__") if owner_key else None
                     anchors = [found] if found else []
+                if not anchors and kind == "instance" and ref and ref.startswith("torch.nn."):
+                    # `if isinstance(m, nn.Linear): m.register_forward_hook(h)` in a
+                    # named_modules() loop: it runs where a project module calls such a submodule
+                    anchors = self._torch_submodule_callers(ref)
                 link = Link(ff.path, edge.loc, f"hook registered at {ff.path}:{edge.loc.line}")
                 for anchor in anchors:
                     self.hooks.setdefault(anchor, []).extend((h, link) for h in hook_keys if h != anchor)
+
+    def _torch_submodule_callers(self, torch_cls: str) -> list[str]:
+        """The forwards of project module classes holding a ``torch_cls`` submodule
+        (``self.fc = nn.Linear(...)``): where a hook on such a submodule runs."""
+        index = self.memo.get("torch_submodule_callers")
+        if index is None:
+            index = {}
+            for cls_key, (_cff, cf) in self.classes.items():
+                for spec in cf.attrs.values():
+                    if spec.kind != "torch":
+                        continue
+                    fwd = self.call_method_of_class(cls_key, "__call__")
+                    for r in spec.refs:
+                        if fwd and fwd not in index.setdefault(r, []):
+                            index[r].append(fwd)
+            self.memo["torch_submodule_callers"] = index
+        return list(index.get(torch_cls, ()))
 
     def function_keys(self, kind: str, ref: str, ff: FileFacts) -> list[str]:
         """The project function a ``("func"|"local"|"deferred", ref)`` description names (for

@@ -81,3 +81,53 @@ def test_fresh_program_findings(tmp_path, name: str) -> None:
     result = lint_code(tmp_path, code)
     got = {(d.span.start.line, d.code) for d in result.diagnostics if d.code.startswith("TC1")}
     assert got == expected, [d.message for d in result.diagnostics]
+
+
+def test_hook_factory_storing_under_its_own_key_does_not_grow_the_dict(tmp_path) -> None:
+    # activation capture on every nn.Linear: make_hook(name) returns a hook that stores
+    # stats[name] = ...; each hook
+    # adds its one key on its first call, so the dict stops growing (measured: 2 compiles over 6
+    # steps with two hooks, then none); a key computed per call still grows it
+    code = """
+import torch
+
+stats = {}
+seen = {}
+
+
+def make_hook(name):
+    def hook(module, inputs, output):
+        stats[name] = output.detach().mean()
+
+    return hook
+
+
+def count_hook(module, inputs, output):
+    seen[output.shape[0]] = output.detach().mean()  # expect: TC202
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 4)
+        self.fc2 = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+net = Net()
+for n, m in net.named_modules():
+    if isinstance(m, torch.nn.Linear):
+        m.register_forward_hook(make_hook(n))
+net.fc1.register_forward_hook(count_hook)
+cnet = torch.compile(net)
+"""
+    expected = {(i, "TC202") for i, line in enumerate(code.split("\n"), start=1) if "expect: TC202" in line}
+    result = lint_code(tmp_path, code)
+    got = {(d.span.start.line, d.code) for d in result.diagnostics if d.code.startswith("TC2")}
+    assert got == expected, [d.message for d in result.diagnostics]
+    # the hooks sit on torch submodules picked by isinstance in a named_modules() loop: they run
+    # inside the compiled Net.forward, so their bodies are compiled code
+    assert result.project is not None
+    assert any(k.endswith("make_hook.<locals>.hook") for k in result.project.regions)
