@@ -337,8 +337,9 @@ class _Pass:
         self.buffers: dict[str, set[str]] = {}  # class qualname -> registered buffer names
         self.buffer_writes: list[tuple[str, str, str]] = []  # (class, attr, pos)
         self.fresh: list[str] = []
-        # per enclosing `for`/`while` of the current scope: every name (and `a.b` path) it binds
-        self.loop_stores: list[set[str]] = []
+        # the enclosing `for`/`while` statements of the current scope (what they bind is computed
+        # only for a torch.compile call in one: _stored_paths)
+        self.loop_stores: list[ast.For | ast.AsyncFor | ast.While] = []
         self.rewraps: list[str] = []
 
     def pos(self, node: ast.AST) -> str:
@@ -400,11 +401,11 @@ class _Pass:
             self.body(node.body)
             self.ctx = saved
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.loop_stores.append(_stored_paths(node))
+            self.loop_stores.append(node)
             self.for_(node)
             self.loop_stores.pop()
         elif isinstance(node, ast.While):
-            self.loop_stores.append(_stored_paths(node))
+            self.loop_stores.append(node)
             self.scan(node.test)
             self.body(node.body)
             self.body(node.orelse)
@@ -680,7 +681,7 @@ class _Pass:
                 )
                 if fresh:
                     self.fresh.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
-                elif self.loop_stores and _loop_free(node, self.loop_stores[-1]):
+                elif self.loop_stores and _loop_free(node, _stored_paths(self.loop_stores[-1])):
                     self.rewraps.append(f"{self.pos(node)}|{ast.unparse(arg)[:80]}")
         marks = self.marks[-1]
         tags = []
