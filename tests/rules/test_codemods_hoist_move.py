@@ -291,3 +291,23 @@ def test_float_as_tensor_only_when_the_value_varies(tmp_path, second, fixed):
     assert bool(fixes) is fixed
     if fixed:
         assert "one compile instead of one per value" in fixes[0].message
+
+
+# -- the CLI: --diff shows the codemod, --fix applies the safe hoist, the unsafe move needs --unsafe-fixes
+def test_cli_fix_and_diff_for_both_codemods(tmp_path, capsys):
+    from tclint.rules import registry
+    from tclint.rules.cli import main
+
+    hoist = registry.get("TC313").invalid[0]
+    move = next(ex for ex in registry.get("TC104").invalid if "out = model(" in (ex.fixed or ""))
+    loop, block = tmp_path / "loop.py", tmp_path / "block.py"
+    loop.write_text(hoist.code)
+    block.write_text(move.code)
+    main(["check", "--no-cache", "--isolated", "--diff", str(loop)])
+    diff = capsys.readouterr().out
+    assert "+    compiled_model = torch.compile(model)\n" in diff and loop.read_text() == hoist.code
+    main(["check", "--no-cache", "--isolated", "--fix", "-q", str(loop), str(block)])
+    assert loop.read_text() == hoist.fixed  # safe: applied without --unsafe-fixes
+    assert block.read_text() == move.code  # unsafe: not applied
+    main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(block)])
+    assert block.read_text() == move.fixed
