@@ -29,7 +29,7 @@ MARKER_TEXT = (
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Automatically created by tclint.\n*\n"
 # What tclint writes in its cache folder, by top-level name (stats.pkl: the table of older releases)
-_OWN_FOLDERS = frozenset({"facts", "runs", "outputs"})
+_OWN_FOLDERS = frozenset({"facts", "runs", "outputs", "rewalks", "rerun"})  # rewalks.py, rerun.py
 _OWN_FILES = frozenset({MARKER, GITIGNORE, "stats.pkl", "stats.entry"})
 
 
@@ -60,8 +60,8 @@ def _is_real_dir(path: str) -> bool:
 
 
 def _fingerprints(path: str) -> tuple[list[str], list[str]]:
-    """(tclint's, the others): the entries of ``facts``/``runs``/``outputs``, whose folders are
-    named by a tool fingerprint (16 hex digits)."""
+    """(tclint's, the others): the entries of ``facts``/``runs``/``outputs`` (and the others of
+    ``_OWN_FOLDERS``), whose folders are named by a tool fingerprint (16 hex digits)."""
     own: list[str] = []
     other: list[str] = []
     for name in sorted(os.listdir(path)):

@@ -872,6 +872,9 @@ class Linter:
             cached = self.cache.get_run(run_key) if holds else None
             if cached is not None:
                 return LintResult(cached, report, sources, None, {}, run_key)
+        state_key, quick = self._rerun(run_key, todo, overrides, report, sources)
+        if quick is not None:
+            return LintResult(quick, report, sources, None, {}, run_key)
         facts = self._facts_parallel(todo)
         with self.gc_paused():
             diagnostics, project, per_file_settings = self._project_pass(
@@ -888,7 +891,34 @@ class Linter:
                     self.cache.put_run(run_key, diagnostics)
             else:
                 self.cache.put_run(run_key, diagnostics)
+            if state_key is not None:
+                from tclint.rules import rerun
+
+                rerun.store_full(self, state_key, todo, facts, project, diagnostics, report, run_key)
         return LintResult(diagnostics, report, sources, project, per_file_settings, run_key)
+
+    def _rerun(
+        self,
+        run_key: str | None,
+        todo: list[tuple[SourceText, Settings]],
+        overrides: dict[str, bytes],
+        report: list[str],
+        sources: dict[str, SourceText],
+    ) -> tuple[str | None, list[Diagnostic] | None]:
+        """(the key of the state the project pass stores for the next run, or None; the result
+        when edits kept every changed file's interface and exports, or None): only those files'
+        diagnostics derived again, from what the last project pass stored (``tclint.rules.rerun``)."""
+        if run_key is None:
+            return None, None
+        from tclint.rules import rerun
+
+        state_key = rerun.usable(self, todo, overrides)
+        if state_key is None:
+            return None, None
+        quick = rerun.rerun(self, state_key, todo, report, sources, run_key)
+        if quick is not None:
+            self.cache.put_run(run_key, quick)
+        return state_key, quick
 
     def _root_settings(self, report: list[str]) -> Settings:
         """The settings of the project pass (regions, following): the first reported file's."""
@@ -934,7 +964,7 @@ class Linter:
         if libraries:
             libfollow.mark(project, libraries)
         facts = [project.files.get(ff.path, ff) for ff in facts]
-        cross = project_diagnostics(project)
+        cross = project.memo["cross_diagnostics"] = project_diagnostics(project)
         diagnostics: list[Diagnostic] = []
         per_file_settings: dict[str, Settings] = {}
         for ff in facts:

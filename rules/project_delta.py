@@ -3,7 +3,8 @@
 What other files see of a file -- and what the project pass (``tclint.rules.project``), the type
 refinement (``tclint.rules.argflow``) and the cross-file rules read of it -- is every field of its
 ``FileFacts`` but ``candidates``: its definitions, calls, parameters, returns, class bases and
-attributes, compile / disable sites, aliases, module variables, positions included.  Candidates
+attributes, compile / disable sites, aliases, module variables, positions included (its line
+count excluded: nothing across files reads it).  Candidates
 are read across files too, but only by computations that are cheap and per project (frames
 dropped by a callee's break, ``fullgraph`` sites that break, the variant analysis): they are kept
 in ``Project.memo`` or computed by ``project_diagnostics``, and are recomputed here.
@@ -27,7 +28,9 @@ from typing import Any, Literal
 from tclint.rules.facts import FileFacts
 from tclint.rules.project import Project
 
-INTERFACE_FIELDS = tuple(f.name for f in fields(FileFacts) if f.name != "candidates")
+# the line count is not read across files (nothing in the project pass or the rules reads it):
+# appending to a file keeps its interface
+INTERFACE_FIELDS = tuple(f.name for f in fields(FileFacts) if f.name not in ("candidates", "line_count"))
 KEPT_MEMO = ("argflow_rewalked", "argflow_trace")  # refinement state, not derived from candidates
 
 

@@ -1,0 +1,527 @@
+"""A command-line re-run after edits that keep every changed file's interface: only those files are
+analysed, and only their diagnostics are derived again, from what the last run stored per file.
+
+The server keeps its last project in memory (``tclint.rules.project_delta``); a ``tclint check``
+process starts with nothing, and building the project means loading every file's facts and running
+the project pass (seconds on a large tree).  So each run that runs the project pass also stores,
+beside the cache:
+
+- a *state* per project (the tool, the working folder, the indexed files, the settings): for every
+  indexed file its content digest, the digest of its *interface* (every field of its facts but the
+  candidates and the line count: what the project pass, the type refinement and the cross-file
+  rules read of a file, ``interface_digest``) and of its *exports* (what other files' results read
+  of its candidates, ``export_digest``);
+- a *context* per file: what deriving that file's diagnostics reads of the project -- the regions of
+  its functions as the diagnostics show them (``fullgraph``, the multiplier, the loop caller, the
+  chain's related locations and text), the answers about the return types and predicates its
+  candidates require, the training modes of its regions, the frames its callees' breaks drop, the
+  cross-file findings reported in it, the type refinement's walks of it (their seeds and the
+  answers they got) -- and its last diagnostics.
+
+A later run whose whole-run key misses (``Cache.run_key``) looks at which files changed.  When every
+changed file's new facts have the interface it had, the project pass would build the same project
+(the same regions, resolutions, refinement rounds): only candidates differ.  Candidates are read
+across files by three computations, whose inputs from one file are its exports (``export_digest``):
+the frames a break drops in a loop caller (``engine.caller_drops``: whether each function called
+from a loop breaks at medium confidence), ``fullgraph`` sites that break (TC307: the candidates of
+its ``fullgraph`` regions) and the variant analysis (TC201/TC202 candidates in regions).  When those
+are unchanged too, every other file's diagnostics are those of the last run, and the changed files'
+own are derived from their contexts (``engine.diagnose_file`` over a ``_ProjectView``).  A file the
+refinement walked again is walked again with the recorded seeds and answers (``rewalks.Rewalks``
+reuses a walk done before), and each walk must give the interface it gave.
+
+Anything else -- a changed interface or export, a context that lacks an answer the new candidates
+need (``ContextMiss``), several settings in one tree, following installed libraries -- runs the
+full project pass, so the result is always that of a from-scratch run.  Positions are part of the
+interface: an edit that moves lines (adds or removes one above code) runs the full pass; appending
+at the end of a file or editing inside lines does not.  Entries are signed plain data, as the
+cache's (``sealed``, ``plaindata``); reading them runs no code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tclint.rules.config import Settings
+    from tclint.rules.facts import FileFacts
+    from tclint.rules.model import Diagnostic
+    from tclint.rules.project import Project
+    from tclint.rules.source import SourceText
+
+STATE_KIND = "rerun-state-1"
+FILE_KIND = "rerun-file-1"
+FOLDER = "rerun"
+KEEP_PROJECTS = 4  # project folders kept per tool fingerprint (one per tree layout a user lints)
+INSIDE_UNBOUNDED = ("TC201", "TC202")  # read across files by the variant analysis (variants._state_mutations)
+
+
+class ContextMiss(BaseException):
+    """A re-derivation asked the stored context something it does not hold (a new candidate's
+    requirement, the mode of a region no candidate was in): the full pass answers instead.  A
+    BaseException, so that the engine's per-rule ``except Exception`` does not report it."""
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def interface_digest(ff: FileFacts) -> str:
+    """A digest of everything in a file's facts but its candidates and line count (nothing across
+    files reads those but the exports, ``export_digest``).  Equal digests: equal interfaces (the
+    plain form is the cache's faithful one; a set is sorted so that equal facts digest alike)."""
+    from tclint.rules.facts import FileFacts
+    from tclint.rules.plaindata import codec
+
+    bare = dataclasses.replace(ff, candidates=[], line_count=0, fake_registrations=set())
+    plain = codec(FileFacts)[0](bare)  # type: ignore[misc]
+    data = marshal.dumps((plain, sorted(ff.fake_registrations)), 2)  # version 2: no shared references
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+# -- what one file's diagnostics read of the project ---------------------------------------------
+def file_context(
+    project: Project, ff: FileFacts, settings: Settings, cross: list[Diagnostic]
+) -> dict[str, Any]:
+    """The plain context of ``ff`` (its refined facts in ``project``) for ``_ProjectView``."""
+    from tclint.rules.engine import caller_drops
+    from tclint.rules.facts import Need
+    from tclint.rules.plaindata import encode_any
+    from tclint.rules.training_mode import region_mode
+
+    path = ff.path
+    regions: dict[str, Any] = {}
+    for qual in ff.functions:
+        region = project.regions.get(f"{path}::{qual}")
+        if region is None:
+            continue
+        regions[qual] = (
+            region.fullgraph,
+            region.multiplier,
+            encode_any(region.loop_caller),
+            region.loop_key,
+            region.site is not None,
+            encode_any(project.chain_related(region)),
+            project.chain_text(region),
+        )
+    answers: dict[str, Any] = {}
+    modes: dict[str, Any] = {}
+    for cand in ff.candidates:
+        for req in cand.requires:
+            if req.need is Need.RETURNS_TENSOR:
+                answers[f"t|{req.ref}"] = encode_any(project.deferred_type(req.ref, ff))
+            elif req.need is Need.NOT_COMPILING_PREDICATE:
+                answers[f"p|{req.ref}"] = project.is_compiling_predicate(req.ref, ff)
+        if cand.func is not None and cand.func in regions and cand.func not in modes:
+            modes[cand.func] = region_mode(project, f"{path}::{cand.func}")
+    prefix = path + "::"
+    drops = {
+        key[len(prefix) :]: line
+        for key, line in caller_drops(project, settings).items()
+        if key.startswith(prefix)
+    }
+    walks = [
+        (encode_any(seeds), encode_any(answered), interface_digest(result))
+        for _before, seeds, answered, result in (project.memo.get("argflow_trace") or {}).get(path, ())
+    ]
+    return {
+        "regions": regions,
+        "answers": answers,
+        "modes": modes,
+        "drops": drops,
+        "cross": encode_any(list(cross)),
+        "walks": walks,
+        "diags": None,
+    }
+
+
+class _RegionView:
+    """What a diagnostic reads of a region (``engine.candidate_to_diagnostic``, the rules'
+    ``finalize``, ``rule.hot_note``); anything else is a ``ContextMiss``."""
+
+    __slots__ = ("fullgraph", "multiplier", "loop_caller", "loop_key", "has_site", "related", "text")
+
+    def __init__(self, plain: tuple[Any, ...]) -> None:
+        from tclint.rules.plaindata import decode_any
+
+        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text = plain
+        self.fullgraph: bool = fullgraph
+        self.multiplier: str | None = multiplier
+        self.loop_caller: tuple[str, str, int] | None = decode_any(loop_caller)
+        self.loop_key: str | None = loop_key
+        self.has_site: bool = has_site
+        self.related: tuple[Any, ...] = decode_any(related)
+        self.text: str = text
+
+    def __getattr__(self, name: str) -> Any:
+        raise ContextMiss(f"region.{name}")
+
+
+class _ProjectView:
+    """The project as one file's diagnostics see it, from its stored context: its regions, the
+    answers its candidates' requirements got, its regions' modes and dropped frames (pre-filled
+    in ``memo``, where ``engine.caller_drops`` and ``training_mode.region_mode`` keep them) and the
+    dynamo configuration.  Anything else is a ``ContextMiss``."""
+
+    def __init__(self, path: str, ctx: dict[str, Any], dynamo_config: dict[str, Any]) -> None:
+        self.path = path
+        self.regions = {f"{path}::{qual}": _RegionView(plain) for qual, plain in ctx["regions"].items()}
+        self._answers = ctx["answers"]
+        self.memo: dict[str, Any] = {
+            "caller_drops": {f"{path}::{qual}": line for qual, line in ctx["drops"].items()},
+            "training_modes": {f"{path}::{qual}": mode for qual, mode in ctx["modes"].items()},
+        }
+        self.dynamo_config = dynamo_config
+
+    def region_of(self, path: str, func_qual: str | None) -> _RegionView | None:
+        if path != self.path:
+            raise ContextMiss(f"a region of {path}")
+        return None if func_qual is None else self.regions.get(f"{path}::{func_qual}")
+
+    def chain_related(self, region: _RegionView) -> Any:
+        return region.related
+
+    def chain_text(self, region: _RegionView) -> str:
+        return region.text
+
+    def deferred_type(self, ref: str, near: Any, depth: int = 0) -> Any:
+        from tclint.rules.plaindata import decode_any
+
+        found = self._answers.get(f"t|{ref}", _MISSING)
+        if found is _MISSING:
+            raise ContextMiss(f"the return type of {ref}")
+        return decode_any(found)
+
+    def is_compiling_predicate(self, ref: str, near: Any, depth: int = 0) -> bool:
+        found = self._answers.get(f"p|{ref}", _MISSING)
+        if found is _MISSING:
+            raise ContextMiss(f"whether {ref} is a compiling predicate")
+        return bool(found)
+
+    def __getattr__(self, name: str) -> Any:
+        raise ContextMiss(f"project.{name}")
+
+
+_MISSING = object()
+
+
+def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
+    """A digest of what other files' results read of ``ff``'s candidates (see the module doc):
+    per function called from a loop whether it breaks at medium confidence, the candidates of its
+    ``fullgraph`` regions, its TC201/TC202 candidates in regions."""
+    from tclint.rules import registry
+    from tclint.rules.engine import _breaks_at_medium
+
+    rules = registry.by_code()
+    parts: list[Any] = []
+    prefix = ff.path + "::"
+    for key, region in view.regions.items():
+        if region.loop_key is not None and region.loop_caller is not None:
+            qual = key[len(prefix) :]
+            parts.append((qual, _breaks_at_medium(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
+    for cand in ff.candidates:
+        shown = view.regions.get(f"{prefix}{cand.func}") if cand.func is not None else None
+        if shown is None:
+            continue
+        if shown.fullgraph and shown.has_site:
+            parts.append(repr(cand))
+        elif cand.code in INSIDE_UNBOUNDED:
+            parts.append((cand.func, cand.code, repr(cand.loc), cand.message))
+    return _digest(repr(parts))
+
+
+# -- storage ----------------------------------------------------------------------------------------
+def state_key(cache: Any, index: list[str], settings_fingerprint: str) -> str:
+    """One state per tool, working folder, set of indexed files (as spelled) and settings."""
+    return _digest(cache.fingerprint, os.getcwd(), "\n".join(sorted(index)), settings_fingerprint)
+
+
+class Store:
+    """The states and contexts in ``<cache>/rerun/<tool fingerprint>/``."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.folder = os.path.join(cache.directory, FOLDER, cache.fingerprint)
+
+    def _key(self) -> bytes | None:
+        return getattr(self.cache, "_key", None)
+
+    def state(self, key: str) -> dict[str, Any] | None:
+        from tclint.rules import sealed
+
+        value = sealed.read(os.path.join(self.folder, key + ".state"), self._key(), STATE_KIND, key)
+        if not (isinstance(value, dict) and isinstance(value.get("files"), dict)):
+            return None
+        return value
+
+    def context(self, project_id: str, path: str) -> dict[str, Any] | None:
+        from tclint.rules import sealed
+
+        name = _digest(project_id, path)
+        value = sealed.read(os.path.join(self.folder, project_id, name), self._key(), FILE_KIND, name)
+        return value if isinstance(value, dict) and "regions" in value else None
+
+    def write(
+        self, key: str, state: dict[str, Any], contexts: dict[str, dict[str, Any]], fresh: bool
+    ) -> None:
+        """Write ``contexts`` (path -> context) into the state's project folder, then the state;
+        ``fresh``: a new project, whose folder replaces the oldest beyond ``KEEP_PROJECTS``."""
+        from tclint.rules import cachedir, sealed
+
+        if self.cache.refused:
+            return
+        key_bytes = sealed.user_key(create=True)
+        if key_bytes is None:
+            return
+        project_id = state["project"]
+        target = os.path.join(self.folder, project_id)
+        try:
+            cachedir.prepare(self.cache.directory)
+            os.makedirs(target, exist_ok=True)
+            for path, ctx in contexts.items():
+                name = _digest(project_id, path)
+                try:
+                    sealed.write(os.path.join(target, name), key_bytes, FILE_KIND, name, ctx)
+                except (ValueError, TypeError):  # a value the cache cannot store: no state, full passes
+                    return
+            sealed.write(os.path.join(self.folder, key + ".state"), key_bytes, STATE_KIND, key, state)
+            if fresh:
+                self._prune(project_id)
+        except (OSError, ValueError, cachedir.CacheDirError):
+            return
+
+    def _prune(self, keep: str) -> None:
+        folders = sorted(
+            (e for e in os.scandir(self.folder) if e.is_dir(follow_symlinks=False) and e.name != keep),
+            key=lambda e: e.stat().st_mtime,
+            reverse=True,
+        )
+        for stale in folders[KEEP_PROJECTS - 1 :]:
+            shutil.rmtree(stale.path, ignore_errors=True)
+
+
+# -- the two sides of a run -------------------------------------------------------------------------
+def _single_fingerprint(todo: list[tuple[SourceText, Settings]]) -> str | None:
+    from tclint.rules.engine import _settings_fingerprint
+
+    found = {_settings_fingerprint(s) for _, s in todo}
+    return found.pop() if len(found) == 1 else None
+
+
+def usable(linter: Any, todo: list[tuple[SourceText, Settings]], overrides: dict[str, bytes]) -> str | None:
+    """The state key of this run, or None where no state is kept (no cache, unsaved buffers,
+    several settings in the tree, libraries followed, a file without a digest)."""
+    cache = linter.cache
+    if cache is None or cache.refused or overrides or not todo:
+        return None
+    if any(s.follow_libraries for _, s in todo) or any(not src.digest for src, _ in todo):
+        return None
+    fingerprint = _single_fingerprint(todo)
+    if fingerprint is None:
+        return None
+    return state_key(cache, [src.path for src, _ in todo], fingerprint)
+
+
+def rerun(
+    linter: Any,
+    key: str,
+    todo: list[tuple[SourceText, Settings]],
+    report: list[str],
+    sources: dict[str, SourceText],
+    run_key: str,
+) -> list[Diagnostic] | None:
+    """The run's diagnostics from the stored state when every changed file keeps its interface and
+    exports (None: run the project pass).  Updates the state and the contexts it used."""
+    store = Store(linter.cache)
+    state = store.state(key)
+    if state is None:
+        return None
+    try:
+        return _rerun(linter, store, key, state, todo, report, sources, run_key)
+    except ContextMiss:
+        return None
+
+
+def _rerun(
+    linter: Any,
+    store: Store,
+    key: str,
+    state: dict[str, Any],
+    todo: list[tuple[SourceText, Settings]],
+    report: list[str],
+    sources: dict[str, SourceText],
+    run_key: str,
+) -> list[Diagnostic] | None:
+    from tclint.rules.engine import _dedupe, diagnose_file
+    from tclint.rules.plaindata import decode_any, encode_any
+
+    files: dict[str, Any] = state["files"]
+    project_id: str = state["project"]
+    by_path = {src.path: (src, settings) for src, settings in todo}
+    if by_path.keys() != files.keys():
+        return None
+    changed = {path for path, (src, _s) in by_path.items() if files[path][0] != src.digest}
+    report_set = set(report)
+    found = _unchanged_diagnostics(linter, store, state, report_set, changed)
+    if found is None:
+        return None
+    last, derive = found
+    config = decode_any(state["config"])
+    new_files = dict(files)
+    contexts: dict[str, dict[str, Any]] = {}
+    fresh: dict[str, list[Diagnostic]] = {}
+    for path in sorted(changed | derive):
+        src, settings = by_path[path]
+        facts_key, ff = linter.cached_facts(src, settings)
+        if ff is None:
+            if path not in changed:
+                return None  # an unchanged file's facts are gone from the cache: the full pass
+            ff = linter.compute_facts(src, settings, facts_key)
+        iface = interface_digest(ff) if path in changed else files[path][1]
+        if iface != files[path][1]:
+            return None
+        ctx = store.context(project_id, path)
+        if ctx is None:
+            return None
+        refined = _replay(linter, ctx, ff, src, settings, facts_key)
+        if refined is None:
+            return None
+        view = _ProjectView(path, ctx, config)
+        if path in changed:
+            export = export_digest(refined, view, settings)
+            if export != files[path][2]:
+                return None
+            new_files[path] = [src.digest, iface, export]
+        if path in report_set:
+            cross = decode_any(ctx["cross"])
+            diags = diagnose_file(refined, view, {path: cross}, settings, src)  # type: ignore[arg-type]
+            fresh[path] = diags
+            ctx["diags"] = encode_any(diags)
+        else:
+            ctx["diags"] = None  # changed, not reported: what was stored is stale
+        contexts[path] = ctx
+    diagnostics = [d for d in last if d.path not in fresh]
+    for path in report:
+        diagnostics.extend(fresh.pop(path, ()))
+    diagnostics = _dedupe(diagnostics)
+    diagnostics.sort(key=lambda d: d.sort_key())
+    state = {**state, "files": new_files, "report": sorted(report_set), "run": run_key}
+    store.write(key, state, contexts, False)
+    return diagnostics
+
+
+def _unchanged_diagnostics(
+    linter: Any, store: Store, state: dict[str, Any], report_set: set[str], changed: set[str]
+) -> tuple[list[Diagnostic], set[str]] | None:
+    """(the stored diagnostics of the reported files, the reported files whose diagnostics must be
+    derived): the last run's whole result when it reported the same files, else each file's last
+    diagnostics from its context (None: a context is missing)."""
+    from tclint.rules.plaindata import decode_any
+
+    derive = changed & report_set
+    if state.get("report") == sorted(report_set) and state.get("run"):
+        last = linter.cache.get_run(state["run"])
+        if last is not None:
+            return last, derive
+    kept: list[Diagnostic] = []
+    for path in sorted(report_set - changed):
+        ctx = store.context(state["project"], path)
+        if ctx is None:
+            return None
+        if ctx["diags"] is None:
+            derive.add(path)  # indexed but not reported by the runs since the project pass
+        else:
+            kept.extend(decode_any(ctx["diags"]))
+    return kept, derive
+
+
+def _replay(
+    linter: Any,
+    ctx: dict[str, Any],
+    ff: FileFacts,
+    src: SourceText,
+    settings: Settings,
+    facts_key: str | None,
+) -> FileFacts | None:
+    """``ff`` as the type refinement left it: each recorded walk done again (or reused) with its
+    recorded seeds and answers; None when one gives another interface than it gave."""
+    from tclint.rules.engine import analyze_source
+    from tclint.rules.plaindata import decode_any
+    from tclint.rules.rewalks import Rewalks
+
+    steps = ctx["walks"]
+    if not steps:
+        return ff
+    rewalks = Rewalks(linter.cache)
+    predicates = settings.compiling_predicates
+    current = ff
+    for seeds_plain, answers_plain, iface in steps:
+        seeds, answers = decode_any(seeds_plain), decode_any(answers_plain)
+
+        def recorded(ref: str, answers: dict[str, Any] = answers) -> Any:
+            if ref not in answers:
+                raise ContextMiss(f"a walk asks about {ref}")
+            return answers[ref]
+
+        def walk(asked: Any, seeds: Any = seeds) -> FileFacts:
+            return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, asked)
+
+        walked = rewalks.walk(facts_key, ff.path, seeds, recorded, walk)
+        if walked is None or interface_digest(walked) != iface:
+            return None
+        current = walked
+    rewalks.flush()
+    return current
+
+
+def store_full(
+    linter: Any,
+    key: str,
+    todo: list[tuple[SourceText, Settings]],
+    facts: list[FileFacts],
+    project: Project,
+    diagnostics: list[Diagnostic],
+    report: list[str],
+    run_key: str,
+) -> None:
+    """After a project pass: the state and every indexed file's context, for the next re-run."""
+    from tclint.rules.engine import project_diagnostics
+    from tclint.rules.plaindata import encode_any
+
+    store = Store(linter.cache)
+    previous = store.state(key)
+    known = previous["files"] if previous is not None else {}
+    cross = project.memo.get("cross_diagnostics")
+    if cross is None:
+        cross = project_diagnostics(project)
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_file.setdefault(d.path, []).append(d)
+    report_set = set(report)
+    files: dict[str, Any] = {}
+    contexts: dict[str, dict[str, Any]] = {}
+    for (src, settings), raw in zip(todo, facts, strict=True):
+        path = src.path
+        before = known.get(path)
+        iface = before[1] if before is not None and before[0] == src.digest else interface_digest(raw)
+        refined = project.files.get(path, raw)
+        ctx = file_context(project, refined, settings, cross.get(path, []))
+        if path in report_set:
+            ctx["diags"] = encode_any(by_file.get(path, []))
+        export = export_digest(refined, _ProjectView(path, ctx, project.dynamo_config), settings)
+        files[path] = [src.digest, iface, export]
+        contexts[path] = ctx
+    project_id = _digest(key, repr(sorted((p, f[1], f[2]) for p, f in files.items())))
+    state = {
+        "project": project_id,
+        "files": files,
+        "config": encode_any(dict(project.dynamo_config)),
+        "report": sorted(report_set),
+        "run": run_key,
+    }
+    store.write(key, state, contexts, True)

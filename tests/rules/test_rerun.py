@@ -1,0 +1,310 @@
+"""A re-run after edits that keep every changed file's interface (``tclint.rules.rerun``) derives
+only those files' diagnostics again, and gives exactly what a from-scratch run gives: random
+edits of real trees (some keep the interface, some do not), every output format, configuration
+and tool changes, damaged or missing state."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from tclint.rules import reading, rerun
+from tclint.rules.cache import Cache
+from tclint.rules.config import ConfigResolver
+from tclint.rules.engine import Linter
+from tclint.rules.report.json_ import to_dict
+
+from tests.helpers.lintutil import write_tree
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def hits(monkeypatch):
+    """How many runs the re-run path answered (a list: one bool per run that tried it)."""
+    seen: list[bool] = []
+    original = rerun.rerun
+
+    def counting(*args, **kwargs):
+        found = original(*args, **kwargs)
+        seen.append(found is not None)
+        return found
+
+    monkeypatch.setattr(rerun, "rerun", counting)
+    monkeypatch.setattr(reading, "RACY_MARGIN_NS", 0)  # trust the stat table as on a real tree
+    return seen
+
+
+def lint(tree: str, cache_dir: str | None, overrides=None, paths=(".",)) -> list[dict]:
+    cwd = os.getcwd()
+    os.chdir(tree)
+    try:
+        cache = Cache(cache_dir) if cache_dir else None
+        result = Linter(ConfigResolver(None, overrides), cache, jobs=1).lint_paths(list(paths))
+        if cache is not None:
+            cache.flush()
+        return [to_dict(d) for d in result.diagnostics]
+    finally:
+        os.chdir(cwd)
+
+
+# a tree where candidates reach other files: a break in a block called from a loop drops the
+# caller's frame (engine.caller_drops), a fullgraph site over a helper (TC307), an int attribute
+# bumped inside a compiled region (the variant analysis)
+CROSS = {
+    "pkg/__init__.py": "",
+    "pkg/blocks.py": """\
+import torch
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        s = x.sum()
+        if s > 0:
+            return x
+        return -x
+""",
+    "pkg/model.py": """\
+import torch
+from pkg.blocks import Block
+from pkg.util import helper
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block() for _ in range(4)])
+        self.calls = 0
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        self.calls += 1
+        print(x)
+        return helper(x)
+
+
+model = torch.compile(Model())
+fast = torch.compile(helper, fullgraph=True)
+""",
+    "pkg/util.py": """\
+import torch
+
+
+def helper(x):
+    y = x * 2
+    return y
+""",
+}
+
+# edits that keep the line count: (pattern, replacement) tried on a random line
+SWAPS = [
+    (r"\.sum\(\)", ".abs()"),
+    (r"\.abs\(\)", ".sum()"),
+    (r"s > 0", "s < 1"),
+    (r"x \* 2", "x.item()"),
+    (r"x\.item\(\)", "x * 2"),
+    (r"\.item\(\)", ".tolist()"),
+    (r"\.tolist\(\)", ".item()"),
+    (r"print\(x\)", "str(x) "),
+    (r"str\(x\) ", "print(x)"),
+    (r"< 0\.05", "> 0.25"),
+    (r"\.any\(\)", ".all()"),
+    (r"logger\.warning", "logger.debug"),
+]
+
+
+def _edit(rng: random.Random, path: str) -> str:
+    """One random edit of ``path``; returns its kind."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    lines = text.splitlines(keepends=True)
+    kind = rng.choice(["append", "swap", "swap", "noqa", "insert", "rename"])
+    if kind == "swap":
+        order = list(range(len(lines)))
+        rng.shuffle(order)
+        for i in order:
+            for pattern, replacement in rng.sample(SWAPS, len(SWAPS)):
+                if re.search(pattern, lines[i]):
+                    lines[i] = re.sub(pattern, replacement, lines[i], count=1)
+                    break
+            else:
+                continue
+            break
+        else:
+            kind = "append"
+    if kind == "noqa":
+        code = [
+            i for i, line in enumerate(lines) if line.strip() and not line.rstrip().endswith(("\\", ",", "("))
+        ]
+        if code:
+            i = rng.choice(code)
+            lines[i] = lines[i].rstrip("\n") + "  # noqa\n"
+        else:
+            kind = "append"
+    if kind == "insert":  # moves the lines below: positions change, the full pass runs
+        lines.insert(rng.randrange(len(lines) + 1), "\n")
+    if kind == "rename":
+        defs = [i for i, line in enumerate(lines) if re.match(r"\s*def \w+\(", line)]
+        if defs:
+            i = rng.choice(defs)
+            lines[i] = re.sub(r"def (\w+)\(", r"def \1_r(", lines[i], count=1)
+        else:
+            kind = "append"
+    if kind == "append":
+        lines.append(f"# edited {rng.random():.6f}\n")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(lines))
+    return kind
+
+
+@pytest.mark.parametrize("tree_name", ["examples", "cross"])
+def test_random_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
+    tree = tmp_path / "proj"
+    if tree_name == "examples":
+        shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    else:
+        write_tree(str(tree), CROSS)
+    cache = str(tmp_path / "cache")
+    assert lint(str(tree), cache) == lint(str(tree), None)  # fills the cache and the state
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    rng = random.Random(20)
+    steps: list[tuple[str, bool | None]] = []  # (edit, answered by the re-run; None: a whole-run hit)
+    for _step in range(24):
+        kind = _edit(rng, rng.choice(files))
+        before = len(hits)
+        got = lint(str(tree), cache)
+        assert got == lint(str(tree), None), (steps, kind)
+        steps.append((kind, hits[before] if len(hits) > before else None))
+    assert sum(1 for _kind, hit in steps if hit) >= 6, steps  # the re-run answered many of the edits
+    # a renamed function is a new interface (a blank line inserted below a file's code is not)
+    assert not any(hit for kind, hit in steps if kind == "rename"), steps
+    assert any(hit is False for _kind, hit in steps), steps
+
+
+def test_an_edit_that_keeps_the_interface_is_answered_from_the_state(tmp_path, hits):
+    """Appending to a file and changing a break inside a line re-derive that file only; a break
+    that now drops its loop caller's frame changes the file's exports: the full pass."""
+    write_tree(str(tmp_path), CROSS)
+    cache = str(tmp_path / "c")
+    lint(str(tmp_path), cache)
+    hits.clear()
+    blocks = tmp_path / "pkg" / "blocks.py"
+    blocks.write_text(blocks.read_text() + "# a comment at the end\n")
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    assert hits == [True]
+    util = tmp_path / "pkg" / "util.py"
+    util.write_text(util.read_text().replace("x * 2", "print(x)"))  # a break under fullgraph=True
+    fresh = lint(str(tmp_path), None)
+    assert any(d["code"] == "TC307" for d in fresh)
+    assert lint(str(tmp_path), cache) == fresh
+    assert hits == [True, False]  # TC307 in model.py reads util.py's candidates: its exports changed
+    util.write_text(util.read_text() + "\n# appended\n")
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    assert hits == [True, False, True]
+
+
+def test_a_break_that_stops_dropping_its_loop_callers_frame_runs_the_full_pass(tmp_path, hits):
+    """Block.forward's branch on a tensor, called from Model.forward's loop, drops Model.forward's
+    frame, which shadows its later print (engine.caller_drops); without the branch the print is
+    reported as it is.  The edit keeps blocks.py's interface, but not its exports."""
+    write_tree(str(tmp_path), CROSS)
+    cache = str(tmp_path / "c")
+    before = lint(str(tmp_path), cache)
+    hits.clear()
+    blocks = tmp_path / "pkg" / "blocks.py"
+    blocks.write_text(blocks.read_text().replace("if s > 0:", "if True: "))
+    fresh = lint(str(tmp_path), None)
+    assert not any(d["code"] == "TC104" for d in before)  # shadowed: low confidence, not shown
+    assert any(d["code"] == "TC104" for d in fresh)
+    assert lint(str(tmp_path), cache) == fresh
+    assert hits == [False]
+
+
+def test_configuration_and_tool_changes_never_reuse_the_state(tmp_path, hits, monkeypatch):
+    tree = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    cache = str(tmp_path / "cache")
+    lint(str(tree), cache)
+    hits.clear()
+    model = tree / "tinylm" / "model.py"
+    model.write_text(model.read_text() + "# one\n")
+    (tree / "tclint.toml").write_text("ignore = ['TC105']\nmin-confidence = 'low'\n")
+    assert lint(str(tree), cache) == lint(str(tree), None)
+    assert hits == [False]  # other settings: another state (none yet)
+    model.write_text(model.read_text() + "# two\n")
+    assert lint(str(tree), cache) == lint(str(tree), None)
+    assert hits == [False, True]
+    assert lint(str(tree), cache, {"select": ["TC1"]}) == lint(str(tree), None, {"select": ["TC1"]})
+    assert hits == [False, True, False]
+    monkeypatch.setattr("tclint.rules.cache._tool_fingerprint", lambda: "0123456789abcdef")  # another tclint
+    model.write_text(model.read_text() + "# three\n")
+    assert lint(str(tree), cache) == lint(str(tree), None)
+    assert hits == [False, True, False, False]
+
+
+def test_a_damaged_or_missing_state_runs_the_full_pass(tmp_path, hits):
+    tree = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    cache = tmp_path / "cache"
+    lint(str(tree), str(cache))
+    model = tree / "tinylm" / "model.py"
+    for step in range(3):
+        model.write_text(model.read_text() + f"# {step}\n")
+        folder = next((cache / "rerun").iterdir())
+        if step == 0:  # a context flipped on disk: it no longer verifies
+            entry = next(p for p in folder.rglob("*") if p.is_file() and p.parent != folder)
+            entry.write_bytes(entry.read_bytes()[:-1] + b"\0")
+        elif step == 1:
+            shutil.rmtree(folder)
+        assert lint(str(tree), str(cache)) == lint(str(tree), None)
+    assert hits[-1] is True  # the last full pass stored a state again
+
+
+def test_changed_files_passed_alone_use_the_state(tmp_path, hits):
+    """The pre-commit case: only the changed files are named, the project is indexed around them."""
+    write_tree(str(tmp_path), {**CROSS, "pyproject.toml": "[tool.tclint]\n"})
+    cache = str(tmp_path / "c")
+    named = ["pkg/blocks.py", "pkg/model.py"]
+    assert lint(str(tmp_path), cache, paths=named) == lint(str(tmp_path), None, paths=named)
+    blocks = tmp_path / "pkg" / "blocks.py"
+    blocks.write_text(blocks.read_text() + "# edited\n")
+    assert lint(str(tmp_path), cache, paths=named) == lint(str(tmp_path), None, paths=named)
+    assert hits[-1] is True
+    # another set of named files, the same index: unchanged files' diagnostics come from the state
+    assert lint(str(tmp_path), cache, paths=["pkg/model.py"]) == lint(
+        str(tmp_path), None, paths=["pkg/model.py"]
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("fmt", ["concise", "full", "json", "sarif", "github"])
+def test_the_cli_prints_after_an_edit_what_a_fresh_run_prints(tmp_path, fmt):
+    tree = tmp_path / "proj"
+    shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    cache = str(tmp_path / "cache")
+
+    def cli(*args: str, cached: bool = True):
+        extra = ["--cache-dir", cache] if cached else ["--no-cache"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "tclint.rules", "check", ".", "--output-format", fmt, *args, *extra],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return proc.returncode, proc.stdout
+
+    assert cli() == cli(cached=False)
+    layers = tree / "tinylm" / "layers.py"
+    for edit in ("# appended\n", None):
+        text = layers.read_text()
+        layers.write_text(text + edit if edit else text.replace("< 0.05", "> 0.25"))
+        assert cli() == cli(cached=False)
+        assert cli("-q") == cli("-q", cached=False)
+    assert os.listdir(os.path.join(cache, "rerun"))
