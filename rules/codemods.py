@@ -1108,11 +1108,15 @@ def move_to_caller(text: str, at: Span) -> Result | None:  # noqa: C901 - the na
             and contexts.get(n) == ExpressionContext.LOAD
         ):
             up = parents.get(n)
-            if isinstance(up, cst.Call) and up.func is n:
-                continue
+            if isinstance(up, cst.Call) and up.func is n and n.value in callees:
+                continue  # (a call of the function or module itself runs it eagerly, message lost)
             if isinstance(up, cst.Arg) and _is_compile_call(parents.get(up)):
                 continue
-            if isinstance(up, cst.Attribute) and up.value is n:
+            if (
+                isinstance(up, cst.Attribute)
+                and up.value is n
+                and up.attr.value not in ("forward", "__call__")
+            ):
                 continue
             if isinstance(up, cst.Decorator):
                 continue

@@ -230,6 +230,11 @@ def test_print_moves_after_the_one_eager_call(tmp_path, caller):
             "model = torch.compile(Block())\nother = Block()\nout = model(torch.randn(2, 4))\n",
         ),
         ('        print("y", y.shape)', ""),  # no caller in the file
+        (
+            '        print("y", y.shape)',
+            "m = Block()\nmodel = torch.compile(m)\nout = model(torch.randn(2, 4))\nm(torch.randn(2, 4))\n",
+        ),
+        ('        print("y", y.shape)', CALLER + "model.forward(torch.randn(2, 4))\n"),  # bypasses compile
     ],
 )
 def test_print_not_moved_when_the_analysis_cannot_see_it_is_the_same(tmp_path, body, caller):
@@ -242,6 +247,23 @@ def test_print_in_a_compiled_caller_is_not_moved(tmp_path):
         body='        print("y", y.shape)',
         caller="model = Block()\n\n@torch.compile\ndef outer(x):\n    out = model(x)\n    return out\n",
     )
+    _src, moves = _move(tmp_path, "TC104", src)
+    assert moves == []
+
+
+def test_log_not_moved_when_the_function_is_also_called_eagerly(tmp_path):
+    src = """
+import torch
+
+def step(x):
+    y = x.relu()
+    print(y.sum())
+    return y
+
+fast = torch.compile(step)
+out = fast(torch.ones(3))
+plain = step(torch.ones(3))
+"""
     _src, moves = _move(tmp_path, "TC104", src)
     assert moves == []
 
