@@ -962,7 +962,7 @@ class Linter:
         else:
             project = self.refine_types(project, sources)
         if libraries:
-            libfollow.mark(project, libraries)
+            libfollow.mark(project, libraries, self.cache is not None)
         facts = [project.files.get(ff.path, ff) for ff in facts]
         cross = project.memo["cross_diagnostics"] = project_diagnostics(project)
         diagnostics: list[Diagnostic] = []

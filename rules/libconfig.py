@@ -53,13 +53,17 @@ class UserSide:
     gradient_checkpointing: bool = False
 
 
-# every path parse() was asked for: what a run's result read (libfollow.dependencies)
+# every path parse() was asked for: what a run's result read (libfollow.dependencies); and the
+# sets of the judgements being recorded (libjudged)
 PARSED: set[str] = set()
+RECORDERS: list[set[str]] = []
 
 
 def parse(path: str) -> ast.Module | None:
     """The module tree of a file, memoised while its size and mtime are unchanged."""
     PARSED.add(path)
+    for seen in RECORDERS:
+        seen.add(path)
     try:
         st = os.stat(path)
     except OSError:

@@ -242,8 +242,36 @@ def library_cache() -> Any:
     from tclint.rules.cache import Cache
 
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    cache = Cache(os.path.join(home, "tclint", "libraries"))
+    directory = os.path.join(home, "tclint", "libraries")
+    cache = _LIBRARY_CACHES.get(directory)
+    if cache is None or cache.refused:
+        # one per process and folder: a Cache stamps tclint's own modules to fingerprint them
+        # (6 ms), and TC312 asks for it at every site it judges (``libjudged``)
+        cache = _LIBRARY_CACHES[directory] = Cache(directory)
     return None if cache.refused else cache
+
+
+_LIBRARY_CACHES: dict[str, Any] = {}
+
+
+def write_entry(cache: Any, path: str, kind: str, name: str, value: Any) -> bool:
+    """A sealed entry written under the user-level cache's folder: the folder made ready (marked
+    as tclint's, as ``Cache.flush`` does) first, so an entry written before the first flush does
+    not make the folder look foreign; never through a link (a folder of someone else's)."""
+    from tclint.rules import cachedir, sealed
+
+    if cache._key is None:
+        return False
+    try:
+        cachedir.prepare(cache.directory)
+        top = os.path.join(cache.directory, os.path.relpath(path, cache.directory).split(os.sep, 1)[0])
+        if os.path.islink(top):
+            return False
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        sealed.write(path, cache._key, kind, name, value)
+    except (OSError, ValueError, cachedir.CacheDirError):
+        return False
+    return True
 
 
 _MEMO: dict[
@@ -329,7 +357,7 @@ def follow(
     current: Project = project
     rec = RecordingProject(facts, settings)
     rec.build()
-    stars = StarExports(env)
+    stars = StarExports(env, cache)
     dispatch = Dispatch(env)
     by_module: dict[str, FileFacts] = {}
     plan_key = _plan_key(facts, env, settings)
@@ -434,8 +462,9 @@ class StarExports:
     so a reference ``pkg.Name`` that does not resolve in ``pkg`` is looked up in the modules ``pkg``
     star-imports, recursively, and bound as an alias of ``pkg`` to the module that defines it."""
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, cache: Any = None) -> None:
         self.env = env
+        self.cache = cache  # the user-level cache: a module's bindings kept while its stat holds
         self._info: dict[str, tuple[list[str], set[str], set[str] | None] | None] = {}
         self._found: dict[tuple[str, str], str | None] = {}
 
@@ -497,6 +526,10 @@ class StarExports:
         if located is not None:
             path, is_package, _root = located
             self.env.note_read(path)
+            stored = self._stored(path, module, is_package)
+            if stored is not None:
+                self._info[module] = stored[0]
+                return stored[0]
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
                     tree = ast.parse(fh.read())
@@ -504,8 +537,67 @@ class StarExports:
                 tree = None
             if tree is not None:
                 out = _module_bindings(tree, module, is_package)
+            self._store(path, module, is_package, out)
         self._info[module] = out
         return out
+
+    def _entry(self, path: str, module: str, is_package: bool) -> tuple[str, str] | None:
+        """(entry path, name) of a module's bindings in the user-level cache (transformers' lazy
+        ``__init__`` files are long: parsing them was a third of a warm follow)."""
+        if self.cache is None or self.cache._key is None:
+            return None
+        import hashlib
+
+        name = hashlib.blake2b(
+            repr((path, module, is_package)).encode("utf-8", "surrogatepass"), digest_size=16
+        )
+        key = name.hexdigest()
+        return os.path.join(self.cache.directory, "bindings", self.cache.fingerprint, key[:2], key), key
+
+    def _stored(
+        self, path: str, module: str, is_package: bool
+    ) -> tuple[tuple[list[str], set[str], set[str] | None] | None] | None:
+        """((the bindings or None),) as stored for the file's present stat identity, else None."""
+        from tclint.rules import sealed
+
+        entry = self._entry(path, module, is_package)
+        if entry is None:
+            return None
+        value = sealed.read(entry[0], self.cache._key, "star-bindings-1", entry[1])
+        try:
+            stamp, info = value
+            if tuple(stamp) != self.env.reads[path] or self.env.reads[path] == _MISSING:
+                return None
+            if info is None:
+                return (None,)
+            stars, bound, exported = info
+            return (
+                (
+                    [str(m) for m in stars],
+                    {str(n) for n in bound},
+                    None if exported is None else {str(n) for n in exported},
+                ),
+            )
+        except (TypeError, ValueError):
+            return None
+
+    def _store(
+        self,
+        path: str,
+        module: str,
+        is_package: bool,
+        out: tuple[list[str], set[str], set[str] | None] | None,
+    ) -> None:
+        from tclint.rules.reading import RACY_MARGIN_NS
+
+        entry = self._entry(path, module, is_package)
+        stamp = self.env.reads.get(path, _MISSING)
+        if entry is None or stamp == _MISSING or _stat_stamp(path) != stamp:
+            return
+        if max(stamp[1], stamp[2]) >= time.time_ns() - RACY_MARGIN_NS:
+            return  # a change within the same timestamp tick would not show
+        info = None if out is None else [out[0], sorted(out[1]), None if out[2] is None else sorted(out[2])]
+        write_entry(self.cache, entry[0], "star-bindings-1", entry[1], [list(stamp), info])
 
 
 def _module_bindings(
@@ -676,9 +768,13 @@ def _dispatch_key(class_name: str, keys: list[str], fallback: str) -> str:
     return fallback
 
 
-def mark(project: Project, loaded: dict[str, tuple[str, str]]) -> None:
-    """Tell the rules which of the project's files are an installed package's (never reported)."""
+def mark(project: Project, loaded: dict[str, tuple[str, str]], cached: bool = True) -> None:
+    """Tell the rules which of the project's files are an installed package's (never reported),
+    and whether the run uses the user-level cache (``libjudged``: not under ``--no-cache``)."""
+    from tclint.rules.libjudged import CACHED_MEMO
+
     project.memo[LIBRARY_MEMO] = loaded
+    project.memo[CACHED_MEMO] = cached
 
 
 def refine(

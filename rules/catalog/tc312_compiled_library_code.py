@@ -180,7 +180,7 @@ def _collect(project, libraries):
     """Per compile site: its library findings with their heat, the ones pruned by the user's
     configuration (with why), and the site's place."""
     from tclint.rules.engine import file_diagnostics, select
-    from tclint.rules.libconfig import judge
+    from tclint.rules.libjudged import judged as judge  # libconfig.judge, remembered on disk
 
     settings = project.settings
     groups: dict[tuple[str, int, int], list[tuple[Diagnostic, bool]]] = {}

@@ -203,3 +203,35 @@ def test_a_library_file_modified_just_before_the_run_is_not_trusted(tmp_path, mo
     _lint(python, proj)
     _lint(python, proj)
     assert len(calls) == 2
+
+
+def test_an_edit_of_the_users_script_walks_no_library_file_and_judges_no_site(tmp_path, monkeypatch):
+    """After an edit of the user's script the library side comes from the user-level cache: no
+    library file is walked (their facts, the star exports read), no site judged again, and the
+    cache folder stays tclint's (entries written before its first flush used to leave it
+    unmarked, so the facts were never stored)."""
+    from tclint.rules import libconfig
+
+    python, site, proj = _setup(tmp_path, monkeypatch)
+    walked: list[str] = []
+    judged: list[int] = []
+    real_walk, real_judge = engine.analyze_source, libconfig.judge
+
+    def walking(src, *args, **kwargs):
+        walked.append(src.path)
+        return real_walk(src, *args, **kwargs)
+
+    def judging(*args, **kwargs):
+        judged.append(1)
+        return real_judge(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyze_source", walking)
+    monkeypatch.setattr(libconfig, "judge", judging)
+    first = _lint(python, proj)
+    assert any(p.startswith(site) for p in walked) and judged
+    walked.clear()
+    judged.clear()
+    with open(os.path.join(proj, "train.py"), "a") as fh:
+        fh.write("# an edit\n")
+    assert _lint(python, proj) == first
+    assert [p for p in walked if p.startswith(site)] == [] and judged == []
