@@ -606,10 +606,15 @@ def run_regions(argv: list[str]) -> int:
         for u in project.unresolved
         if os.path.abspath(u.path) in shown
     ]
+    torch_only = [
+        {"path": u.path, "line": u.site.loc.line, "reason": u.reason}
+        for u in project.torch_only
+        if os.path.abspath(u.path) in shown
+    ]
     if args.output_format == "json":
         import json
 
-        print(json.dumps({"regions": rows, "unresolved": unresolved}, indent=2))
+        print(json.dumps({"regions": rows, "unresolved": unresolved, "torch_only": torch_only}, indent=2))
         return 0
     predicted = {}
     if args.output_format == "full":
@@ -624,6 +629,11 @@ def run_regions(argv: list[str]) -> int:
         )
         if key in predicted:
             print(f"    variants: {predicted[key].summary()}")
+    for u in torch_only:
+        print(
+            f"{printable(str(u['path']))}:{u['line']}: torch only: {printable(str(u['reason']))} "
+            "(nothing of this project to check)"
+        )
     for u in unresolved:
         print(
             f"{printable(str(u['path']))}:{u['line']}: unresolved: {printable(str(u['reason']))} "

@@ -105,6 +105,9 @@ class Project:
         self.allowed_in_graph: set[str] = set()
         self.regions: dict[str, Region] = {}
         self.unresolved: list[Unresolved] = []
+        # sites that compile only torch's own code (torch.compile(nn.Sequential(nn.Linear(...), ...))):
+        # resolved, with nothing of the project to check
+        self.torch_only: list[Unresolved] = []
         self.disabled_calls: list[DisabledCall] = []
         self.site_targets: dict[str, list[str]] = {}  # compile-site id -> function keys compiled
         self.sites: dict[str, tuple[FileFacts, CompileSite]] = {}
@@ -619,6 +622,11 @@ class Project:
                 keys, multiplier = self._site_targets(ff, site)
                 self.site_targets[site.id] = keys
                 if not keys:
+                    if torch_only_site(site):
+                        self.torch_only.append(
+                            Unresolved(site, ff.path, f"`{site.text}` compiles only torch's own code")
+                        )
+                        continue
                     self.unresolved.append(
                         Unresolved(site, ff.path, f"cannot tell what `{site.text}` compiles")
                     )
@@ -1212,6 +1220,16 @@ class Project:
 
 _ELIDED = Link("", Loc(1, 0, 1, 0), "… (calls elided)")
 CHAIN_SHOWN = 12
+
+
+def torch_only_site(site: CompileSite) -> bool:
+    """The site compiles torch's own module classes or functions only (``torch.compile(nn.Linear(4,
+    4))``, ``torch.compile(torch.sin)``, an ``nn.Sequential`` of torch layers): nothing of the
+    project runs compiled there."""
+    if site.target_kind not in ("instance", "func", "modlist") or not site.ref:
+        return False
+    refs = T.ref_classes(site.ref[len(T.CLASSES) :] if site.ref.startswith(T.CLASSES) else site.ref)
+    return bool(refs) and all(ref.startswith("torch.") for ref in refs)
 
 
 def _shown(chain: list[Link]) -> list[Link]:

@@ -17,6 +17,7 @@ from tclint.rules.analysis.callctx import file_variant_facts
 from tclint.rules.analysis.callgraph import CallGraph
 from tclint.rules.analysis.common import MARKER, node_loc
 from tclint.rules.analysis.narrowing import IsinstanceNarrowing
+from tclint.rules.analysis.records import record_fields
 from tclint.rules.analysis.seeds import ArgSeeds, ReturnsOf, Seeds
 from tclint.rules.analysis.types_infer import TypeInference
 from tclint.rules.analysis.walker import Walker
@@ -63,6 +64,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         self.marker_lines = self._marker_lines()
         self._alone: list[bool] = [False]  # per open block: does it hold a single statement?
         self._attr_stores: set[str] = set()
+        self._records: dict[str, tuple[str, ...]] = {}  # named tuples defined in the file
 
     def segment(self, node: ast.AST) -> str:
         """Source text of a node.  (``ast.get_source_segment`` re-splits the whole file on every
@@ -79,6 +81,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
     # ------------------------------------------------------------------ entry
     def run(self, tree: ast.Module) -> FileFacts:
         self.facts.line_count = self.index.line_count
+        self._records = record_fields(tree)
         self._prebind(tree.body, self.module_scope, "")
         for stmt in tree.body:
             self.stmt(stmt)

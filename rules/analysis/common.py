@@ -144,6 +144,7 @@ class AnalyzerBase:
     _site_counter: int
     _alone: list[bool]
     _attr_stores: set[str]  # local names with attributes assigned (`holder.fn = ...`)
+    _records: dict[str, tuple[str, ...]]  # named tuples defined in the file: name -> fields
 
     if TYPE_CHECKING:
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from tclint.rules import types as T
 from tclint.rules.analysis.common import COMPILE_FUNCS, literal, node_loc
+from tclint.rules.analysis.records import RECORD, is_record
 from tclint.rules.facts import SubmoduleSpec
 from tclint.rules.types import Ty
 
@@ -54,6 +55,8 @@ def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec
         return SubmoduleSpec("deferred", (ty.ref,), None, loc)
     if ty.kind == T.SCALAR and ty.dtype in ("int", "float", "bool", "str"):
         return SubmoduleSpec(ty.dtype, (), None, loc)
+    if is_record(ty) and ty.ref:
+        return SubmoduleSpec(RECORD, (ty.ref,), None, loc)  # self.state = _State(y, t0, t1)
     if ty.kind == T.COMPILED:
         return SubmoduleSpec("other", (), None, loc)
     if isinstance(value, ast.List) and not value.elts:
@@ -166,4 +169,6 @@ def spec_type(spec: SubmoduleSpec, path_ref: str) -> Ty:
         return Ty(T.SCALAR, T.HIGH, spec.kind)
     if spec.kind in ("listattr", "dictattr"):
         return Ty(T.CONTAINER, T.HIGH, spec.kind)
+    if spec.kind == RECORD and spec.refs:
+        return Ty(T.CONTAINER, T.MEDIUM, RECORD, spec.refs[0])
     return T.T_UNKNOWN

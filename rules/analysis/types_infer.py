@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 from tclint.rules import types as T
 from tclint.rules.analysis.common import AnalyzerBase, dtype_of, literal
+from tclint.rules.analysis.records import RECORD, field_type, fields_of, is_record, record_type
 from tclint.rules.analysis.submodules import container_elements, spec_type
 from tclint.rules.facts import ClassFacts
 from tclint.rules.names import canonical, dotted, self_path
@@ -88,6 +89,12 @@ class TypeInference(AnalyzerBase):
         if rest:
             if spec.kind == "tensor":
                 return self._tensor_attr(rest.split(".")[-1], Ty(T.TENSOR))
+            if spec.kind == RECORD:
+                # self.rk_state.t1 / self.rk_state.t1.dtype: a field of a named tuple
+                name, _, more = rest.partition(".")
+                field = field_type(spec_type(spec, ""), name)
+                if field is not None and field.kind == T.TENSOR:
+                    return self._tensor_attr(more.split(".")[-1], field) if more else field
             return T.T_UNKNOWN
         return spec_type(spec, f"{self._class_ref(cls)}|{head}")
 
@@ -135,6 +142,8 @@ class TypeInference(AnalyzerBase):
             base = self.type_of(node.value)
             if base.kind == T.TENSOR:
                 return self._tensor_attr(node.attr, base)
+            if is_record(base):
+                return field_type(base, node.attr) or T.T_UNKNOWN
             if base.kind in (T.COMPILED, T.DEFERRED) and node.attr == "_orig_mod":
                 # the module torch.compile wrapped (a project function may have returned the
                 # compiled module): its attributes are the compiled one's
@@ -266,7 +275,65 @@ class TypeInference(AnalyzerBase):
                 return dtype_of(kw.value)
         return None
 
+    def _record_call(self, node: ast.Call) -> Ty | None:
+        """``State(y, t0=t)``, ``State._make([...])``, ``state._replace(t1=...)`` of a named
+        tuple of this file: which fields hold tensors (``analysis.records``)."""
+        func = node.func
+        base: list[tuple[str, bool]] | None = None
+        base_conf = T.MEDIUM
+        fields: tuple[str, ...] = ()
+        values: list[ast.expr | None] = []
+        if isinstance(func, ast.Name) and func.id in self._records and self._module_level_name(func.id):
+            fields = self._records[func.id]
+            values = [*node.args, *[None] * (len(fields) - len(node.args))][: len(fields)]
+        elif (
+            isinstance(func, ast.Attribute)
+            and func.attr == "_make"
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self._records
+            and self._module_level_name(func.value.id)
+            and len(node.args) == 1
+        ):
+            fields = self._records[func.value.id]
+            items = self.type_of(node.args[0])
+            if isinstance(node.args[0], (ast.List, ast.Tuple)) and len(node.args[0].elts) == len(fields):
+                values = list(node.args[0].elts)
+            elif items.kind == T.TLIST:
+                return record_type(fields, dict.fromkeys(fields, items.conf))
+            else:
+                return record_type(fields, {})
+        elif isinstance(func, ast.Attribute) and func.attr == "_replace":
+            receiver = self.type_of(func.value)
+            if not is_record(receiver):
+                return None
+            base = fields_of(receiver)
+            base_conf = receiver.conf
+            fields = tuple(f for f, _ in base)
+            values = [None] * len(fields)
+        else:
+            return None
+        tensors: dict[str, int] = {}
+        if base is not None:
+            tensors = {f: base_conf for f, t in base if t}
+        by_name = dict(zip(fields, values, strict=False))
+        for kw in node.keywords:
+            if kw.arg in by_name:
+                by_name[kw.arg] = kw.value
+                tensors.pop(kw.arg, None)
+        for f, value in by_name.items():
+            if value is not None and self.type_of(value).kind == T.TENSOR:
+                tensors[f] = self.type_of(value).conf
+        return record_type(fields, tensors)
+
+    def _module_level_name(self, name: str) -> bool:
+        """``name`` is not rebound in the function being walked (the file's definition holds)."""
+        scope = self.scope
+        return name not in scope.params and (scope.kind != "function" or name not in scope.env)
+
     def _call_type(self, node: ast.Call) -> Ty:  # noqa: C901
+        record = self._record_call(node) if self._records or isinstance(node.func, ast.Attribute) else None
+        if record is not None:
+            return record
         func = node.func
         q = self.qualify(func)
         if q is not None:
@@ -389,6 +456,11 @@ class TypeInference(AnalyzerBase):
                         )
                         return Ty(T.TENSOR, T.HIGH if torch_module else T.MEDIUM)
                     if cls is not None and owner_ty.kind == T.FUNC:
+                    spec = cls.attrs.get(head) if cls is not None else None
+                    if spec is not None and spec.kind == "deferred" and spec.refs:
+                        # self.grid = self._grid_from_step(step); self.grid(t): what the function
+                        # that project function returns returns
+                        return Ty(T.DEFERRED, T.MEDIUM, None, spec.refs[0] + "()")
                         return T.T_UNKNOWN
                     if cls is not None and owner_ty.kind == T.UNKNOWN:
                         # self.method(...): a method of this class (maybe inherited)

@@ -30,6 +30,7 @@ from tclint.rules.analysis.common import (
     literal,
     node_loc,
 )
+from tclint.rules.analysis.records import fields_of, is_record
 from tclint.rules.analysis.submodules import spec_from_type
 from tclint.rules.analysis.types_infer import binop_type, element_type
 from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleSpec
@@ -816,6 +817,9 @@ class Walker(AnalyzerBase):
                         elif (
                             existing is None
                             or existing.kind in ("other",)
+                            # `self.grid = grid` (a constructor argument, None by default) or
+                            # `self.grid = self._grid_from_step(step)`: the project closure
+                            or (existing.kind == "param" and spec.kind == "deferred")
                             or (
                                 scope.func
                                 and scope.func.name == "__init__"
@@ -881,10 +885,13 @@ class Walker(AnalyzerBase):
         if isinstance(target, ast.Name):
             self.scope.env[target.id] = ty
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
+            fields = fields_of(ty) if is_record(ty) else []
+            for i, elt in enumerate(target.elts):
                 inner = ty if ty.kind in (T.TENSOR, T.UNKNOWN) else T.T_UNKNOWN
                 if ty.kind == T.TLIST:
                     inner = Ty(T.TENSOR, ty.conf, ty.dtype)
+                if len(fields) == len(target.elts):  # `y0, f0, t0 = rk_state`: field by field
+                    inner = Ty(T.TENSOR, ty.conf) if fields[i][1] else T.T_UNKNOWN
                 self._bind_target(elt, inner)
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, T.T_OTHER)

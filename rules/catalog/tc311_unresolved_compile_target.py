@@ -1,4 +1,3 @@
-from tclint.rules import types as T
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 
@@ -44,10 +43,10 @@ class UnresolvedCompileTarget(Rule):
     region_only = False
 
     def project_check(self, project):
+        # (torch.compile(nn.Linear(4, 4)), torch.compile(torch.sin) compile no project code: they
+        # are Project.torch_only, not unresolved)
         for unresolved in project.unresolved:
             site = unresolved.site
-            if _torch_only(site):
-                continue  # torch.compile(nn.Linear(4, 4)), torch.compile(torch.sin): no project code
             loc = site.loc
             yield self.report(
                 unresolved.path,
@@ -97,10 +96,3 @@ fast_sin = torch.compile(torch.sin)
             title="static: torch's own modules and functions hold no project code to check",
         ),
     )
-
-
-def _torch_only(site) -> bool:
-    """The target is torch's own module class or function: nothing of the project is compiled."""
-    if site.target_kind not in ("instance", "func") or not site.ref:
-        return False
-    return all(ref.startswith("torch.") for ref in T.ref_classes(site.ref))

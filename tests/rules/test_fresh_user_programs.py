@@ -131,3 +131,21 @@ cnet = torch.compile(net)
     # inside the compiled Net.forward, so their bodies are compiled code
     assert result.project is not None
     assert any(k.endswith("make_hook.<locals>.hook") for k in result.project.regions)
+
+
+def test_a_sequential_of_torch_layers_is_torch_only_not_unresolved(tmp_path) -> None:
+    # the tutorial model: nn.Sequential of torch layers, compiled; tclint said "cannot tell what
+    # torch.compile(model) compiles" (TC311) while `regions` listed it unresolved
+    code = """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+model = torch.compile(model)
+layer = torch.compile(nn.Linear(4, 4))
+"""
+    result = lint_code(tmp_path, code)
+    assert result.project is not None
+    assert [d.code for d in result.diagnostics] == []
+    assert result.project.unresolved == []
+    assert sorted(u.site.loc.line for u in result.project.torch_only) == [6, 7]

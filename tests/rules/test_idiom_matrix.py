@@ -681,6 +681,89 @@ s = torch.compile(build(2))
 """,
         {(7, "TC104"), (13, "TC102")},
     ),
+    # named tuples holding tensors (torchdiffeq's `self.rk_state.t1`): a field read is the tensor
+    # it was built with, through `_replace` and `_make` too (measured: GB0170 at 25, 28 and 31)
+    (
+        "namedtuple-fields",
+        """\
+import collections
+from typing import NamedTuple
+
+import torch
+import torch.nn as nn
+
+_State = collections.namedtuple("_State", "y, t0, t1")
+
+
+class Pair(NamedTuple):
+    lo: torch.Tensor
+    hi: torch.Tensor
+
+
+class Solver(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def start(self, y, t):
+        self.state = _State(self.lin(y), t[0], t[1])
+
+    def forward(self, y, t):
+        self.start(y, t)
+        while self.state.t1 > self.state.t0 + 0.5:
+            self.state = self.state._replace(t1=self.state.t1 - 0.5)
+        p = Pair(lo=t.min(), hi=t.max())
+        if p.hi > 1:
+            y = y * 2
+        q = _State._make([y, t[0], t[1]])
+        if q.t0 < 0:
+            y = y + 1
+        return self.state.y + y
+
+
+m = torch.compile(Solver())
+""",
+        {(25, "TC102"), (28, "TC102"), (31, "TC102")},
+    ),
+    # a closure a project function returns, stored on self (torchdiffeq's grid_constructor, set
+    # after a lambda and a constructor argument): its body is in the region and its result is
+    # what the closure returns (measured: GB0124 at 19, GB0170 at 25)
+    (
+        "callable-stored-on-self",
+        """\
+import torch
+import torch.nn as nn
+
+
+class Grid(nn.Module):
+    def __init__(self, step=None, grid=None):
+        super().__init__()
+        if step is None:
+            if grid is None:
+                self.grid = lambda t: t
+            else:
+                self.grid = grid
+        else:
+            self.grid = self._grid_from_step(step)
+
+    @staticmethod
+    def _grid_from_step(step):
+        def _grid(t):
+            n = torch.ceil((t[-1] - t[0]) / step).item()
+            return torch.arange(0, n) * step + t[0]
+        return _grid
+
+    def forward(self, t):
+        g = self.grid(t)
+        if g[-1] > 0.5:
+            g = g * 2
+        return g
+
+
+m = torch.compile(Grid(0.25))
+""",
+        {(19, "TC101"), (25, "TC102")},
+    ),
     # all()/any() of tensors take each item's truth value (measured: GB0170 at each call)
     (
         "all-any-of-tensors",
