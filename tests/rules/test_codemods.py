@@ -23,9 +23,9 @@ def test_plain_check_never_imports_libcst(tmp_path, extra, imported):
     """`tclint check` on files whose findings have codemod fixes does not import libcst; `--diff`
     (which computes them) does: the import is in the fix, not in the lint."""
     files = []
-    for code in ("TC201", "TC310"):
+    for code, i in (("TC201", 0), ("TC310", 0), ("TC313", 0), ("TC104", 3)):  # TC313/TC104: the moves
         path = tmp_path / f"{code}.py"
-        path.write_text(registry.get(code).invalid[0].code)
+        path.write_text(registry.get(code).invalid[i].code)
         files.append(str(path))
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, "check", "--no-cache", *extra, *files],
