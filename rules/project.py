@@ -381,6 +381,8 @@ class Project:
         for ``f[i]`` (``a, b = f()``) the type of item i of the tuple it returns."""
         if depth > 6:
             return T.T_UNKNOWN
+        if ref.endswith("()"):
+            return self._returned_call_type(ref[:-2], near, depth)
         base, index = _deferred_item(ref)
         r = self.resolve(base, near)
         if r is None:
@@ -411,6 +413,20 @@ class Project:
         if ret.kind in (T.INSTANCE, T.MODULE) and ret.ref:
             # keep the class reference relative to the function's own file
             return ret
+        return ret
+
+    def _returned_call_type(self, ref: str, near: FileFacts | None, depth: int) -> Ty:
+        """``ref()``: what calling the function that project function ``ref`` returns gives (a
+        closure stored on ``self``: ``self.grid = self._grid_from_step(step)``)."""
+        if near is None:
+            return T.T_UNKNOWN
+        keys = self.function_keys("deferred", ref, near)
+        if len(keys) != 1:
+            return T.T_UNKNOWN
+        ff, fn = self.functions[keys[0]]
+        ret = fn.returns or T.T_UNKNOWN
+        if ret.kind == T.DEFERRED and ret.ref:
+            return self.deferred_type(ret.ref, ff, depth + 1)
         return ret
 
     def param_targets(self, ff: FileFacts, spec: Any) -> list[str]:

@@ -456,12 +456,12 @@ class TypeInference(AnalyzerBase):
                         )
                         return Ty(T.TENSOR, T.HIGH if torch_module else T.MEDIUM)
                     if cls is not None and owner_ty.kind == T.FUNC:
+                        return T.T_UNKNOWN
                     spec = cls.attrs.get(head) if cls is not None else None
                     if spec is not None and spec.kind == "deferred" and spec.refs:
                         # self.grid = self._grid_from_step(step); self.grid(t): what the function
                         # that project function returns returns
                         return Ty(T.DEFERRED, T.MEDIUM, None, spec.refs[0] + "()")
-                        return T.T_UNKNOWN
                     if cls is not None and owner_ty.kind == T.UNKNOWN:
                         # self.method(...): a method of this class (maybe inherited)
                         return Ty(T.DEFERRED, T.MEDIUM, None, f"{self._class_ref(cls)}.{method}")
