@@ -128,15 +128,20 @@ def _as_str_list(value: Any, key: str, problems: list[str]) -> tuple[str, ...]:
     return ()
 
 
+def _object(value: Any) -> Any:
+    """``value``, with ``[]`` read as ``{}``: a Lua client (Neovim) encodes an empty table, such as
+    ``settings = {}``, as an empty JSON array."""
+    return {} if isinstance(value, list) and not value else value
+
+
 def _unwrap(options: Any) -> tuple[dict[str, Any], bool | None]:
     """The settings object out of what a client sends, and the trust flag if there is one."""
     if not isinstance(options, dict):
         return {}, None
     trusted = options.get("workspaceTrusted") if isinstance(options.get("workspaceTrusted"), bool) else None
-    if isinstance(options.get("settings"), dict):
-        return options["settings"], trusted
-    if isinstance(options.get("tclint"), dict):
-        return options["tclint"], trusted
+    for key in ("settings", "tclint"):
+        if isinstance(_object(options.get(key)), dict):
+            return _object(options[key]), trusted
     return options, trusted
 
 
@@ -144,6 +149,7 @@ def parse_settings(options: Any, base: EditorSettings | None = None) -> tuple[Ed
     """Editor settings from a client object; problems are returned, never raised."""
     from tclint.rules.registry import validate_selector
 
+    options = _object(options)
     raw, trusted = _unwrap(options)
     base = base or EditorSettings()
     problems: list[str] = []
@@ -158,7 +164,7 @@ def parse_settings(options: Any, base: EditorSettings | None = None) -> tuple[Ed
     select = tuple(c.upper() for c in select if not validate_selector(c.upper()))
     ignore = tuple(c.upper() for c in ignore if not validate_selector(c.upper()))
     severity: list[tuple[str, str]] = []
-    sev = raw.get("severity")
+    sev = _object(raw.get("severity"))
     if sev is not None and not isinstance(sev, dict):
         problems.append(f"`tclint.severity` must be an object of code = severity, got {sev!r}"[:200])
     elif isinstance(sev, dict):
@@ -190,7 +196,7 @@ def parse_settings(options: Any, base: EditorSettings | None = None) -> tuple[Ed
     if unsafe is not None and not isinstance(unsafe, bool):
         problems.append(f"`tclint.unsafeFixes` must be true or false, got {unsafe!r}")
         unsafe = None
-    probe = _parse_probe(raw.get("probe"), problems)
+    probe = _parse_probe(_object(raw.get("probe")), problems)
     settings = EditorSettings(
         enable=_as_bool(raw.get("enable"), "enable", problems, True),
         args=_as_str_list(raw.get("args"), "args", problems),

@@ -100,6 +100,8 @@ def test_library_sites_are_listed_and_open_the_installed_file(version, tools_bin
     result = json.loads(out.read_text())
     assert proc.returncode == 0 and not result["errors"], f"{result}\n{proc.stderr}"
     assert result["diagnostic"]["lnum"] == SITE_LINE
+    # `settings = {}` (a Lua table Neovim sends as `[]`) raised no settings warning
+    assert not [m for m in result["shown"] if "settings" in m], result["shown"]
     # the summary, as the CLI words it ("compiled library code meets N likely graph breaks in M installed files ...")
     assert result["diagnostic"]["message"].split("\n")[0] == summary["message"], result["diagnostic"]
     assert result["diagnostic"]["severity"] == {"error": 1, "warning": 2, "info": 3}[summary["severity"]]

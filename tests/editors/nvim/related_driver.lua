@@ -12,6 +12,7 @@ local result = { nvim = vim.version(), errors = {} }
 local buf = vim.api.nvim_get_current_buf()
 
 local function finish(rc)
+  result.shown = _G.TCLINT_TEST_SHOWN or {}
   vim.fn.writefile({ vim.fn.json_encode(result) }, out_path)
   vim.cmd(rc == 0 and "qa!" or ("cquit " .. rc))
 end
