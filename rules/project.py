@@ -310,12 +310,16 @@ class Project:
         return out
 
     def call_method_of_class(self, cls_key: str, method: str) -> str | None:
-        """What runs when an instance is called (``__call__`` -> forward) or a method is used."""
-        if method in ("__call__", "forward"):
+        """What runs when an instance is called or a method is used.  Calling an instance runs the
+        first ``__call__`` of its class's MRO: a project class's own (gpytorch's ``Module.__call__``,
+        ``ExactGP.__call__``, which call ``self.forward`` or ``super().__call__``), else
+        ``nn.Module.__call__``, that is ``forward``; ``.forward(...)`` is the forward."""
+        if method == "__call__":
+            found = self.find_method(cls_key, "__call__")
+            return found if found is not None else self.find_method(cls_key, "forward")
+        if method == "forward":
             found = self.find_method(cls_key, "forward")
-            if found is None:
-                found = self.find_method(cls_key, "__call__")
-            return found
+            return found if found is not None else self.find_method(cls_key, "__call__")
         return self.find_method(cls_key, method)
 
     def elements_of(self, container_ref: str, near: FileFacts) -> tuple[list[str], int | None]:
@@ -938,6 +942,16 @@ class Project:
             return [
                 (t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))
             ]
+        if edge.kind == "super" and receiver is not None:
+            # the base's method runs with the same `self`; `super().__call__()` that reaches
+            # nn.Module's runs the receiver's forward
+            found = self.edge_targets(ff, fn, edge)
+            if fn.name == "__call__" and edge.method == "__call__" and found:
+                cff, cfn = self.functions[found[0][0]]
+                if cfn.name == "forward":
+                    fwd = self.find_method(receiver, "forward")
+                    found = [(fwd, None)] if fwd else found
+            return [(c, m, receiver) for c, m in found]
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
@@ -1184,6 +1198,10 @@ class Project:
             found = self.find_method(
                 cls_key, edge.method if edge.method != "__call__" else fn.name, after=cls_key
             )
+            if found is None and fn.name == "__call__" and edge.method == "__call__":
+                # `super().__call__(...)` in a project __call__ whose bases have none: nn.Module's,
+                # which runs forward
+                found = self.find_method(cls_key, "forward")
             return [(found, None)] if found else []
         if kind == "instance":
             keys = self.class_keys_for(edge.target, ff)

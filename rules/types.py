@@ -69,6 +69,26 @@ CLASSES = "@"
 # seeded from its region call sites (`def default(val, d): return val if val is not None else d`):
 # a call gets it only when it passes a tensor itself (rules.analysis.seeds)
 FROM_ARGS = "<from-args>"
+# Ty.ref of the value a call of a project module or object returns, typed TENSOR as a module call is
+# (``flow(c)``, ``self.net(x)``), when the callee's class is known: ``"<result-of>pkg.Flow"``.  A method
+# called on it that is not a tensor's (``flow(c).log_prob(x)``) is the method of what that class's
+# ``forward`` returns (a distribution, a structured output), followed as a deferred call edge.
+RESULT_OF = "<result-of>"
+
+
+def call_result(callee: Ty, conf: int) -> Ty:
+    """The type of calling ``callee`` (a module or an instance): a tensor, marked with the callee's
+    class when that is one project-or-library class (not torch's own, not a union)."""
+    ref = callee.ref
+    if (
+        callee.kind in (MODULE, INSTANCE)
+        and ref
+        and not ref.startswith(("torch.", "<", CLASSES))
+        and UNION not in ref
+        and "|" not in ref
+    ):
+        return Ty(TENSOR, conf, None, RESULT_OF + ref)
+    return Ty(TENSOR, conf)
 
 
 def union_ref(refs: Iterable[str]) -> str | None:

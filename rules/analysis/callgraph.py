@@ -202,6 +202,10 @@ class CallGraph(AnalyzerBase):
                     outer = outer.parent
             ty = self._name_type(func.id)
             self._edge_for_value(ty, "__call__", node)
+            if ty.kind == T.UNKNOWN and func.id in scope.params and scope.func is not None:
+                # `def train(model, ...): model(x)`: what runs is what the callers pass (a compiled
+                # module given as `train(net)` makes this a call into its compiled frames)
+                self._edge("param", func.id, "__call__", node)
             for arg in node.args:
                 self._maybe_ref_edge(arg, node)
             return
@@ -235,6 +239,14 @@ class CallGraph(AnalyzerBase):
             recv = self.type_of(func.value)
             if recv.kind in (T.MODULE, T.INSTANCE, T.ELEM, T.MODLIST, T.COMPILED, T.DEFERRED):
                 self._edge_for_value(recv, method or "__call__", node)
+            elif (
+                recv.kind == T.TENSOR
+                and (recv.ref or "").startswith(T.RESULT_OF)
+                and method not in T.TENSORISH_METHODS
+            ):
+                # `flow(c).log_prob(x)`, `d = self.head(h); d.sample()`: a method of what the called
+                # module's forward returns (nothing when that is a tensor)
+                self._edge("deferred", recv.ref[len(T.RESULT_OF) :] + ".forward", method, node)
             return
         if isinstance(func, ast.Subscript):
             # self.layers[i](x)
@@ -378,6 +390,8 @@ class CallGraph(AnalyzerBase):
                 return "tensor"
             if ty.kind == T.SCALAR and ty.dtype == "bool":
                 return "bool"
+            if ty.kind == T.COMPILED and ty.ref:
+                return "compiled:" + ty.ref  # train(net) after net = torch.compile(...)
             return "name:" + arg.id
         if isinstance(arg, ast.Call):
             q = self.qualify(arg.func)

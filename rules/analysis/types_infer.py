@@ -380,16 +380,15 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.DEFERRED, T.MEDIUM, None, f"{self.module}.{local}" if self.module else local)
             ty = self._name_type(name)
             if ty.kind in (T.MODULE, T.ELEM):
-                return Ty(
-                    T.TENSOR,
-                    T.MEDIUM if ty.kind == T.ELEM or not (ty.ref or "").startswith("torch.") else T.HIGH,
+                return T.call_result(
+                    ty, T.MEDIUM if ty.kind == T.ELEM or not (ty.ref or "").startswith("torch.") else T.HIGH
                 )
             if ty.kind == T.MODLIST:
                 return Ty(T.TENSOR, T.MEDIUM)
             if ty.kind == T.COMPILED:
                 return Ty(T.TENSOR, T.MEDIUM)
             if ty.kind == T.INSTANCE:
-                return Ty(T.TENSOR, T.MEDIUM if (ty.ref or "")[:1] != "<" else T.LOW)
+                return T.call_result(ty, T.MEDIUM if (ty.ref or "")[:1] != "<" else T.LOW)
             if name in ("len", "id", "hash", "ord"):
                 return T.T_INT
             if name == "open":
@@ -454,7 +453,7 @@ class TypeInference(AnalyzerBase):
                         torch_module = owner_ty.kind == T.MODULE and (owner_ty.ref or "").startswith(
                             "torch.nn."
                         )
-                        return Ty(T.TENSOR, T.HIGH if torch_module else T.MEDIUM)
+                        return T.call_result(owner_ty, T.HIGH if torch_module else T.MEDIUM)
                     if cls is not None and owner_ty.kind == T.FUNC:
                         return T.T_UNKNOWN
                     spec = cls.attrs.get(head) if cls is not None else None

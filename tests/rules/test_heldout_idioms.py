@@ -1,0 +1,132 @@
+"""Idioms found measuring tclint on libraries nobody here had tuned it on (issue 12 point 6:
+torchmetrics, zuko, gpytorch; bench/lib_eval.py).  Each program is small and of our own; the truth
+in each docstring is what Dynamo 2.13 (CPU, ``backend="eager"``) reported running it."""
+
+from __future__ import annotations
+
+from tests.helpers.lintutil import lint_tree, write_tree
+
+
+def _lint(tmp_path, source: str):
+    write_tree(str(tmp_path), {"main.py": source})
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    found = {(d.code, d.span.start.line) for d in result.diagnostics if d.path.endswith("main.py")}
+    return regions, found
+
+
+RESULT_METHOD = """
+import torch
+from torch import nn
+
+
+class Gaussian:
+    def __init__(self, loc, scale):
+        self.loc = loc
+        self.scale = scale
+
+    def log_prob(self, x):
+        z = (x - self.loc) / self.scale
+        if z.abs().max() > 10:
+            z = z.clamp(-10, 10)
+        return -0.5 * z.pow(2) - self.scale.log()
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 6)
+
+    def forward(self, h) -> Gaussian:
+        loc, log_scale = self.lin(h).chunk(2, dim=-1)
+        return Gaussian(loc, log_scale.exp())
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+
+    def forward(self, h, x):
+        return self.head(h).log_prob(x).mean()
+
+
+head = Head()
+
+
+def nll(h, x):
+    dist = head(h)
+    return -dist.log_prob(x).mean()
+
+
+compiled = torch.compile(nll)
+model = torch.compile(Model())
+"""
+
+
+def test_method_of_what_a_module_call_returns(tmp_path):
+    """``dist = head(h); dist.log_prob(x)`` and ``self.head(h).log_prob(x)``: the module's forward
+    returns a distribution object, whose method runs compiled (zuko's ``flow(c).log_prob(x)``,
+    gpytorch's ``model(x)`` returning a ``MultivariateNormal``).  Dynamo: GB0170 at line 13 (the
+    ``if`` in ``log_prob``), from both compile sites."""
+    regions, found = _lint(tmp_path, RESULT_METHOD)
+    assert "Gaussian.log_prob" in regions
+    assert ("TC102", 13) in found
+
+
+CALL_OVERRIDE = """
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def __call__(self, *inputs):
+        out = self.forward(*inputs)
+        return out
+
+
+class Model(Base):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        print("forward")
+        return self.lin(x)
+
+
+class Wrapped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def __call__(self, x):
+        print("call")
+        return super().__call__(x.float())
+
+    def forward(self, x):
+        return self.lin(x).nonzero()
+
+
+model = Model()
+wrapped = Wrapped()
+
+
+def step(x):
+    return model(x).mean() + wrapped(x).float().mean()
+
+
+compiled = torch.compile(step)
+"""
+
+
+def test_a_module_class_that_defines_call(tmp_path):
+    """Calling an instance runs the first ``__call__`` of its class's MRO: a project base's
+    (``Base.__call__``, which calls ``self.forward``: the subclass's) or the class's own, whose
+    ``super().__call__`` is nn.Module's, that is ``forward`` (gpytorch's ``Module.__call__``,
+    ``ExactGP.__call__``).  Dynamo: breaks at lines 18 (print in Model.forward), 28 (print in
+    Wrapped.__call__) and 32 (nonzero in Wrapped.forward)."""
+    regions, found = _lint(tmp_path, CALL_OVERRIDE)
+    assert {"Base.__call__", "Model.forward", "Wrapped.__call__", "Wrapped.forward"} <= regions
+    assert {("TC104", 18), ("TC104", 28), ("TC109", 32)} <= found
