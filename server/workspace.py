@@ -38,6 +38,8 @@ from tclint.rules.engine import (
     unique_sorted,
 )
 from tclint.rules.facts import FileFacts
+from tclint.rules.libfollow import LIBRARY_MEMO
+from tclint.rules.libjudged import CACHED_MEMO
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 from tclint.rules.project import Project
 from tclint.rules.project_delta import interface_equal, replay_rewalks, share_resolution, swap_file
@@ -289,13 +291,20 @@ class Root:
         """The pending swaps applied to the last project (``project_delta``); False when that
         cannot be done exactly (the project must be built again)."""
         project = self._project
-        if project is None or project.settings.follow_libraries:
+        if project is None:
             return False
+        # following installed packages, the library side (loaded files, their regions and
+        # refined facts) depends on the project's files through their interface only, which a
+        # swap keeps: what marks the library files stays (TC312 is derived again below)
+        kept = {k: project.memo[k] for k in (LIBRARY_MEMO, CACHED_MEMO) if k in project.memo}
         for path, facts in self._swaps.items():
+            if path in kept.get(LIBRARY_MEMO, {}):
+                return False  # an installed file open in the editor: built again
             replayed = replay_rewalks(project, path, self._reanalyze)
             if replayed is False:
                 return False
             swap_file(project, facts if replayed is None else replayed)
+            project.memo.update(kept)
         self._swaps.clear()
         try:
             self._cross = project_diagnostics(project)
