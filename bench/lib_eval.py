@@ -537,7 +537,7 @@ def per_model_scores(
 ) -> dict[str, Any]:
     """Per phase of the script (one model compiled one way): Dynamo's sites in that phase against the
     library sites TC312 lists at the compile sites written in that phase's function -- recall of all
-    and of the visible sites (default confidence), and precision of the sites marked hot."""
+    and of the visible sites (default confidence), precision of the sites marked hot and of all."""
     base = dyn["base"]
     script = source_index(os.path.join(SCRIPTS, spec.script))
 
@@ -556,6 +556,7 @@ def per_model_scores(
         hot = static_break_sites([d for d in mine if d["hot"]], rel, idx)["default"]
         vis = [k for k in act if k in visible]
         hot_sc = score_breaks(hot, act, ran, idx)
+        all_sc = score_breaks(static, act, ran, idx)
         out[phase] = {
             "sites": len(act),
             "visible": len(vis),
@@ -565,6 +566,10 @@ def per_model_scores(
             "visible_recall": ratio(len([k for k in vis if k in static]), len(vis)),
             "hot_precision": hot_sc["precision"],
             "hot_tp": hot_sc["counts"]["tp"],
+            # every TC312 site (hot or not) on a statement Dynamo traced: broke there (tp) or not (fp)
+            "precision": all_sc["precision"],
+            "tp": all_sc["counts"]["tp"],
+            "fp": all_sc["counts"]["fp-traced"] + all_sc["counts"]["fp-compile-dead"],
         }
     return out
 

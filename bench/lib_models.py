@@ -1,8 +1,8 @@
-"""tclint vs the real TorchDynamo on ten library models compiled from small user scripts (issue 21; dev tool).
+"""tclint vs the real TorchDynamo on library models compiled from small user scripts (issue 21; dev tool).
 
-    /work/venv_libmodels/bin/python bench/lib_models.py                 # all three libraries
-    /work/venv_libmodels/bin/python bench/lib_models.py --libs timm     # some of them
-    /work/venv_libmodels/bin/python bench/lib_models.py --fresh         # re-measure Dynamo too
+    .venv/bin/python bench/lib_models.py --libs transformers,diffusers,xt_models   # the test extra's
+    /work/venv_libmodels/bin/python bench/lib_models.py --libs timm,torchvision    # the others
+    ... --fresh                                                        # re-measure Dynamo too
 
 The venv (outside the repository, torch the CPU 2.13.0 wheel; versions as measured):
 
@@ -17,8 +17,12 @@ models measured use no torchvision C op (no detection model: those need ``nms``)
 writes the truth and the figures tests/bench/test_lib_models.py pins.
 
 Each library has a user script in ``bench/lib_scripts/`` (``hf_user.py``: BERT, GPT-2, ViT, DETR;
-``timm_user.py``: ResNet-10t, ViT-Tiny, ConvNeXt-Atto; ``torchvision_user.py``: ResNet-18,
-MobileNetV3-Small, Faster R-CNN).  One *phase* is one model compiled one way: ``<model>_train`` (a
+``diffusers_user.py``: UNet2DModel, AutoencoderKL, DiT; ``xt_models_user.py`` (x-transformers): a
+decoder LM, an encoder classifier, a ViT; ``timm_user.py``: ResNet-10t, ViT-Tiny, ConvNeXt-Atto;
+``torchvision_user.py``: ResNet-18, MobileNetV3-Small, Swin-T).  transformers, diffusers and
+x-transformers are in the ``test`` extra (the test venv measures them:
+``--python .venv/bin/python --libs transformers,diffusers,xt_models``); timm and torchvision are not
+(see above: measured with the venv below).  One *phase* is one model compiled one way: ``<model>_train`` (a
 training step, labels given so the loss runs too) and ``<model>_eval`` (``.eval()`` under no_grad),
 each with its own ``torch.compile`` line.  The machinery is bench/lib_eval.py's: the truth is every
 graph break Dynamo reports running the phase (``backend="eager"``), attributed to the innermost frame in
@@ -54,6 +58,9 @@ MODELS: dict[str, LibSpec] = {
         LibSpec("transformers", "transformers", ("transformers",), "hf_user.py", ()),
         LibSpec("timm", "timm", ("timm",), "timm_user.py", ()),
         LibSpec("torchvision", "torchvision", ("torchvision",), "torchvision_user.py", ()),
+        LibSpec("diffusers", "diffusers", ("diffusers",), "diffusers_user.py", ()),
+        # x-transformers' models (lib_eval's "x_transformers" is its generation slice, another script)
+        LibSpec("xt_models", "x-transformers", ("x_transformers",), "xt_models_user.py", ()),
     ]
 }
 lib_eval.LIBS.update(MODELS)  # lib_eval's dynamic side and scoring look libraries up by name
@@ -176,6 +183,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     vis_found = sum(round((r["visible_recall"] or 0) * r["visible"]) for r in rows)
     hot_tp = sum(r["hot_tp"] for r in rows)
     hot_scored = sum(round(r["hot_tp"] / r["hot_precision"]) for r in rows if r["hot_precision"])
+    tp, fp = sum(r.get("tp", 0) for r in rows), sum(r.get("fp", 0) for r in rows)
     return {
         "phases": len(rows),
         "sites": sum(r["sites"] for r in rows),
@@ -183,6 +191,9 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "visible_recall": lib_eval.ratio(vis_found, vis),
         "hot": sum(r["hot"] for r in rows),
         "hot_precision": lib_eval.ratio(hot_tp, hot_scored),
+        "tp": tp,
+        "fp": fp,
+        "precision": lib_eval.ratio(tp, tp + fp),
     }
 
 
@@ -190,17 +201,17 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
     f = lib_eval._fmt
     print(
         f"{'library':<13} {'phase':<18} | {'sites':>5} {'visbl':>5} | {'found':>5} {'hot':>4} |"
-        f" {'recall':>6} {'vis.rec':>7} {'hot.prec':>8}"
+        f" {'recall':>6} {'vis.rec':>7} {'hot.prec':>8} {'prec':>5}"
     )
     for r in rows:
         print(
             f"{r['lib']:<13} {r['phase']:<18} | {r['sites']:>5} {r['visible']:>5} | {r['found']:>5} {r['hot']:>4} |"
-            f" {f(r['recall']):>6} {f(r['visible_recall']):>7} {f(r['hot_precision']):>8}"
+            f" {f(r['recall']):>6} {f(r['visible_recall']):>7} {f(r['hot_precision']):>8} {f(r['precision']):>5}"
         )
     t = totals(rows)
     print(
         f"{'all':<13} {str(t['phases']) + ' phases':<18} | {t['sites']:>5} {t['visible']:>5} | {'':>5} {t['hot']:>4} |"
-        f" {'':>6} {f(t['visible_recall']):>7} {f(t['hot_precision']):>8}"
+        f" {'':>6} {f(t['visible_recall']):>7} {f(t['hot_precision']):>8} {f(t['precision']):>5}"
     )
 
 
@@ -216,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=sys.executable, help="the venv's python (torch + the libraries)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per library's dynamic run")
     ap.add_argument(
-        "--baseline", help="also write Dynamo's truth and tclint's figures for tests/bench/test_lib_models.py"
+        "--baseline",
+        help="also write Dynamo's truth and tclint's figures for tests/bench/test_lib_models.py (the"
+        " libraries measured replace theirs; the file's other libraries are kept)",
     )
     ap.add_argument("--dynamic-one", help=argparse.SUPPRESS)
     ap.add_argument("--dynamic-out", help=argparse.SUPPRESS)
@@ -247,9 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     if args.baseline:
         rows = per_model(results)
+        kept: dict[str, Any] = {}
+        if os.path.exists(args.baseline):  # the libraries not measured in this run stay as pinned
+            with open(args.baseline) as fh:
+                kept = json.load(fh)
         with open(args.baseline, "w") as fh:
             json.dump(
-                {
+                kept
+                | {
                     name: {
                         "version": r["version"],
                         "truth": pinned_truth(r["dynamic"]),
@@ -265,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
                                         "hot",
                                         "visible_recall",
                                         "hot_precision",
+                                        "tp",
+                                        "fp",
+                                        "precision",
                                     )
                                 }
                                 for x in rows
