@@ -80,12 +80,49 @@ def calls_into_roots(project: Project) -> list[RootCall]:
     root_keys = {key for key, *_ in roots(project)}
     out: list[RootCall] = []
     if root_keys:
+        passed = _compiled_arguments(project)
         for ff in project.files.values():
             for edge, caller in _edges(ff):
-                for key, _drop_self in _edge_roots(project, ff, caller, edge, root_keys):
+                keys = [k for k, _drop_self in _edge_roots(project, ff, caller, edge, root_keys)]
+                if edge.kind == "param" and caller is not None:
+                    for site_id in passed.get((f"{ff.path}::{caller.qualname}", edge.target), ()):
+                        keys.extend(k for k in project.site_targets.get(site_id, ()) if k in root_keys)
+                for key in dict.fromkeys(keys):
                     _rff, fn = project.functions[key]
                     out.append(RootCall(key, edge, ff, frame_params(fn)))
     project.memo["calls_into_roots"] = out
+    return out
+
+
+def _compiled_arguments(project: Project) -> dict[tuple[str, str], set[str]]:
+    """(function key, parameter name) -> the compile sites whose compiled object a call passes
+    there (``train(net, loader)`` after ``net = torch.compile(Net())``): calling the parameter
+    inside the function calls that compiled object."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for ff in project.files.values():
+        for edge, _caller in _edges(ff):
+            compiled = [
+                (k, kind[len("compiled:") :]) for k, kind in edge.args if kind.startswith("compiled:")
+            ]
+            if not compiled or edge.kind not in ("name", "local"):
+                continue
+            if edge.kind == "local":
+                key: str | None = f"{ff.path}::{edge.target}"
+            else:
+                found = project.resolve(edge.target, ff)
+                key = found[1] if found is not None and found[0] == "function" else None
+            if key is None or key not in project.functions:
+                continue
+            params = [p for p in project.functions[key][1].params if p.kind in ("pos", "kwonly")]
+            positional = [p for p in params if p.kind == "pos"]
+            for argkey, site_id in compiled:
+                if argkey.startswith("#"):
+                    i = int(argkey[1:])
+                    name = positional[i].name if i < len(positional) else None
+                else:
+                    name = argkey if any(p.name == argkey for p in params) else None
+                if name is not None:
+                    out.setdefault((key, name), set()).add(site_id)
     return out
 
 

@@ -458,6 +458,28 @@ def caller_drops(project: Project, settings: Settings) -> dict[str, int]:
 def _breaks_at_medium(
     ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
 ) -> bool:
+    return next(_medium_breaks(ff, qualname, project, settings, rules, region), None) is not None
+
+
+def first_frame_drop(
+    ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
+) -> int | None:
+    """The line of the first break in ``qualname``'s own body that makes Dynamo give up on its frame
+    (a break in a loop body, in a user context manager, a whole-frame break), reported at medium
+    confidence or more in the region's mode; None when there is none."""
+    lines = [
+        d.line
+        for d in _medium_breaks(ff, qualname, project, settings, rules, region)
+        if d.extra.get("frame_drop")
+    ]
+    return min(lines) if lines else None
+
+
+def _medium_breaks(
+    ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
+) -> Iterator[Diagnostic]:
+    """The graph breaks of ``qualname``'s own candidates that would be reported at medium
+    confidence or more (requirements met, in the mode the region runs in)."""
     from tclint.rules import types as T
     from tclint.rules.facts import Candidate
     from tclint.rules.model import Confidence
@@ -482,8 +504,7 @@ def _breaks_at_medium(
             continue
         if cand.mode is not None and _region_mode(project, ff.path, qualname) not in (cand.mode, "any"):
             continue  # behind `if self.training` in the other mode (or one not known): drops no caller for sure
-        return True
-    return False
+        yield diag
 
 
 def shadow_after_frame_drops(

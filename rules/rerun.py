@@ -108,6 +108,7 @@ def file_context(
             region.site is not None,
             encode_any(project.chain_related(region)),
             project.chain_text(region),
+            region.depth,
         )
     answers: dict[str, Any] = {}
     modes: dict[str, Any] = {}
@@ -144,12 +145,12 @@ class _RegionView:
     """What a diagnostic reads of a region (``engine.candidate_to_diagnostic``, the rules'
     ``finalize``, ``rule.hot_note``); anything else is a ``ContextMiss``."""
 
-    __slots__ = ("fullgraph", "multiplier", "loop_caller", "loop_key", "has_site", "related", "text")
+    __slots__ = ("fullgraph", "multiplier", "loop_caller", "loop_key", "has_site", "related", "text", "depth")
 
     def __init__(self, plain: tuple[Any, ...]) -> None:
         from tclint.rules.plaindata import decode_any
 
-        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text = plain
+        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text, depth = plain
         self.fullgraph: bool = fullgraph
         self.multiplier: str | None = multiplier
         self.loop_caller: tuple[str, str, int] | None = decode_any(loop_caller)
@@ -157,6 +158,7 @@ class _RegionView:
         self.has_site: bool = has_site
         self.related: tuple[Any, ...] = decode_any(related)
         self.text: str = text
+        self.depth: int = depth
 
     def __getattr__(self, name: str) -> Any:
         raise ContextMiss(f"region.{name}")
@@ -213,17 +215,20 @@ _MISSING = object()
 def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
     """A digest of what other files' results read of ``ff``'s candidates (see the module doc):
     per function called from a loop whether it breaks at medium confidence, the candidates of its
-    ``fullgraph`` regions, its TC201/TC202 candidates in regions."""
+    ``fullgraph`` regions, its TC201/TC202 candidates in regions, and the line where each compiled
+    root's own frame drops."""
     from tclint.rules import registry
-    from tclint.rules.engine import _breaks_at_medium
+    from tclint.rules.engine import _breaks_at_medium, first_frame_drop
 
     rules = registry.by_code()
     parts: list[Any] = []
     prefix = ff.path + "::"
     for key, region in view.regions.items():
+        qual = key[len(prefix) :]
         if region.loop_key is not None and region.loop_caller is not None:
-            qual = key[len(prefix) :]
             parts.append((qual, _breaks_at_medium(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
+        if region.depth == 0:  # where a root's own frame drops: read by variants.dropped_roots
+            parts.append((qual, "drop", first_frame_drop(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
     for cand in ff.candidates:
         shown = view.regions.get(f"{prefix}{cand.func}") if cand.func is not None else None
         if shown is None:

@@ -31,6 +31,7 @@ every combination is called (a validation pass under no_grad in eval mode is 2 c
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,17 @@ class Variants:
     site_path: str | None
     calls: int
     dims: list[Dimension] = field(default_factory=list)
+    runs_eagerly_from: int | None = None  # the line from which Dynamo gives up on this frame (dropped_roots)
+
+    def compiled_as(self) -> str:
+        """How messages name the compiled callable: a root whose frame Dynamo drops is not where
+        the variants are compiled, its callees are (they are compiled as frames of their own)."""
+        if self.runs_eagerly_from is None:
+            return f"compiled `{self.qualname}`"
+        return (
+            f"`{self.qualname}` (it runs eagerly from {os.path.basename(self.path)}:{self.runs_eagerly_from}, where a break drops its frame: "
+            "the functions it calls are compiled on their own and get these variants)"
+        )
 
     @property
     def bounded(self) -> bool:
@@ -170,7 +182,8 @@ def variants(project: Project) -> dict[str, Variants]:
             seen.add(k)
             calls.setdefault(call.root_key, []).append(call)
     modes = _mode_edges(project)
-    state = _state_mutations(project)
+    dropped = dropped_roots(project)
+    state = _state_mutations(project, dropped)
     out: dict[str, Variants] = {}
     for key, region, ff, fn in callsites.roots(project):
         site = region.site
@@ -183,6 +196,7 @@ def variants(project: Project) -> dict[str, Variants]:
             site_path,
             len(calls.get(key, ())),
         )
+        v.runs_eagerly_from = dropped.get(key)
         mine = calls.get(key, [])
         dynamic = region.options.get("dynamic")
         for dim in (
@@ -243,13 +257,42 @@ INSIDE_UNBOUNDED = (
 )  # an int attribute / a container mutated per call: a new guard value each call
 
 
-def _state_mutations(project: Project) -> dict[str, list[Source]]:
+def dropped_roots(project: Project) -> dict[str, int]:
+    """Root key -> the line from which Dynamo gives up on the root's frame: a break in a loop body
+    of its own, or in a callee called from its loop (``engine.caller_drops``).  From there on the
+    root runs eagerly and installs no guards (the truth table's loop rows: 0 graphs); the frames
+    it calls are compiled on their own, and they are the ones that meet the calling code's
+    grad mode, autocast and train/eval (measured with ``tclint probe``: the recompiles land on
+    the callee)."""
+    cached = project.memo.get("dropped_roots")
+    if cached is not None:
+        return cached
+    from tclint.rules import engine, registry
+
+    rules = registry.by_code()
+    drops = engine.caller_drops(project, project.settings)
+    out: dict[str, int] = {}
+    for key, region, ff, fn in callsites.roots(project):
+        own = engine.first_frame_drop(ff, fn.qualname, project, project.settings, rules, region)
+        lines = [line for line in (drops.get(key), own) if line is not None]
+        if lines:
+            out[key] = min(lines)
+    project.memo["dropped_roots"] = out
+    return out
+
+
+def _state_mutations(project: Project, dropped: dict[str, int]) -> dict[str, list[Source]]:
     """Root key -> the unbounded state changes inside its region (TC201/TC202 candidates in any
-    function the root compiles), so the variant set includes what the body itself does."""
+    function the root compiles), so the variant set includes what the body itself does.  A
+    change in the root's own body after the line its frame is dropped from is never traced
+    (``dropped``): it guards nothing."""
     out: dict[str, list[Source]] = {}
     for ff in project.files.values():
         for cand in ff.candidates:
             if cand.code not in INSIDE_UNBOUNDED or cand.func is None:
+                continue
+            own_key = f"{ff.path}::{cand.func}"
+            if own_key in dropped and cand.loc.line > dropped[own_key]:
                 continue
             region = project.regions.get(f"{ff.path}::{cand.func}")
             while region is not None and region.depth != 0 and region.parent is not None:

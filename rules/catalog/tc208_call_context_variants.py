@@ -72,7 +72,7 @@ class CallContextVariants(Rule):
                     first.path,
                     loc,
                     (
-                        f"{first.note}: compiled `{v.qualname}` gets another variant here (guard `{dim.guard}`: "
+                        f"{first.note}: {v.compiled_as()} gets another variant here (guard `{dim.guard}`: "
                         f"{values}); overall, {v.summary()}"
                     ),
                     related=related,

@@ -226,6 +226,57 @@ def test_a_break_that_stops_dropping_its_loop_callers_frame_runs_the_full_pass(t
     assert hits == [False]
 
 
+ROOT_DROP = {
+    "pkg/__init__.py": "",
+    "pkg/model.py": """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(2)])
+        self.calls = 0
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        self.calls += 1
+        return x
+""",
+    "main.py": """\
+import torch
+from pkg.model import Model
+
+model = torch.compile(Model())
+
+
+def run(x):
+    model(x)
+    with torch.no_grad():
+        return model(x)
+""",
+}
+
+
+def test_a_root_whose_own_frame_starts_dropping_runs_the_full_pass(tmp_path, hits):
+    """A print in the compiled root's loop drops its frame, so its counter guards nothing and the
+    TC208 in main.py (another file) loses its 'unbounded' summary (variants.dropped_roots): the
+    edit keeps model.py's interface but changes its exports."""
+    write_tree(str(tmp_path), ROOT_DROP)
+    cache = str(tmp_path / "c")
+    before = lint(str(tmp_path), cache)
+    hits.clear()
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text(model.read_text().replace("x = blk(x)\n", "x = blk(x); print(x)\n"))
+    fresh = lint(str(tmp_path), None)
+    (was,) = [d["message"] for d in before if d["code"] == "TC208"]
+    (now,) = [d["message"] for d in fresh if d["code"] == "TC208"]
+    assert "unbounded" in was and "runs eagerly from" in now
+    assert lint(str(tmp_path), cache) == fresh
+    assert hits == [False]
+
+
 def test_configuration_and_tool_changes_never_reuse_the_state(tmp_path, hits, monkeypatch):
     tree = tmp_path / "proj"
     shutil.copytree(os.path.join(ROOT, "examples"), tree)

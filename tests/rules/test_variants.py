@@ -623,3 +623,114 @@ def test_loop_derived_numbers_and_computed_flags_at_unannotated_parameters(tmp_p
     (v,) = variants(lint_code(tmp_path, code).project).values()
     assert sorted(d.guard for d in v.dims) == ["lr == <value>, then dynamic", "use_fix == <True/False>"]
     assert v.bounded and v.count == 4
+
+
+DROPPED_ROOT = """
+import torch
+import torch.nn as nn
+
+
+def scale(h):
+    return h.norm(dim=-1, keepdim=True)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if scale(h).max() > 100:
+            h = h / 100
+        return h
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(2)])
+        self.seen = 0
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        self.seen += 1
+        return x
+
+
+net = Net()
+model = torch.compile(net)
+
+
+def main():
+    for _ in range(12):
+        model(torch.randn(4, 8))
+    with torch.no_grad():
+        model(torch.randn(4, 8))
+"""
+
+
+def test_a_root_dropped_by_a_loop_callee_break_guards_nothing_of_its_own(tmp_path):
+    """A break in a callee called from the root's loop makes Dynamo give up on the root's frame
+    (truth table h02: 0 graphs), so the counter after the loop is never traced and guards nothing:
+    the variant set is bounded (grad/no_grad, on the callee frames compiled on their own), not
+    'unbounded: state mutated inside the compiled code'.  The old code called it unbounded."""
+    result = lint_code(tmp_path, DROPPED_ROOT)
+    (v,) = [v for k, v in variants(result.project).items() if k.endswith("Net.forward")]
+    loop_line = DROPPED_ROOT.splitlines().index("        for blk in self.blocks:") + 1
+    assert v.runs_eagerly_from in (loop_line, loop_line + 1)
+    assert "state" not in {d.kind for d in v.dims}
+    assert v.bounded and v.count == 2
+    tc208 = [d for d in result.diagnostics if d.code == "TC208"]
+    assert tc208 and all("runs eagerly from" in d.message for d in tc208)
+    assert not [d for d in result.diagnostics if d.code == "TC209"]
+
+
+@pytest.mark.dynamo
+def test_a_dropped_root_compiles_no_frame_of_its_own_and_its_counter_does_not_recompile(tmp_path):
+    """What the prediction above rests on, under the real Dynamo: Net.forward gets no graph (its
+    frame is skipped), the 12 calls with a growing counter recompile nothing, and the callee's
+    frames meet the grad-mode change."""
+    pytest.importorskip("torch")
+    from tests.helpers.dynamo_harness import run_example
+
+    path = str(tmp_path / "dropped.py")
+    ran = run_example(path, DROPPED_ROOT, "main()")
+    assert ran.error is None, ran.error_text
+    assert "forward" in ran.fallbacks  # Net.forward: compiled with no graph, runs eagerly
+    assert not [r for r in ran.recompile_reasons if "seen" in r]
+    assert any("grad_mode" in r for r in ran.recompile_reasons)
+
+
+def test_calls_through_a_function_parameter_given_the_compiled_module(tmp_path):
+    # train(net) / @torch.no_grad() sample(net): the usual training-script shape (a fresh diffusion
+    # program, measured with tclint probe: the forward compiles twice, grad then no_grad)
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Denoiser(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def train(model, steps=2):
+            for _ in range(steps):
+                model(torch.randn(2, 4)).sum().backward()
+
+        @torch.no_grad()
+        def sample(model):
+            return model(torch.randn(2, 4))
+
+        if __name__ == "__main__":
+            net = torch.compile(Denoiser())
+            train(net)
+            sample(model=net)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.calls == 2
+    assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["grad", "no_grad"])]
