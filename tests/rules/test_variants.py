@@ -734,3 +734,36 @@ def test_calls_through_a_function_parameter_given_the_compiled_module(tmp_path):
     (v,) = variants(lint_code(tmp_path, code).project).values()
     assert v.calls == 2
     assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["grad", "no_grad"])]
+
+
+def test_calls_through_a_function_parameter_given_the_compiled_module(tmp_path):
+    # train(net) / @torch.no_grad() sample(net): the usual training-script shape (a fresh diffusion
+    # program, measured with tclint probe: the forward compiles twice, grad then no_grad)
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Denoiser(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def train(model, steps=2):
+            for _ in range(steps):
+                model(torch.randn(2, 4)).sum().backward()
+
+        @torch.no_grad()
+        def sample(model):
+            return model(torch.randn(2, 4))
+
+        if __name__ == "__main__":
+            net = torch.compile(Denoiser())
+            train(net)
+            sample(model=net)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.calls == 2
+    assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["grad", "no_grad"])]
