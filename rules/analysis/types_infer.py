@@ -614,7 +614,7 @@ class TypeInference(AnalyzerBase):
             left, _ = self._annotation_type(node.left)
             right, _ = self._annotation_type(node.right)
             if left.kind == T.TENSOR or right.kind == T.TENSOR:
-                return T.T_TENSOR, text
+                return _tensor_or_number([left, right]), text
             return (left if left.kind != T.SCALAR or left.dtype != "none" else right), text
         if isinstance(node, ast.Subscript):
             base_q = self.qualify(node.value) or dotted(node.value) or ""
@@ -623,9 +623,8 @@ class TypeInference(AnalyzerBase):
                 inner = node.slice
                 elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
                 tys = [self._annotation_type(e)[0] for e in elts]
-                for t in tys:
-                    if t.kind == T.TENSOR:
-                        return t, text
+                if any(t.kind == T.TENSOR for t in tys):
+                    return _tensor_or_number(tys), text
                 non_none = [t for t in tys if not (t.kind == T.SCALAR and t.dtype == "none")]
                 return (non_none[0] if len(non_none) == 1 else T.T_UNKNOWN), text
             if base_last in T.JAXTYPING_DTYPES:
@@ -671,6 +670,16 @@ class TypeInference(AnalyzerBase):
         if q is not None and q[:1] and q.rsplit(".", 1)[-1][:1].isupper():
             return Ty(T.INSTANCE, T.HIGH, None, q), text
         return T.T_UNKNOWN, text
+
+
+def _tensor_or_number(members: list[Ty]) -> Ty:
+    """``Tensor | None`` is a tensor where it is used; ``Union[int, Tensor]`` (torchmetrics'
+    ``num_obs``) may as well be a Python number, which callers often pass (``target.size(0)``): a
+    tensor at low confidence, so that ``if num_obs < 2:`` is no graph break at default confidence."""
+    tensor = next(t for t in members if t.kind == T.TENSOR)
+    if any(t.kind == T.SCALAR and t.dtype in ("int", "float", "bool") for t in members):
+        return tensor.weaker(T.LOW)
+    return tensor
 
 
 def element_type(it: Ty, iter_node: ast.expr) -> Ty:

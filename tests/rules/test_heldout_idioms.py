@@ -130,3 +130,43 @@ def test_a_module_class_that_defines_call(tmp_path):
     regions, found = _lint(tmp_path, CALL_OVERRIDE)
     assert {"Base.__call__", "Model.forward", "Wrapped.__call__", "Wrapped.forward"} <= regions
     assert {("TC104", 18), ("TC104", 28), ("TC109", 32)} <= found
+
+
+NUMBER_OR_TENSOR = """
+from typing import Union
+
+import torch
+from torch import Tensor
+
+
+def _stats(x: Tensor) -> tuple[Tensor, int]:
+    return x.sum(0), x.size(0)
+
+
+def _mean(total: Tensor, count: Union[int, Tensor]) -> Tensor:
+    if count < 2:
+        raise ValueError("needs two samples")
+    return total / count
+
+
+def _scale(x: Tensor, factor: "float | Tensor") -> Tensor:
+    if factor > 1:
+        return x * factor
+    return x
+
+
+def metric(x):
+    total, count = _stats(x)
+    return _scale(_mean(total, count), 2.0)
+
+
+compiled = torch.compile(metric)
+"""
+
+
+def test_a_parameter_annotated_number_or_tensor(tmp_path):
+    """``count: Union[int, Tensor]`` / ``factor: float | Tensor`` given Python numbers
+    (``x.size(0)``, ``2.0``; torchmetrics' ``_r2_score_compute(num_obs)``): Dynamo traces both
+    ``if``s without a break; they are not reported at default confidence."""
+    _regions, found = _lint(tmp_path, NUMBER_OR_TENSOR)
+    assert not {f for f in found if f[0] == "TC102"}
