@@ -294,7 +294,9 @@ def _fix(
         by_path.setdefault(d.path, []).append(d)
     for path, file_diags in by_path.items():
         src = sources.get(path)
-        file_diags = resolve_fixes(file_diags, sources.get)  # codemod fixes: edits and final safety
+        file_diags = resolve_fixes(  # codemod fixes: edits and final safety (a notebook's in its cells)
+            file_diags, sources.get, lambda p: result.sources[p].cells if p in result.sources else None
+        )
         if path.endswith(".ipynb") and not run.stdin_mode:
             changed, written = _fix_notebook(run, path, result.sources[path].digest, file_diags, writes, out)
             any_fix |= changed
@@ -416,7 +418,9 @@ def render(
     ):
         from tclint.rules.fixes import resolve_fixes
 
-        diags = resolve_fixes(diags, sources.get)  # these formats carry the edits: compute codemod fixes
+        diags = resolve_fixes(  # these formats carry the edits: compute codemod fixes
+            diags, sources.get, getattr(sources, "cell_map", None)
+        )
     if fmt == "concise":
         from tclint.rules.report.text import concise, summary
 

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from tclint.rules.model import FILE_ERRORS, UNUSED_SUPPRESSION, Applicability, Diagnostic, Fix
 from tclint.rules.source import LineIndex
@@ -50,16 +51,30 @@ def resolve(fix: Fix | None, text: str | None) -> Fix | None:
 _RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
 
-def resolve_fixes(diags: list[Diagnostic], text_of: Callable[[str], str | None]) -> list[Diagnostic]:
+def resolve_fixes(
+    diags: list[Diagnostic],
+    text_of: Callable[[str], str | None],
+    cells_of: Callable[[str], Any] | None = None,
+) -> list[Diagnostic]:
     """``diags`` with every codemod fix computed, alternatives included (``text_of(path)`` gives a
-    file's text); a codemod that does not apply is dropped, and when the preferred fix is, the next
-    alternative that remains becomes the preferred one.  Findings without one are kept as is."""
+    file's text, a notebook's module text; ``cells_of(path)`` a notebook's ``CellMap``, which
+    computes a cell's codemods: ``CellMap.resolve_codemod``); a codemod that does not apply is
+    dropped, and when the preferred fix is, the next alternative that remains becomes the
+    preferred one.  Findings without one are kept as is."""
     out = []
     for d in diags:
         fixes = offered(d)
         if any(f.codemod for f in fixes):
-            text = text_of(d.path) if d.cell is None else None
-            kept = [r for r in (resolve(f, text) if f.codemod else f for f in fixes) if r is not None]
+            text = text_of(d.path)
+            if d.cell is None:
+                done = [resolve(f, text) if f.codemod else f for f in fixes]
+            else:
+                cells = cells_of(d.path) if cells_of is not None and text is not None else None
+                done = [
+                    (cells.resolve_codemod(f, text) if cells is not None else None) if f.codemod else f  # type: ignore[arg-type]
+                    for f in fixes
+                ]
+            kept = [r for r in done if r is not None]
             d = dataclasses.replace(d, fix=kept[0] if kept else None, alternatives=tuple(kept[1:]))
         out.append(d)
     return out

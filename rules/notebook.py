@@ -20,6 +20,9 @@ from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation,
 
 _T = TypeVar("_T")
 
+# the codemod of a cell's finding, marked with its cell (``CellMap.map_fix``)
+IN_CELL = "in-cell"
+
 _MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w[\w.]*\s*=\s*(%|!)|\?\s*$")
 
 
@@ -96,10 +99,13 @@ class CellMap:
 
     def map_fix(self, fix: Fix, cell: int) -> Fix | None:
         """``fix`` with its edits in cell ``cell``'s own lines, or None when an edit leaves that
-        cell (a codemod works on the whole module: not offered in notebooks).  An edit ending at
-        the start of the line after the cell's last one (a removed last statement) ends at the
-        end of the cell's text, which has no line ending of its own."""
-        if fix.codemod or not fix.edits:
+        cell.  A codemod fix (no edits yet: it works on the whole module) is kept for
+        ``resolve_codemod``, marked ``(IN_CELL, cell, *codemod)`` (its places stay the module's).
+        An edit ending at the start of the line after the cell's last one (a removed last
+        statement) ends at the end of the cell's text, which has no line ending of its own."""
+        if fix.codemod:
+            return replace(fix, codemod=(IN_CELL, str(cell), *fix.codemod))
+        if not fix.edits:
             return None
         source = self.sources.get(cell)
         first = next((start for start, number, _count in self.starts if number == cell), None)
@@ -116,6 +122,35 @@ class CellMap:
                 return None
             edits.append(Edit(Span(Position(sl, sc), Position(el, ec)), e.content))
         return replace(fix, edits=tuple(edits))
+
+    def resolve_codemod(self, fix: Fix, text: str) -> Fix | None:
+        """A codemod fix of a finding in a cell (``map_fix``'s ``(IN_CELL, cell, *codemod)``)
+        computed on the notebook's module ``text``: kept, in the cell's own lines, when every edit
+        stays in that cell and the lines it touches read in the module as the cell writes them
+        (no IPython line that the module has blanked out); None otherwise (the TC313 hoist of a
+        loop in one cell is offered, a move to a caller in another cell is not)."""
+        from tclint.rules.fixes import resolve
+        from tclint.rules.source import LineIndex
+
+        if fix.codemod[:1] != (IN_CELL,) or len(fix.codemod) < 3 or not isinstance(fix.codemod[1], str):
+            return None
+        cell = int(fix.codemod[1])
+        done = resolve(replace(fix, codemod=fix.codemod[2:]), text)
+        mapped = self.map_fix(done, cell) if done is not None and done.edits else None
+        source = self.sources.get(cell)
+        if done is None or mapped is None or source is None:
+            return None
+        module_lines = LineIndex(text)
+        cell_lines = source.splitlines()
+        for e, m in zip(done.edits, mapped.edits, strict=True):
+            last = m.span.end.line - (
+                1 if m.span.end.column == 0 and m.span.end.line > m.span.start.line else 0
+            )
+            for k in range(m.span.start.line, min(last, len(cell_lines)) + 1):
+                written = module_lines.line(e.span.start.line + k - m.span.start.line).rstrip("\r\n")
+                if written != cell_lines[k - 1]:
+                    return None  # a blanked magic (or another line) where the edit goes
+        return mapped
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")

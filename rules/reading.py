@@ -198,5 +198,10 @@ class Texts(Mapping[str, "str | None"]):
         cells = src.cells if src is not None else None
         return cells.cell_text(cell) if cells is not None else None
 
+    def cell_map(self, path: str) -> Any:
+        """A notebook's ``CellMap`` (None for other files): computes the codemods of its cells."""
+        src = self._sources.get(path)
+        return src.cells if src is not None else None
+
     def __len__(self) -> int:
         return len(self._sources)

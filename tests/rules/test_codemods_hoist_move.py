@@ -333,3 +333,58 @@ def test_cli_fix_and_diff_for_both_codemods(tmp_path, capsys):
     assert block.read_text() == move.code  # unsafe: not applied
     main(["check", "--no-cache", "--isolated", "--fix", "--unsafe-fixes", "-q", str(block)])
     assert block.read_text() == move.fixed
+
+
+# -- notebooks: a codemod is offered when its edits stay in the finding's cell ----------------------
+def _nb(cells: list[str]) -> str:
+    import json
+
+    return (
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
+                    for c in cells
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+
+
+NB_CELLS = [
+    "import torch\nimport torch.nn as nn",
+    "%time\nmodel = nn.Linear(8, 8)\nfor batch in [torch.randn(2, 8)] * 3:\n    torch.compile(model)(batch)",
+    "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(4, 4)\n\n"
+    '    def forward(self, x):\n        y = self.net(x)\n        print("y", y.shape)\n        return y',
+    "blk = torch.compile(Block())\nout = blk(torch.randn(2, 4))",
+]
+
+
+def test_notebook_hoist_in_its_cell_and_no_move_across_cells(tmp_path, capsys):
+    import json
+
+    from tclint.rules.cli import main
+
+    path = tmp_path / "nb.ipynb"
+    path.write_text(_nb(NB_CELLS))
+    main(["check", "--no-cache", "--isolated", "--output-format", "json", str(path)])
+    rows = {r["code"]: r for r in json.loads(capsys.readouterr().out)}
+    hoist = rows["TC313"]
+    assert hoist["cell"] == 2 and hoist["fix"]["message"].startswith("Compile once before the loop")
+    assert {e["location"]["row"] for e in hoist["fix"]["edits"]} == {3, 4}  # the cell's own lines
+    moves = [
+        f for f in [rows["TC104"]["fix"], *rows["TC104"]["alternatives"]] if f["message"].startswith("Move")
+    ]
+    assert moves == []  # the eager call is in another cell
+    main(["check", "--no-cache", "--isolated", "--fix", "-q", str(path)])
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[1]["source"]) == (
+        "%time\nmodel = nn.Linear(8, 8)\ncompiled_model = torch.compile(model)\n"
+        "for batch in [torch.randn(2, 8)] * 3:\n    compiled_model(batch)"
+    )
+    assert ["".join(c["source"]) for c in (cells[0], cells[2], cells[3])] == [NB_CELLS[0], *NB_CELLS[2:]]
