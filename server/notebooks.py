@@ -6,8 +6,8 @@ notebook's own path (configuration, module name, project index).  Diagnostics ar
 (cell, cell-relative line) and published per cell URI -- every code cell, so a cell that became
 clean is cleared.  Notebook diagnostics are always pushed: pull requests name a text document, and
 a cell is not one the client pulls for.  "Disable for this line" works in cells, and so do the
-fixes whose edits stay in the finding's cell (``CellMap.map_fix``; codemods, which rewrite the
-whole module, are not offered there).  Hover works on cells; code lenses and the probe
+fixes whose edits stay in the finding's cell (``CellMap.map_fix``; codemods too, computed on the
+cells' module, when all their edits stay in the cell: ``CellMap.resolve_codemod``).  Hover works on cells; code lenses and the probe
 are for files on disk.
 
 pygls keeps the notebook and its cells' texts (its workspace); we read them when linting.
@@ -118,7 +118,7 @@ async def lint(ls: TclintServer, uri: str) -> None:
 
         out = ls.ws.lint_notebook(path, data, version) if editor.enable else None
         by_cell: dict[int, list[Any]] = {}
-        for d in out.diagnostics if out is not None else []:
+        for d in _cell_codemods(out.diagnostics, data) if out is not None else []:
             by_cell.setdefault(d.cell or 1, []).append(d)
         results = []
         for number, (cell_uri, text, is_code) in enumerate(cells, start=1):
@@ -163,6 +163,23 @@ async def lint(ls: TclintServer, uri: str) -> None:
         ls.published[cell_uri] = pub
         ls.publish(cell_uri, None, body)
     log.debug("notebook %s linted in %.0f ms", uri, (time.perf_counter() - started) * 1000)
+
+
+def _cell_codemods(diags: list[Any], data: bytes) -> list[Any]:
+    """``diags`` with their cells' codemod fixes computed on the notebook's module text
+    (``CellMap.resolve_codemod``: kept when every edit stays in the finding's cell), as the CLI
+    computes them; libcst is imported only for a notebook that has one."""
+    from tclint.rules.fixes import offered
+
+    if not any(f.codemod for d in diags for f in offered(d)):
+        return diags
+    from tclint.rules.fixes import resolve_fixes
+    from tclint.rules.notebook import load_notebook
+
+    text, cells, _error = load_notebook(data)
+    if text is None or cells is None:
+        return diags
+    return resolve_fixes(diags, lambda _path: text, lambda _path: cells)
 
 
 def register(ls: TclintServer) -> None:

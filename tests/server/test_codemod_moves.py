@@ -52,3 +52,40 @@ async def test_print_moved_to_the_caller_is_a_quick_fix_not_in_fix_all(start, pr
     assert apply_edits(example.code, edits_of(move, uri)) == example.fixed
     fix_all = await client.text_document_code_action_async(_params(uri, found, only=["source.fixAll"]))
     assert all("print" not in "".join(e.new_text for e in edits_of(a, uri)) for a in fix_all)
+
+
+async def test_hoist_in_a_notebook_cell(start, tmp_path):
+    """In a notebook, TC313's hoist (computed on the cells' module) is a quick fix of the loop's
+    cell, in that cell's own lines; TC104's move to the caller is not offered: the caller is in
+    another cell."""
+    from pytest_lsp import client_capabilities
+
+    from tests.helpers.lsputil import write_project
+    from tests.server.test_notebooks import _open
+
+    cells = [
+        (types.NotebookCellKind.Code, "import torch\nimport torch.nn as nn\n", "python"),
+        (
+            types.NotebookCellKind.Code,
+            "%time\nmodel = nn.Linear(8, 8)\nfor batch in [torch.randn(2, 8)] * 3:\n    torch.compile(model)(batch)\n",
+            "python",
+        ),
+    ]
+    root = write_project(tmp_path / "proj")
+    caps = client_capabilities("visual-studio-code")
+    caps.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(
+            dynamic_registration=True, execution_summary_support=True
+        )
+    )
+    client = await start("vscode", root, capabilities=caps)
+    _nb, uris = _open(client, root, cells)
+    diags = await diagnostics(client, uris[1], lambda d: any(x.code == "TC313" for x in d))
+    found = next(d for d in diags if d.code == "TC313")
+    actions = await client.text_document_code_action_async(_params(uris[1], found))
+    quick = [a for a in actions if a.title.startswith("Compile once before the loop")]
+    assert quick, [a.title for a in actions]
+    assert apply_edits(cells[1][1], edits_of(quick[0], uris[1])) == (
+        "%time\nmodel = nn.Linear(8, 8)\ncompiled_model = torch.compile(model)\n"
+        "for batch in [torch.randn(2, 8)] * 3:\n    compiled_model(batch)\n"
+    )
