@@ -246,15 +246,21 @@ def test_fixes_in_notebooks_keep_json_and_code_valid(nb):
     data = json.dumps(nb).encode("utf-8")
     assume(not known.notebook_open(data))
     tried("library: notebook fixes keep valid JSON and code")
+    from tclint.rules.fixes import resolve_fixes
+
     result = lint_bytes(data, name="nb.ipynb", table={})
-    if result.sources[os.path.join(FUZZ_DIR, "nb.ipynb")].text is None or not result.diagnostics:
+    src = result.sources[os.path.join(FUZZ_DIR, "nb.ipynb")]
+    if src.text is None or not result.diagnostics:
         return
-    new, n = fix_notebook(data, result.diagnostics, unsafe=True)
+    diags = resolve_fixes(
+        result.diagnostics, lambda _p: src.text, lambda _p: src.cells
+    )  # as the CLI: cells' codemods
+    new, n = fix_notebook(data, diags, unsafe=True)
     after = json.loads(new.decode("utf-8"))
     if not n:
         assert new == data
         return
-    fixed_cells = {d.cell for d in result.diagnostics if d.cell is not None}
+    fixed_cells = {d.cell for d in diags if d.cell is not None}
     for number, (old, cell) in enumerate(zip(nb["cells"], after["cells"], strict=True), start=1):
         if number not in fixed_cells:
             assert old == cell

@@ -637,6 +637,8 @@ def compiled_notebooks(draw: Any) -> dict[str, Any]:
                 )
             ),
         )
+    if draw(st.booleans()):  # a loop cell re-making a compiled wrapper: TC313's codemod, in its cell
+        texts.append("for _ in range(2):\n    g = torch.compile(f)\n    g(torch.ones(3))\n")
     eol = draw(st.sampled_from(["\n", "\r\n"]))
     cells: list[Any] = []
     for cell_text in texts:
