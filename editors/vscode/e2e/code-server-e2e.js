@@ -17,7 +17,9 @@
 // the "Benchmark" code lens in FILE and read the tclint bench report's webview; BENCH_PALETTE_LINE:
 // then run "tclint: Benchmark" from the palette with the cursor on that line; then stop),
 // VARIANT_LENS (wait for the static variant code lens on FILE's compile site, "≈ N variants: ...",
-// record every lens text and stop).
+// record every lens text and stop), RELATED_CODE (wait for a finding with this code in FILE that has
+// related locations, list them in the Problems view, click the RELATED_JUMP-th (1-based) and record
+// where the editor landed (active-editor.json, src/markers.ts), then stop).
 "use strict";
 
 const { spawn, execFileSync } = require("node:child_process");
@@ -237,6 +239,71 @@ async function main() {
       });
       await page.screenshot({ path: path.join(OUT, "notebook.png") });
       log(`notebook squiggles: ${result.notebookSquiggles}`);
+      result.ok = true;
+      return;
+    }
+
+    if (env.RELATED_CODE) {
+      // a summary with related locations (TC312: the installed library's sites); following a
+      // library can take the server a while on a cold cache
+      const withRelated = (m) => inFile(m) && m.code === env.RELATED_CODE && m.related && m.related.length > 0;
+      const markers = await waitMarkers((ms) => ms.some(withRelated), `${env.RELATED_CODE} with related locations in ${env.FILE}`,
+        Number(env.RELATED_TIMEOUT_MS || STEP * 4));
+      result.markers = markers.filter(inFile);
+      result.relatedMarker = markers.find(withRelated);
+      log(`${env.RELATED_CODE} at ${result.relatedMarker.line}: ${result.relatedMarker.related.length} related locations`);
+      // the Problems view, maximized so that every related row is rendered
+      await page.keyboard.press("Control+Shift+M");
+      await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: STEP });
+      await runCommand(page, "View: Toggle Maximized Panel");
+      await page.waitForTimeout(500);
+      const relatedRows = () => page.$$eval(".markers-panel .monaco-list-row", (rows) => rows
+        .filter((r) => r.querySelector(".related-info-resource"))
+        .map((r) => ({
+          file: r.querySelector(".related-info-resource").textContent.trim(),
+          at: (r.querySelector(".marker-line") || { textContent: "" }).textContent.trim(),
+          text: r.textContent.replace(/\s+/g, " ").trim(),
+        })));
+      if (!(await relatedRows()).length) {
+        // collapsed: expand the summary's row
+        await page.locator(".markers-panel .monaco-list-row", { hasText: env.RELATED_CODE }).first().click();
+        await page.keyboard.press("ArrowRight");
+        await page.waitForSelector(".markers-panel .related-info-resource", { timeout: STEP });
+      }
+      result.relatedRows = await relatedRows();
+      result.problems = await problemRows(page);
+      await page.screenshot({ path: path.join(OUT, "related.png") });
+      log(`related rows in the Problems view: ${result.relatedRows.length}`);
+      if (env.RELATED_JUMP) {
+        const target = result.relatedMarker.related[Number(env.RELATED_JUMP) - 1];
+        const base = decodeURIComponent(target.uri.split("/").pop());
+        const row = page.locator(".markers-panel .monaco-list-row")
+          .filter({ has: page.locator(".related-info-resource", { hasText: base }) })
+          .filter({ has: page.locator(".marker-line", { hasText: `Ln ${target.line}, Col ${target.column}` }) })
+          .first();
+        await row.scrollIntoViewIfNeeded({ timeout: STEP });
+        await row.click();
+        await page.keyboard.press("Enter");
+        const editorFile = path.join(OUT, "active-editor.json");
+        const deadline = Date.now() + STEP;
+        for (;;) {
+          let active = null;
+          try {
+            active = JSON.parse(fs.readFileSync(editorFile, "utf8"));
+          } catch {
+            /* not written yet */
+          }
+          if (active && active.uri === target.uri && active.line === target.line) {
+            result.jumped = active;
+            break;
+          }
+          if (Date.now() > deadline) throw new Error(`the related location did not open: ${JSON.stringify(active)} for ${JSON.stringify(target)}`);
+          await page.waitForTimeout(250);
+        }
+        result.tabs = await page.$$eval(".tabs-container .tab", (tabs) => tabs.map((t) => t.getAttribute("aria-label") || t.textContent.trim()));
+        await page.screenshot({ path: path.join(OUT, "related-opened.png") });
+        log(`opened ${result.jumped.uri}:${result.jumped.line}`);
+      }
       result.ok = true;
       return;
     }

@@ -338,27 +338,57 @@ test("markers: every diagnostic VS Code holds, written to TCLINT_E2E_MARKERS's f
   const diag = (line, character, code, message) => ({ range: { start: { line, character } }, code, message, source: "tclint", severity: 1 });
   const cell = { toString: () => "vscode-notebook-cell:/ws/nb.ipynb#W2sZmlsZQ%3D%3D", scheme: "vscode-notebook-cell" };
   const file = { toString: () => "file:///ws/serve.py", scheme: "file" };
+  const editorListeners = [];
+  const on = (list) => (fn) => {
+    list.push(fn);
+    return { dispose: () => list.splice(list.indexOf(fn), 1) };
+  };
   const fakeVscode = {
-    languages: {
-      getDiagnostics: () => all,
-      onDidChangeDiagnostics: (fn) => {
-        listeners.push(fn);
-        return { dispose: () => listeners.splice(listeners.indexOf(fn), 1) };
-      },
-    },
+    languages: { getDiagnostics: () => all, onDidChangeDiagnostics: on(listeners) },
+    window: { activeTextEditor: undefined, onDidChangeActiveTextEditor: on(editorListeners), onDidChangeTextEditorSelection: on(editorListeners) },
   };
   const markers = load("markers", { vscode: fakeVscode });
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tclint-markers-")), "markers.json");
   const sub = markers.exportMarkers(out);
   assert.deepEqual(JSON.parse(fs.readFileSync(out, "utf8")), []);
-  all = [[file, [diag(40, 4, { value: "TC204", target: "x" }, "b"), diag(11, 58, "TC101", "a")]], [cell, [diag(3, 11, "TC101", "c")]]];
+  const editorOut = path.join(path.dirname(out), "active-editor.json");
+  assert.equal(JSON.parse(fs.readFileSync(editorOut, "utf8")), null);
+  const lib = { toString: () => "file:///venv/site-packages/transformers/loss/loss_for_object_detection.py" };
+  const summary = diag(15, 11, "TC312", "compiled library code meets 2 likely graph breaks");
+  summary.relatedInformation = [
+    { location: { uri: lib, range: { start: { line: 122, character: 8 } } }, message: "TC101 `.item()`" },
+    { location: { uri: lib, range: { start: { line: 40, character: 0 } } }, message: "TC102 branch" },
+  ];
+  all = [[file, [diag(40, 4, { value: "TC204", target: "x" }, "b"), diag(11, 58, "TC101", "a"), summary]], [cell, [diag(3, 11, "TC101", "c")]]];
   listeners.forEach((fn) => fn({}));
   const rows = JSON.parse(fs.readFileSync(out, "utf8"));
   assert.deepEqual(rows.map((r) => [r.scheme, r.code, r.line, r.column]), [
     ["file", "TC101", 12, 59],
+    ["file", "TC312", 16, 12],
     ["file", "TC204", 41, 5],
     ["vscode-notebook-cell", "TC101", 4, 12],
   ]);
+  // the related locations, 1-based as the Problems view lists them under the marker
+  assert.deepEqual(rows[1].related, [
+    { uri: lib.toString(), line: 123, column: 9, message: "TC101 `.item()`" },
+    { uri: lib.toString(), line: 41, column: 1, message: "TC102 branch" },
+  ]);
+  assert.deepEqual(rows[0].related, []);
+  // the active editor and its cursor, as opening a related location leaves them
+  fakeVscode.window.activeTextEditor = {
+    document: { uri: lib, lineAt: (n) => ({ text: n === 122 ? "        x.item()" : "" }) },
+    selection: { start: { line: 122, character: 8 }, end: { line: 122, character: 16 }, active: { line: 122, character: 16 } },
+  };
+  editorListeners.forEach((fn) => fn({}));
+  assert.deepEqual(JSON.parse(fs.readFileSync(editorOut, "utf8")), {
+    uri: lib.toString(),
+    line: 123,
+    column: 9,
+    endLine: 123,
+    endColumn: 17,
+    text: "        x.item()",
+  });
   sub.dispose();
   assert.equal(listeners.length, 0);
+  assert.equal(editorListeners.length, 0);
 });
