@@ -359,3 +359,51 @@ def test_the_cli_prints_after_an_edit_what_a_fresh_run_prints(tmp_path, fmt):
         assert cli() == cli(cached=False)
         assert cli("-q") == cli("-q", cached=False)
     assert os.listdir(os.path.join(cache, "rerun"))
+
+
+# Every function outside the per-file analysis that reads ``FileFacts.candidates``, and why the
+# re-run stays exact with it.  A re-run reuses every unchanged file's diagnostics when the changed
+# files keep their interface and exports (``rerun.export_digest``): a new reader of another file's
+# candidates must add what it reads to the exports, then its line here.
+CANDIDATE_READERS = {
+    ("rules/catalog/tc101_tensor_to_scalar.py", "_offer_item_fix"): "the walk of its own file",
+    ("rules/catalog/tc102_data_dependent_branch.py", "visit_If"): "the walk of its own file",
+    (
+        "rules/catalog/tc307_fullgraph_with_break.py",
+        "project_check",
+    ): "exports: candidates of fullgraph regions",
+    ("rules/engine.py", "_medium_breaks"): "exports: loop-called functions' breaks, roots' frame drops",
+    ("rules/engine.py", "file_diagnostics"): "its own file's candidates, derived again for a changed file",
+    ("rules/rerun.py", "export_digest"): "the exports",
+    ("rules/rerun.py", "file_context"): "its own file's requirements and modes (a new one is a ContextMiss)",
+    ("rules/variants.py", "_state_mutations"): "exports: TC201/TC202 candidates in regions",
+}
+
+
+def test_every_reader_of_candidates_across_files_is_covered_by_the_exports():
+    import ast
+
+    found = set()
+    for base in ("rules", "server"):
+        for folder, _dirs, names in os.walk(os.path.join(ROOT, base)):
+            rel = os.path.relpath(folder, ROOT)
+            if "analysis" in rel.split(os.sep) or "__pycache__" in rel:
+                continue  # the per-file walk: reads the candidates of the file it walks
+            for name in names:
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as fh:
+                    tree = ast.parse(fh.read())
+                for node in ast.walk(tree):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                        isinstance(sub, ast.Attribute)
+                        and sub.attr == "candidates"
+                        and isinstance(sub.ctx, ast.Load)
+                        for sub in ast.walk(node)
+                    ):
+                        found.add((os.path.join(rel, name).replace(os.sep, "/"), node.name))
+    assert found == set(CANDIDATE_READERS), (
+        "a function reads candidates: if it reads another file's, add what it reads to "
+        "rules/rerun.py's export_digest, then list it in CANDIDATE_READERS"
+    )
