@@ -87,6 +87,8 @@ def _guard_confidence(ctx, value: ast.expr) -> int | None:
         op, right = value.ops[0], value.comparators[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
             return None
+        if _option_off_by_default(ctx, value.left, op, right):
+            return T.LOW
         if (
             isinstance(op, (ast.Gt, ast.NotEq))
             and isinstance(right, ast.Constant)
@@ -99,6 +101,22 @@ def _guard_confidence(ctx, value: ast.expr) -> int | None:
     if ty.kind == T.SCALAR or isinstance(value, (ast.Name, ast.Attribute, ast.Compare)):
         return T.MEDIUM
     return None
+
+
+def _option_off_by_default(ctx, left: ast.expr, op: ast.cmpop, right: ast.expr) -> bool:
+    """``zero_division == "warn" and t.any()`` with ``zero_division=0.0`` by default: the tensor part
+    runs only for an option the caller must pass (a parameter compared equal to a string other
+    than its default), a path that calls with the default never take (torchmetrics'
+    ``_safe_divide``)."""
+    if not (
+        isinstance(op, ast.Eq)
+        and isinstance(left, ast.Name)
+        and isinstance(right, ast.Constant)
+        and isinstance(right.value, str)
+    ):
+        return False
+    param = ctx.scope.params.get(left.id)
+    return param is not None and param.default not in (None, "<expr>") and param.default != repr(right.value)
 
 
 def _is_dtype_check(node: ast.expr) -> bool:

@@ -170,3 +170,37 @@ def test_a_parameter_annotated_number_or_tensor(tmp_path):
     ``if``s without a break; they are not reported at default confidence."""
     _regions, found = _lint(tmp_path, NUMBER_OR_TENSOR)
     assert not {f for f in found if f[0] == "TC102"}
+
+
+OPTION_GUARD = """
+import torch
+
+
+def safe_divide(num, denom, zero_division=0.0):
+    if zero_division == "warn" and torch.any(denom == 0):
+        print("zero division")
+    return torch.where(denom != 0, num / denom, zero_division if zero_division != "warn" else 0.0)
+
+
+def pick(x, reduction="mean"):
+    if reduction == "mean" and x.sum() > 0:
+        return x.mean()
+    return x
+
+
+def step(x, y):
+    return pick(safe_divide(x, y))
+
+
+compiled = torch.compile(step)
+"""
+
+
+def test_a_tensor_test_behind_an_option_that_is_off_by_default(tmp_path):
+    """``zero_division == "warn" and torch.any(denom == 0)`` with ``zero_division=0.0`` by default
+    (torchmetrics' ``_safe_divide``): the tensor part runs only for an option the caller passes;
+    called with the default, Dynamo traces it without a break.  Behind an option that IS the
+    default (``reduction == "mean"``), the tensor part runs: Dynamo breaks there (GB0170, line 12)."""
+    _regions, found = _lint(tmp_path, OPTION_GUARD)
+    assert ("TC102", 6) not in found
+    assert ("TC102", 12) in found
