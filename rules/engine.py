@@ -475,6 +475,16 @@ def first_frame_drop(
     return min(lines) if lines else None
 
 
+def first_break(
+    ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
+) -> int | None:
+    """The line of the first graph break of ``qualname``'s own body reported at medium confidence
+    or more (None: none).  A frame drop at or before it leaves no graph of the function at all, so
+    it guards none of its arguments (the truth table's loop rows: 0 graphs)."""
+    lines = [d.line for d in _medium_breaks(ff, qualname, project, settings, rules, region)]
+    return min(lines) if lines else None
+
+
 def _medium_breaks(
     ff: FileFacts, qualname: str, project: Project, settings: Settings, rules: dict[str, Any], region: Region
 ) -> Iterator[Diagnostic]:

@@ -218,7 +218,7 @@ def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
     ``fullgraph`` regions, its TC201/TC202 candidates in regions, and the line where each compiled
     root's own frame drops."""
     from tclint.rules import registry
-    from tclint.rules.engine import _breaks_at_medium, first_frame_drop
+    from tclint.rules.engine import _breaks_at_medium, first_break, first_frame_drop
 
     rules = registry.by_code()
     parts: list[Any] = []
@@ -228,7 +228,9 @@ def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
         if region.loop_key is not None and region.loop_caller is not None:
             parts.append((qual, _breaks_at_medium(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
         if region.depth == 0:  # where a root's own frame drops: read by variants.dropped_roots
-            parts.append((qual, "drop", first_frame_drop(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
+            drop = first_frame_drop(ff, qual, view, settings, rules, region)  # type: ignore[arg-type]
+            first = first_break(ff, qual, view, settings, rules, region)  # type: ignore[arg-type]
+            parts.append((qual, "drop", drop, first))
     for cand in ff.candidates:
         shown = view.regions.get(f"{prefix}{cand.func}") if cand.func is not None else None
         if shown is None:

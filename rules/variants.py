@@ -207,7 +207,8 @@ def variants(project: Project) -> dict[str, Variants]:
         ):
             if dim is not None:
                 v.dims.append(dim)
-        v.dims.extend(_arg_dimensions(mine, dynamic is False))
+        if key not in dropped_whole(project):  # no graph of its own: its arguments guard nothing
+            v.dims.extend(_arg_dimensions(mine, dynamic is False))
         v.dims.extend(_cast_dimensions(mine))
         if dynamic is False:
             looped = [
@@ -272,13 +273,26 @@ def dropped_roots(project: Project) -> dict[str, int]:
     rules = registry.by_code()
     drops = engine.caller_drops(project, project.settings)
     out: dict[str, int] = {}
+    whole: set[str] = set()
     for key, region, ff, fn in callsites.roots(project):
         own = engine.first_frame_drop(ff, fn.qualname, project, project.settings, rules, region)
         lines = [line for line in (drops.get(key), own) if line is not None]
         if lines:
             out[key] = min(lines)
+            first = engine.first_break(ff, fn.qualname, project, project.settings, rules, region)
+            if first is None or first >= out[key]:
+                whole.add(key)
     project.memo["dropped_roots"] = out
+    project.memo["dropped_whole"] = whole
     return out
+
+
+def dropped_whole(project: Project) -> set[str]:
+    """The roots Dynamo drops before any graph of theirs: no break above the line their frame is
+    dropped from.  Their own arguments are never guarded (no TC203-TC206 on them); the frames
+    they call are compiled on their own."""
+    dropped_roots(project)
+    return project.memo["dropped_whole"]
 
 
 def _state_mutations(project: Project, dropped: dict[str, int]) -> dict[str, list[Source]]:

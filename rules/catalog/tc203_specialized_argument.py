@@ -1,4 +1,4 @@
-from tclint.rules import callsites
+from tclint.rules import callsites, variants
 from tclint.rules import types as T
 from tclint.rules.model import Applicability, Fix, Severity, Span
 from tclint.rules.rule import Example, Family, Rule
@@ -60,6 +60,8 @@ class SpecializedArgument(Rule):
         for call in callsites.calls_into_roots(project):
             calls.setdefault(call.root_key, []).append(call)
         for key, region, ff, fn in callsites.roots(project):
+            if key in variants.dropped_whole(project):
+                continue  # Dynamo drops the frame before any graph of it: its arguments guard nothing
             dynamic_false = region.options.get("dynamic") is False
             for p in callsites.frame_params(fn):
                 guard = callsites.specialisation(p, dynamic_false)

@@ -1,4 +1,4 @@
-from tclint.rules import callsites
+from tclint.rules import callsites, variants
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
 
@@ -45,7 +45,10 @@ class BoundedVariants(Rule):
     def project_check(self, project):
         values: dict[tuple[str, str], set[str]] = {}
         params = {}
+        whole = variants.dropped_whole(project)
         for call in callsites.calls_into_roots(project):
+            if call.root_key in whole:
+                continue  # Dynamo drops the frame before any graph of it: its arguments guard nothing
             for param, kind in callsites.map_args(call):
                 if kind.startswith("const:"):
                     values.setdefault((call.root_key, param.name), set()).add(kind[6:])

@@ -736,34 +736,38 @@ def test_calls_through_a_function_parameter_given_the_compiled_module(tmp_path):
     assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["grad", "no_grad"])]
 
 
-def test_calls_through_a_function_parameter_given_the_compiled_module(tmp_path):
-    # train(net) / @torch.no_grad() sample(net): the usual training-script shape (a fresh diffusion
-    # program, measured with tclint probe: the forward compiles twice, grad then no_grad)
-    code = textwrap.dedent("""
-        import torch
-        import torch.nn as nn
+LOOP_BREAK_ROLLOUT = """
+import torch
 
-        class Denoiser(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 4)
 
-            def forward(self, x):
-                return self.fc(x)
+@torch.compile
+def rollout(x, n: int):
+    for _ in range(n):
+        x = torch.tanh(x)
+        print(x.sum())
+    return x
 
-        def train(model, steps=2):
-            for _ in range(steps):
-                model(torch.randn(2, 4)).sum().backward()
 
-        @torch.no_grad()
-        def sample(model):
-            return model(torch.randn(2, 4))
+def main():
+    for step in range(1, 12):
+        rollout(torch.randn(4), step)
+"""
 
-        if __name__ == "__main__":
-            net = torch.compile(Denoiser())
-            train(net)
-            sample(model=net)
-        """)
-    (v,) = variants(lint_code(tmp_path, code).project).values()
-    assert v.calls == 2
-    assert [(d.kind, d.values) for d in v.dims] == [("grad_mode", ["grad", "no_grad"])]
+
+def test_arguments_of_a_root_dropped_before_any_graph_guard_nothing(tmp_path):
+    """A print in the loop body makes Dynamo drop `rollout` before it has any graph, so its `n`
+    is never guarded: no TC205 'each new value compiles another variant' (the old code said so)."""
+    result = lint_code(tmp_path, LOOP_BREAK_ROLLOUT)
+    assert [d.code for d in result.diagnostics] == ["TC104"]
+    (v,) = variants(result.project).values()
+    assert v.runs_eagerly_from == 9 and not v.dims
+
+
+@pytest.mark.dynamo
+def test_a_root_dropped_before_any_graph_does_not_recompile_per_argument_value(tmp_path):
+    pytest.importorskip("torch")
+    from tests.helpers.dynamo_harness import run_example
+
+    ran = run_example(str(tmp_path / "rollout.py"), LOOP_BREAK_ROLLOUT, "main()")
+    assert ran.error is None, ran.error_text
+    assert ran.fallbacks == ["rollout"] and ran.compiles == {"rollout": 1} and not ran.recompile_reasons
