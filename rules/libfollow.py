@@ -401,8 +401,11 @@ def follow(
             {m: (p, ff.is_package, loaded[p][1]) for p, (m, _r) in loaded.items() for ff in (by_module[m],)},
         )
     if lib_facts:
-        current = Project([*facts, *lib_facts], settings)
-        current.build()
+        # every way out of the rounds above has just built ``rec`` from these very facts (a
+        # round that binds or loads anything builds again): it is the project, built once more
+        # it would be the same one (one build of ~120 library files saved per warm run)
+        rec.misses = set()
+        current = rec
     return current, sources, loaded
 
 
