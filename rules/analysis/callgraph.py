@@ -163,12 +163,12 @@ class CallGraph(AnalyzerBase):
             return
         if isinstance(func, ast.Call):
             inner_q = self.qualify(func.func)
-            if (
-                inner_q in OPTIMIZE_FUNCS
-                or inner_q in COMPILE_FUNCS
-                or inner_q in self.facts.compile_functions
+            compiles_inner = inner_q in COMPILE_FUNCS or inner_q in self.facts.compile_functions
+            if inner_q in OPTIMIZE_FUNCS or (
+                compiles_inner and not func.args and not any(k.arg == "model" for k in func.keywords)
             ):
-                # torch._dynamo.optimize("inductor")(fn) / torch.compile(**kw)(fn)
+                # torch._dynamo.optimize("inductor")(fn) / torch.compile(**kw)(fn); with a target,
+                # `torch.compile(model)(batch)` calls the wrapper it made (the inner call is the site)
                 self._compile_call(node, inner_q or "torch.compile", options_from=func)
                 return
             if inner_q in DISABLE_FUNCS:

@@ -422,6 +422,26 @@ class Net(nn.Module):
 """
 
 HAZARD_IDIOMS: list[tuple[str, str, set[tuple[int, str]]]] = [
+    # compiled and called at once: the inner call is the compile site, the outer one calls the
+    # wrapper (it is not `torch.compile(**options)(fn)`); in a loop that is TC313's wrapper per iteration
+    (
+        "compile-and-call-at-once",
+        """\
+import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        print(x)
+        return x * 2
+
+
+model = M()
+out = torch.compile(model)(torch.randn(2))
+y = torch.compile(M().eval(), dynamic=True)(torch.randn(2))
+""",
+        {(6, "TC104")},
+    ),
     # torchdiffeq: an assert on a tensor with a computed message breaks (a constant message does not)
     (
         "assert-formatted-message",
