@@ -297,8 +297,15 @@ MODULE_WRAPPERS = frozenset(
 )  # fmt: skip
 
 
+# torch functions / tensor methods that compare tensors' values and return a Python bool: the graph
+# breaks at the call (GB0033, TC101); the bool it returns is then an ordinary Python value
+TENSOR_COMPARE_TO_BOOL = frozenset({"equal", "allclose"})
+
+
 def torch_call_result(qualified: str, dtype_kw: str | None = None) -> Ty:
     """The type of ``qualified(...)`` for a callable under ``torch``."""
+    if qualified.startswith("torch.") and qualified[6:] in TENSOR_COMPARE_TO_BOOL:
+        return T_BOOL
     if qualified in NON_TENSOR_TORCH:
         return Ty(
             SCALAR if qualified.startswith("torch.is_") else CONTAINER,
@@ -340,6 +347,8 @@ def tensor_method_result(method: str, receiver: Ty, dtype_kw: str | None = None)
         if meta == SIZE:
             return Ty(SIZE, conf)
         return Ty(SCALAR, conf, meta)
+    if method in TENSOR_COMPARE_TO_BOOL:
+        return Ty(SCALAR, conf, "bool")
     if method == "item":
         # a data-dependent Python scalar: under capture_scalar_outputs, branching on it breaks
         return Ty(SCALAR, conf, "item")

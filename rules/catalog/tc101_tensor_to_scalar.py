@@ -62,7 +62,7 @@ class TensorToScalar(Rule):
     gb_ids = ("GB0124", "GB0033", "GB0059")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
-    METHODS = frozenset({"item"})
+    METHODS = frozenset({"item", *T.TENSOR_COMPARE_TO_BOOL})
     CALLS = frozenset(
         {
             "builtins.float",
@@ -84,6 +84,8 @@ class TensorToScalar(Rule):
             "math.sin",
             "math.cos",
             "builtins.range",
+            "torch.equal",
+            "torch.allclose",
         }
     )
 
@@ -104,6 +106,14 @@ class TensorToScalar(Rule):
                 help="keep the value as a 0-d tensor, or set torch._dynamo.config.capture_scalar_outputs = True",
                 data={"capturable": True},
             )
+            return
+        if qualified in ("torch.equal", "torch.allclose") or (
+            qualified is None
+            and method in T.TENSOR_COMPARE_TO_BOOL
+            and isinstance(node.func, ast.Attribute)
+            and len(node.args) >= 1
+        ):
+            self._compare_to_bool(node, ctx, qualified, method)
             return
         if qualified is None and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool"):
             if not builtin_call(node, ctx, node.func.id) or len(node.args) != 1:
@@ -153,6 +163,28 @@ class TensorToScalar(Rule):
                 help=f"use `torch.{fn}` on the tensor instead",
                 data={"capturable": False},
             )
+
+    def _compare_to_bool(self, node, ctx, qualified, method):
+        """``torch.equal(a, b)`` / ``a.allclose(b)``: a Python bool computed from tensor values
+        (Dynamo: GB0033, data-dependent operator, at the call)."""
+        if qualified:
+            conf = T.HIGH  # torch.equal / torch.allclose take tensors only
+        else:
+            recv = ctx.type_of(node.func.value)
+            conf = tensor_confidence(recv)
+            if conf is None:
+                if recv.kind != T.UNKNOWN:
+                    return
+                conf = T.MEDIUM  # like `.item()`: (almost) only a tensor's method
+        ctx.report(
+            self.code,
+            node,
+            f"`{short(ctx, node)}` compares {maybe(conf)}tensor values into a Python bool: the graph breaks here",
+            gb_ids=("GB0033",),
+            confidence=conf,
+            help="keep the comparison a tensor (`(a == b).all()`, `torch.isclose(a, b).all()`) and branch with torch.where, or compare outside the compiled code",
+            data={"capturable": False},
+        )
 
     def visit_BinOp(self, node, ctx):
         """`... / t.item()`: the value only feeds arithmetic, the fix can keep it a tensor (the

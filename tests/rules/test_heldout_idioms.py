@@ -204,3 +204,37 @@ def test_a_tensor_test_behind_an_option_that_is_off_by_default(tmp_path):
     _regions, found = _lint(tmp_path, OPTION_GUARD)
     assert ("TC102", 6) not in found
     assert ("TC102", 12) in found
+
+
+COMPARE_TO_BOOL = """
+import torch
+
+
+def dist(x1, x2):
+    same = torch.equal(x1, x2)
+    if same:
+        return (x1 - x1.mean()).abs()
+    return (x1 - x2).abs()
+
+
+def close(x1, x2):
+    if x1.allclose(x2):
+        return x1
+    return x2 * 2
+
+
+def step(a, b):
+    return dist(a, b).sum() + close(a, b).sum()
+
+
+compiled = torch.compile(step)
+"""
+
+
+def test_tensor_comparisons_that_return_a_python_bool(tmp_path):
+    """``torch.equal(a, b)`` / ``a.allclose(b)`` return a Python bool computed from the tensors
+    (gpytorch's ``Kernel.covar_dist``): Dynamo breaks at the call (GB0033, lines 6 and 13), and the
+    ``if`` on the bool it returned (line 7) is no break of its own."""
+    _regions, found = _lint(tmp_path, COMPARE_TO_BOOL)
+    assert {("TC101", 6), ("TC101", 13)} <= found
+    assert not {f for f in found if f[1] == 7}
