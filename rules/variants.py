@@ -300,8 +300,13 @@ def _state_mutations(project: Project, dropped: dict[str, int]) -> dict[str, lis
     function the root compiles), so the variant set includes what the body itself does.  A
     change in the root's own body after the line its frame is dropped from is never traced
     (``dropped``): it guards nothing."""
+    from tclint.rules.libfollow import LIBRARY_MEMO
+
+    libraries = project.memo.get(LIBRARY_MEMO) or {}
     out: dict[str, list[Source]] = {}
     for ff in project.files.values():
+        if ff.path in libraries:
+            continue  # an installed package's: TC312 lists it with its configuration and heat
         for cand in ff.candidates:
             if cand.code not in INSIDE_UNBOUNDED or cand.func is None:
                 continue

@@ -728,3 +728,46 @@ def test_a_warm_run_loads_the_last_runs_library_files_at_once(tmp_path, monkeypa
     warm_builds, warm = run()
     assert warm == cold and cold_builds >= 3
     assert warm_builds == 2
+
+
+def test_library_state_changes_do_not_make_the_users_variants_unbounded(tmp_path):
+    """A counter bumped inside a library's forward is one of the hazards TC312 lists (with the
+    library's configuration and heat); it does not turn the user's TC208 into 'unbounded: state
+    mutated inside the compiled code' (seen on BERT: transformers' cache_utils counters, on a cache
+    object BERT never builds in that configuration).  The old code said unbounded."""
+    python, site = _site(tmp_path)
+    write_tree(
+        site,
+        {
+            "fakelib/counting.py": textwrap.dedent("""
+                import torch
+                from torch import nn
+
+
+                class Counting(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.calls = 0
+
+                    def forward(self, x):
+                        self.calls += 1
+                        return x * 2
+                """)
+        },
+    )
+    proj = os.path.join(str(tmp_path), "proj")
+    user = textwrap.dedent("""
+        import torch
+        from fakelib.counting import Counting
+
+        model = torch.compile(Counting())
+        model(torch.ones(3))
+        with torch.no_grad():
+            model(torch.ones(3))
+        """)
+    write_tree(proj, {"train.py": user})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [tc208] = [d for d in result.diagnostics if d.code == "TC208"]
+    assert "≈ 2 variants" in tc208.message and "unbounded" not in tc208.message
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    assert any(r.message.startswith("TC201") for r in summary.related)  # listed there instead
