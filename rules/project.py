@@ -945,13 +945,13 @@ class Project:
         if edge.kind == "super" and receiver is not None:
             # the base's method runs with the same `self`; `super().__call__()` that reaches
             # nn.Module's runs the receiver's forward
-            found = self.edge_targets(ff, fn, edge)
-            if fn.name == "__call__" and edge.method == "__call__" and found:
-                cff, cfn = self.functions[found[0][0]]
+            bases = self.edge_targets(ff, fn, edge)
+            if fn.name == "__call__" and edge.method == "__call__" and bases:
+                _cff, cfn = self.functions[bases[0][0]]
                 if cfn.name == "forward":
                     fwd = self.find_method(receiver, "forward")
-                    found = [(fwd, None)] if fwd else found
-            return [(c, m, receiver) for c, m in found]
+                    bases = [(fwd, None)] if fwd else bases
+            return [(c, m, receiver) for c, m in bases]
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)

@@ -241,7 +241,9 @@ class CallGraph(AnalyzerBase):
                 self._edge_for_value(recv, method or "__call__", node)
             elif (
                 recv.kind == T.TENSOR
-                and (recv.ref or "").startswith(T.RESULT_OF)
+                and recv.ref is not None
+                and recv.ref.startswith(T.RESULT_OF)
+                and method is not None
                 and method not in T.TENSORISH_METHODS
             ):
                 # `flow(c).log_prob(x)`, `d = self.head(h); d.sample()`: a method of what the called
