@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tclint.rules import cachedir, sealed
@@ -74,6 +75,7 @@ class Cache:
         self._pending_runs: dict[str, list[Any]] = {}
         self._pending_outputs: dict[str, tuple[str, int]] = {}
         self._pending_dependencies: dict[str, Any] = {}
+        self._pending_writers: list[Callable[[bytes], None]] = []  # other stores' entries (``put_writer``)
         self._stats: StatTable | None = None
         self._reporters_stamp: str | None = None
         self.hits = 0
@@ -105,6 +107,11 @@ class Cache:
 
     def put_facts(self, key: str, facts: FileFacts) -> None:
         self._pending[key] = facts
+
+    def put_writer(self, write: Callable[[bytes], None]) -> None:
+        """Have ``write(key)`` called by ``flush`` with this user's key, once the folder is ready
+        (entries kept beside the cache, ``rerun``'s); never called when nothing may be written."""
+        self._pending_writers.append(write)
 
     def stat_table(self) -> StatTable:
         """Which files are unchanged since they were last hashed (see ``reading.StatTable``)."""
@@ -197,9 +204,13 @@ class Cache:
             self._pending_runs.clear()
             self._pending_outputs.clear()
             self._pending_dependencies.clear()
+            self._pending_writers.clear()
             return
         self._key = key
         self._flush_facts()
+        for write in self._pending_writers:
+            write(key)
+        self._pending_writers.clear()
         for run_key, record in self._pending_dependencies.items():  # before the run: pruned with it
             try:
                 os.makedirs(os.path.dirname(self._dependencies_path(run_key)), exist_ok=True)

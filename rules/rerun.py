@@ -276,15 +276,23 @@ class Store:
     def write(
         self, key: str, state: dict[str, Any], contexts: dict[str, dict[str, Any]], fresh: bool
     ) -> None:
-        """Write ``contexts`` (path -> context) into the state's project folder, then the state;
-        ``fresh``: a new project, whose folder replaces the oldest beyond ``KEEP_PROJECTS``."""
-        from tclint.rules import cachedir, sealed
-
+        """Write ``contexts`` (path -> context) into the state's project folder, then the state,
+        when the cache is flushed (nothing when it writes nothing); ``fresh``: a new project, whose
+        folder replaces the oldest beyond ``KEEP_PROJECTS``."""
         if self.cache.refused:
             return
-        key_bytes = sealed.user_key(create=True)
-        if key_bytes is None:
-            return
+        self.cache.put_writer(lambda key_bytes: self._write(key_bytes, key, state, contexts, fresh))
+
+    def _write(
+        self,
+        key_bytes: bytes,
+        key: str,
+        state: dict[str, Any],
+        contexts: dict[str, dict[str, Any]],
+        fresh: bool,
+    ) -> None:
+        from tclint.rules import cachedir, sealed
+
         project_id = state["project"]
         target = os.path.join(self.folder, project_id)
         try:
