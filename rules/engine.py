@@ -274,7 +274,7 @@ def candidate_to_diagnostic(
         path=ff.path,
         span=span_of(final.loc),
         severity=severity,
-        confidence=confidence_names().get(final.confidence, Confidence.MEDIUM),
+        confidence=confidence_names().get(_capped(final.confidence, region), Confidence.MEDIUM),
         gb_ids=tuple(gb_ids),
         fix=fixes[0] if fixes else None,
         alternatives=fixes[1:],
@@ -284,6 +284,13 @@ def candidate_to_diagnostic(
         help=final.help,
         extra=extra,
     )
+
+
+def _capped(confidence: int, region: Region | None) -> int:
+    """``confidence`` no higher than its region allows: a region reached only by a call on a base
+    class whose method is abstract (``Project.subclass_dispatch``) may not be the one that runs."""
+    cap = region.dispatch_cap if region is not None else None
+    return confidence if cap is None else max(confidence, cap)
 
 
 def severity_and_heat(final: Candidate, rule: Any, region: Region | None) -> tuple[Severity, list[str], bool]:

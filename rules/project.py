@@ -56,6 +56,9 @@ class Region:
     depth: int = 0
     parent: Region | None = None  # the caller's region: chains share their prefix (O(n) memory)
     receiver: str | None = None  # the class of `self` when known (compiled `Sub()`: Sub), for dispatch
+    # reached only through a call on a base class whose method is abstract (one of its subclasses'
+    # overrides runs): the most confident its findings may be (types.MEDIUM / types.LOW), else None
+    dispatch_cap: int | None = None
 
     @property
     def chain(self) -> list[Link]:
@@ -954,6 +957,41 @@ class Project:
             return [(c, m, receiver) for c, m in bases]
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
+    def subclass_dispatch(
+        self, targets: list[tuple[str, str | None, str | None]], edge: CallEdge, receiver: str | None
+    ) -> list[tuple[str, str | None, str | None, tuple[str, int] | None]]:
+        """``targets`` (``_dispatch_targets``) and, for a method called on a receiver typed as a
+        base class whose own method is abstract (``@abstractmethod``, ``pass``, ``...``, ``raise
+        NotImplementedError``), the overrides of its subclasses: zuko's ``self.transform
+        .call_and_ladj(x)`` with ``transform: Transform`` built by a factory, whose concrete class
+        nothing names.  Each override comes with (the base's name, how many subclasses override
+        it), which bounds its region's confidence (``_dispatch_cap``).  Calls on ``self`` are
+        ``with_overrides``'s; torch's own classes are never followed."""
+        out: list[tuple[str, str | None, str | None, tuple[str, int] | None]] = [
+            (c, m, r, None) for c, m, r in targets
+        ]
+        if edge.kind == "self" and "." not in edge.target and edge.method == "__call__":
+            return out
+        for callee, multiplier, _recv in targets:
+            cff, cfn = self.functions[callee]
+            if not cfn.placeholder or cfn.cls is None or _is_torch_module(cff.module):
+                continue
+            base = f"{cff.path}::{cfn.cls}"
+            if base not in self.classes:
+                continue
+            overrides: list[tuple[str, str]] = []
+            for sub in self.subclasses(base):
+                sff, scls = self.classes[sub]
+                qual = scls.methods.get(cfn.name)
+                if qual is None or _is_torch_module(sff.module):
+                    continue
+                key = f"{sff.path}::{qual}"
+                if not self.functions[key][1].placeholder and all(k != key for k, _s in overrides):
+                    overrides.append((key, sub))
+            via = (cfn.cls, len(overrides))
+            out.extend((key, multiplier, sub, via) for key, sub in overrides)
+        return out
+
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
         queue: deque[tuple[str, str | None]] = deque()
         self._seen: set[tuple[str, str | None]] = set()
@@ -985,7 +1023,9 @@ class Project:
             for edge in fn.calls:
                 if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
                     continue  # under a branch that is not traced under compile
-                for callee, multiplier, callee_receiver in self._dispatch_targets(ff, fn, edge, receiver):
+                for callee, multiplier, callee_receiver, via in self.subclass_dispatch(
+                    self._dispatch_targets(ff, fn, edge, receiver), edge, receiver
+                ):
                     if callee in self.allowed_in_graph:
                         continue
                     if callee in self.disabled:
@@ -999,7 +1039,7 @@ class Project:
                             for sub, _m in self.edge_targets(cff, cfn, sub_edge):
                                 self._enqueue(queue, sub, region, cff, cfn, sub_edge, None)
                         continue
-                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier, callee_receiver)
+                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier, callee_receiver, via)
 
     def decorator_wrappers(self, ff: FileFacts, fn: FunctionFacts) -> list[str]:
         """The wrapper functions a project decorator puts around ``fn``: they run inside the
@@ -1085,10 +1125,15 @@ class Project:
         edge: CallEdge,
         multiplier: str | None,
         receiver: str | None = None,
+        via: tuple[str, int] | None = None,
     ) -> None:
         if callee not in self.functions:
             return
+        cap = _dispatch_cap(region.dispatch_cap, via)
         if callee in self.regions:
+            existing = self.regions[callee]
+            if existing.dispatch_cap is not None and (cap is None or cap < existing.dispatch_cap):
+                existing.dispatch_cap = cap  # also reached more directly: the less doubtful path wins
             # already compiled; reached with another class of `self`: its self-calls may differ
             if receiver is not None and (callee, receiver) not in self._seen:
                 self._seen.add((callee, receiver))
@@ -1096,6 +1141,8 @@ class Project:
             return
         cff, cfn = self.functions[callee]
         label = f"{_display(cfn)} (called from {_display(fn)} at {ff.path}:{edge.loc.line})"
+        if via is not None:
+            label = f"{_display(cfn)} (called from {_display(fn)} at {ff.path}:{edge.loc.line}, via a subclass of {via[0]})"
         child = Region(
             func_key=callee,
             site=region.site,
@@ -1109,6 +1156,7 @@ class Project:
             fullgraph=region.fullgraph,
             options=region.options,
             depth=region.depth + 1,
+            dispatch_cap=cap,
         )
         self.regions[callee] = child
         self._seen.add((callee, receiver))
@@ -1250,6 +1298,23 @@ class Project:
         text = " → ".join([f"compiled via {head}", *names]) if names else f"compiled via {head}"
         cache[id(region)] = (region, related, text)
         return related, text
+
+
+# more overriding subclasses than this: which one runs is a guess, its findings are low confidence
+DISPATCH_MEDIUM_MAX = 3
+
+
+def _dispatch_cap(parent: int | None, via: tuple[str, int] | None) -> int | None:
+    """The confidence cap of a region reached from one capped ``parent`` through ``via``
+    (``subclass_dispatch``): medium among at most ``DISPATCH_MEDIUM_MAX`` overrides, low beyond."""
+    own = None if via is None else (T.MEDIUM if via[1] <= DISPATCH_MEDIUM_MAX else T.LOW)
+    if own is None or parent is None:
+        return parent if own is None else own
+    return max(parent, own)
+
+
+def _is_torch_module(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
 
 
 _ELIDED = Link("", Loc(1, 0, 1, 0), "… (calls elided)")

@@ -109,6 +109,7 @@ def file_context(
             encode_any(project.chain_related(region)),
             project.chain_text(region),
             region.depth,
+            region.dispatch_cap,
         )
     answers: dict[str, Any] = {}
     modes: dict[str, Any] = {}
@@ -145,12 +146,22 @@ class _RegionView:
     """What a diagnostic reads of a region (``engine.candidate_to_diagnostic``, the rules'
     ``finalize``, ``rule.hot_note``); anything else is a ``ContextMiss``."""
 
-    __slots__ = ("fullgraph", "multiplier", "loop_caller", "loop_key", "has_site", "related", "text", "depth")
+    __slots__ = (
+        "fullgraph",
+        "multiplier",
+        "loop_caller",
+        "loop_key",
+        "has_site",
+        "related",
+        "text",
+        "depth",
+        "dispatch_cap",
+    )
 
     def __init__(self, plain: tuple[Any, ...]) -> None:
         from tclint.rules.plaindata import decode_any
 
-        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text, depth = plain
+        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text, depth, dispatch_cap = plain
         self.fullgraph: bool = fullgraph
         self.multiplier: str | None = multiplier
         self.loop_caller: tuple[str, str, int] | None = decode_any(loop_caller)
@@ -159,6 +170,7 @@ class _RegionView:
         self.related: tuple[Any, ...] = decode_any(related)
         self.text: str = text
         self.depth: int = depth
+        self.dispatch_cap: int | None = dispatch_cap
 
     def __getattr__(self, name: str) -> Any:
         raise ContextMiss(f"region.{name}")

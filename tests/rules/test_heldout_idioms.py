@@ -238,3 +238,88 @@ def test_tensor_comparisons_that_return_a_python_bool(tmp_path):
     _regions, found = _lint(tmp_path, COMPARE_TO_BOOL)
     assert {("TC101", 6), ("TC101", 13)} <= found
     assert not {f for f in found if f[1] == 7}
+
+
+ABSTRACT_BASE = """
+import abc
+
+import torch
+from torch import nn
+
+
+class Scorer(abc.ABC):
+    @abc.abstractmethod
+    def score(self, x):
+        \"\"\"Score the batch.\"\"\"
+
+
+class SumScorer(Scorer):
+    def score(self, x):
+        return x.sum() * 2
+
+
+class MaxScorer(Scorer):
+    def score(self, x):
+        best = x.max().item()
+        return x / best
+{more}
+
+SCORERS = {{"sum": SumScorer, "max": MaxScorer}}
+
+
+def make_scorer(name: str) -> Scorer:
+    return SCORERS[name]()
+
+
+class Model(nn.Module):
+    def __init__(self, scorer: Scorer):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.scorer = scorer
+
+    def forward(self, x):
+        return self.scorer.score(self.lin(x))
+
+
+model = Model(make_scorer("max"))
+compiled = torch.compile(model, backend="eager")
+compiled(torch.randn(2, 4))
+"""
+
+_MORE_SCORERS = "".join(
+    f"""
+
+class Scorer{i}(Scorer):
+    def score(self, x):
+        return x * {i}
+"""
+    for i in range(3)
+)
+
+
+def test_a_method_called_on_an_abstract_base_runs_a_subclass_override(tmp_path):
+    """zuko's ``self.transform.call_and_ladj(x)``: the attribute is typed as the abstract base, the
+    concrete class comes from a factory.  Dynamo 2.13 eager (this program): one break, at
+    ``best = x.max().item()`` in ``MaxScorer.score`` (line 21), GB0124, reached from
+    ``Model.forward``.  With two overriding subclasses the finding is reported (medium at most)
+    and the chain says which base it went through."""
+    from tclint.rules.model import Confidence
+
+    write_tree(str(tmp_path), {"main.py": ABSTRACT_BASE.format(more="")})
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert {"MaxScorer.score", "SumScorer.score"} <= regions
+    hits = [d for d in result.diagnostics if d.code == "TC101" and d.span.start.line == 21]
+    assert len(hits) == 1
+    assert hits[0].confidence is Confidence.MEDIUM
+    assert "via a subclass of Scorer" in " ".join(r.message for r in hits[0].related)
+
+
+def test_many_subclasses_overriding_an_abstract_method_stay_hidden(tmp_path):
+    """Five subclasses override ``score``: which one runs is a guess, so what is found in them
+    only through the base's abstract method is low confidence, hidden by default (a finding on a
+    line Dynamo never ran is a false positive)."""
+    regions, found = _lint(tmp_path, ABSTRACT_BASE.format(more=_MORE_SCORERS))
+    assert "MaxScorer.score" in regions
+    assert not any(code == "TC101" for code, _line in found)
