@@ -1012,9 +1012,13 @@ class Project:
                 if (key, region.receiver) not in self._seen:
                     self._seen.add((key, region.receiver))
                     queue.append((key, region.receiver))
+        self._path_cap: dict[tuple[str, str | None], int | None] = {}
         while queue:
             key, receiver = queue.popleft()
             region = self.regions[key]
+            # re-queued with another class of `self` through a subclass dispatch: what that
+            # receiver reaches is capped by that path, not by the region's first one
+            path_cap = self._path_cap.get((key, receiver), region.dispatch_cap)
             ff, fn = self.functions[key]
             for wrapper in self.decorator_wrappers(ff, fn):
                 self._enqueue_wrapper(queue, wrapper, region, ff, fn)
@@ -1037,9 +1041,13 @@ class Project:
                         cff, cfn = self.functions[callee]
                         for sub_edge in cfn.calls:
                             for sub, _m in self.edge_targets(cff, cfn, sub_edge):
-                                self._enqueue(queue, sub, region, cff, cfn, sub_edge, None)
+                                self._enqueue(
+                                    queue, sub, region, cff, cfn, sub_edge, None, parent_cap=path_cap
+                                )
                         continue
-                    self._enqueue(queue, callee, region, ff, fn, edge, multiplier, callee_receiver, via)
+                    self._enqueue(
+                        queue, callee, region, ff, fn, edge, multiplier, callee_receiver, via, path_cap
+                    )
 
     def decorator_wrappers(self, ff: FileFacts, fn: FunctionFacts) -> list[str]:
         """The wrapper functions a project decorator puts around ``fn``: they run inside the
@@ -1126,10 +1134,11 @@ class Project:
         multiplier: str | None,
         receiver: str | None = None,
         via: tuple[str, int] | None = None,
+        parent_cap: int | None = None,
     ) -> None:
         if callee not in self.functions:
             return
-        cap = _dispatch_cap(region.dispatch_cap, via)
+        cap = _dispatch_cap(parent_cap, via)
         if callee in self.regions:
             existing = self.regions[callee]
             if existing.dispatch_cap is not None and (cap is None or cap < existing.dispatch_cap):
@@ -1137,6 +1146,7 @@ class Project:
             # already compiled; reached with another class of `self`: its self-calls may differ
             if receiver is not None and (callee, receiver) not in self._seen:
                 self._seen.add((callee, receiver))
+                self._path_cap[(callee, receiver)] = cap
                 queue.append((callee, receiver))
             return
         cff, cfn = self.functions[callee]

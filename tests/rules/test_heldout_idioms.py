@@ -323,3 +323,58 @@ def test_many_subclasses_overriding_an_abstract_method_stay_hidden(tmp_path):
     regions, found = _lint(tmp_path, ABSTRACT_BASE.format(more=_MORE_SCORERS))
     assert "MaxScorer.score" in regions
     assert not any(code == "TC101" for code, _line in found)
+
+
+LEAK = """
+import abc
+
+import torch
+from torch import nn
+
+
+class Scorer(abc.ABC):
+    def run(self, x):
+        return self.post(x)
+
+    def post(self, x):
+        return x
+
+    @abc.abstractmethod
+    def score(self, x):
+        ...
+{subs}
+
+class Last(Scorer):
+    def score(self, x):
+        return self.run(x)
+
+    def post(self, x):
+        return x / x.max().item()
+
+
+class Model(nn.Module):
+    def __init__(self, scorer: Scorer):
+        super().__init__()
+        self.scorer = scorer
+
+    def forward(self, x):
+        return self.scorer.run(x) + self.scorer.score(x)
+
+
+compiled = torch.compile(Model(S0()), backend="eager")
+compiled(torch.randn(2, 4))
+"""
+
+
+def test_a_receiver_reached_through_many_subclasses_stays_low(tmp_path):
+    """``Scorer.run`` is reached directly (no doubt); one of five subclasses' ``score`` calls it
+    with ``self`` that subclass, whose ``post`` override then runs: that path is as doubtful as the
+    dispatch it came through, so ``Last.post``'s ``.item()`` is low confidence (hidden) rather than
+    inheriting the certainty of ``Scorer.run``'s first region.  Dynamo 2.13 eager (this program,
+    ``S0`` chosen): no break."""
+    subs = "".join(
+        f"\n\nclass S{i}(Scorer):\n    def score(self, x):\n        return x * {i}\n" for i in range(4)
+    )
+    regions, found = _lint(tmp_path, LEAK.format(subs=subs))
+    assert "Last.post" in regions
+    assert not any(code == "TC101" for code, _line in found)
