@@ -842,11 +842,18 @@ class Linter:
         only_folders = all(os.path.isdir(p) for p in paths)
         if self.index_project and not only_folders:
             root = project_root(paths)
+            seen = {os.path.abspath(p) for p in report}
             if root is not None:
-                seen = {os.path.abspath(p) for p in report}
-                for d in discover([root], self.resolver, True):
-                    if os.path.abspath(d.path) not in seen:
-                        index.append(d.path)
+                more = [root]
+            else:
+                # no project marker: the local modules the files import, as Python finds them
+                # from the script's folder (a script beside its `models/` package)
+                from tclint.rules.import_closure import import_closure
+
+                more = import_closure(report)
+            for d in discover(more, self.resolver, True) if more else ():
+                if os.path.abspath(d.path) not in seen:
+                    index.append(d.path)
         return report, index
 
     def lint_paths(
