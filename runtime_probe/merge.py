@@ -8,7 +8,8 @@
   is an instance of (``guards.dimensions``: grad mode, train/eval, autocast, batch size, dtype,
   requires_grad, a global...), wherever its line is (the eager line that flips the guard).
 * A TC903 (a function past the recompile limit) is predicted by a static finding that says the same
-  function recompiles without bound (TC201, TC205, TC209, a TC208 with unbounded variants), a call-site
+  function recompiles without bound (TC201, TC205, TC209, a TC208 with unbounded variants, a TC207
+  whose `dynamic=False` function is called in a loop), a call-site
   finding by its ``extra["target"]``, one inside the function (or the continuation after one of its
   breaks) by ``extra["func"]``; those are confirmed by it.
 * A TC201 / TC205 is confirmed wherever its line is when a failed guard of its function's recompiles
@@ -100,8 +101,10 @@ UNBOUNDED = ("TC201", "TC205", "TC209")
 
 def _predicts_limit(sd: Diagnostic, pd: Diagnostic) -> bool:
     """A static finding predicts this TC903: it says the same function recompiles without bound."""
-    unbounded = sd.code in UNBOUNDED or (
-        sd.code == "TC208" and "variants" in sd.extra and sd.extra["variants"] is None
+    unbounded = (
+        sd.code in UNBOUNDED
+        or (sd.code == "TC208" and "variants" in sd.extra and sd.extra["variants"] is None)
+        or (sd.code == "TC207" and bool(sd.extra.get("looped")))  # dynamic=False called in a loop
     )
     return unbounded and _same_function(sd, pd)
 

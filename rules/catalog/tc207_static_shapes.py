@@ -94,7 +94,7 @@ class StaticShapes(Rule):
                     )
                 ),
                 severity=Severity.ERROR if looped else None,
-                extra={"target": keys[0] if keys else None},
+                extra={"target": keys[0] if keys else None, "looped": looped},
                 help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
                 fix=_dynamic_fixes(site.loc),
             )

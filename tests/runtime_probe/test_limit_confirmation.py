@@ -65,3 +65,34 @@ def test_probe_marks_the_limit_predicted_and_confirms_tc201_and_tc205(tmp_path):
     rollout_limit = by[("TC903", line_of("@torch.compile"))]  # the code object starts at its decorator
     assert "TC205" in rollout_limit["predicted_by"] and not rollout_limit["unpredicted"]
     assert by[("TC205", line_of("y = rollout(y, step)"))]["confirmed"]
+
+
+def test_dynamic_false_called_in_a_loop_predicts_the_limit():
+    """TC207 on a `dynamic=False` site whose function is called in a loop says the 9th size hits
+    the recompile limit: the probe's TC903 for that function is predicted by it (seen on a scratch
+    project: the limit was reported 'probe only' although TC207 said so)."""
+    from tclint.rules.model import Diagnostic, Severity, Span
+
+    def tc207(looped: bool) -> Diagnostic:
+        return Diagnostic(
+            "TC207",
+            "dynamic-false",
+            "`dynamic=False` on Counter.forward ...",
+            COUNTING,
+            Span.of(1, 0, 1, 5),
+            Severity.ERROR,
+            extra={"target": f"{COUNTING}::Counter.forward", "looped": looped},
+        )
+
+    limit = _diag(
+        "TC903",
+        "`Counter.forward` reached the recompile limit",
+        COUNTING,
+        line_of('print("step")'),
+        extra={"function": "Counter.forward", "frame_file": COUNTING, "guards": ["x.size()[0] == 3"]},
+    )
+    merged = merge.merge([tc207(True)], [limit])
+    (got,) = [d for d in merged if d.code == "TC903"]
+    assert got.extra.get("predicted_by") == ["TC207"] and not got.extra.get("unpredicted")
+    (got,) = [d for d in merge.merge([tc207(False)], [limit]) if d.code == "TC903"]
+    assert got.extra.get("unpredicted")
