@@ -690,18 +690,9 @@ def _extract_loop_body(  # noqa: C901 - the name analysis is one piece
     function, class, lambda or comprehension, ``super()``, or a name it may leave unassigned
     that is needed after it."""
     import libcst as cst
-    from libcst.metadata import (
-        ExpressionContext,
-        ExpressionContextProvider,
-        ParentNodeProvider,
-        PositionProvider,
-    )
+    from libcst.metadata import ExpressionContext
 
-    wrapper = _parsed(text)
-    module = wrapper.module
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    module, positions, parents, contexts = _name_analysis(text)
     loops = [
         n
         for n, p in positions.items()
@@ -821,18 +812,9 @@ def hoist_compile(text: str, at: Span) -> Result | None:  # noqa: C901 - the nam
     import re
 
     import libcst as cst
-    from libcst.metadata import (
-        ExpressionContext,
-        ExpressionContextProvider,
-        ParentNodeProvider,
-        PositionProvider,
-    )
+    from libcst.metadata import ExpressionContext
 
-    wrapper = _parsed(text)
-    module = wrapper.module
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    module, positions, parents, contexts = _name_analysis(text)
     calls = [
         n
         for n, p in positions.items()
@@ -1011,18 +993,9 @@ def move_to_caller(text: str, at: Span) -> Result | None:  # noqa: C901 - the na
     import builtins
 
     import libcst as cst
-    from libcst.metadata import (
-        ExpressionContext,
-        ExpressionContextProvider,
-        ParentNodeProvider,
-        PositionProvider,
-    )
+    from libcst.metadata import ExpressionContext
 
-    wrapper = _parsed(text)
-    module = wrapper.module
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    module, positions, parents, contexts = _name_analysis(text)
     found = [
         n
         for n, p in positions.items()
@@ -1372,6 +1345,20 @@ def _parsed(text: str) -> Any:
     from libcst.metadata import MetadataWrapper
 
     return MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+
+
+def _name_analysis(text: str) -> tuple[Any, Any, Any, Any]:
+    """(module, positions, parents, expression contexts) of ``text``'s shared libcst tree: what the
+    codemods that move or rename code read (where a node is, what holds it, load or store)."""
+    from libcst.metadata import ExpressionContextProvider, ParentNodeProvider, PositionProvider
+
+    wrapper = _parsed(text)
+    return (
+        wrapper.module,
+        wrapper.resolve(PositionProvider),
+        wrapper.resolve(ParentNodeProvider),
+        wrapper.resolve(ExpressionContextProvider),
+    )
 
 
 def _walk(node: Any):

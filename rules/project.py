@@ -468,18 +468,7 @@ class Project:
                 kind, ref, meth = next((given[k] for k in keys if k in given), ("unknown", None, None))
                 if kind == "unknown":
                     continue
-                probe = CompileSite(
-                    id="",
-                    how="param",
-                    target_kind=kind,
-                    ref=ref,
-                    method=meth,
-                    loc=edge.loc,
-                    func=None,
-                    owner=owner,
-                    options={},
-                    text="",
-                )
+                probe = _target_probe("param", (kind, ref, meth), edge.loc, owner)
                 for key in self._site_targets(eff, probe)[0]:
                     if key not in out:
                         out.append(key)
@@ -566,18 +555,7 @@ class Project:
                 if not hook_keys:
                     continue
                 kind, ref, meth = edge.arg0
-                probe = CompileSite(
-                    id="",
-                    how="hook",
-                    target_kind=kind,
-                    ref=ref,
-                    method=meth,
-                    loc=edge.loc,
-                    func=None,
-                    owner=owner,
-                    options={},
-                    text="",
-                )
+                probe = _target_probe("hook", (kind, ref, meth), edge.loc, owner)
                 anchors, _m = self._site_targets(ff, probe)
                 if not anchors and kind in ("attr", "method") and ref:
                     # model.fc.register_forward_hook(h), fc a torch module: it runs when the
@@ -1373,3 +1351,23 @@ def _display(fn: FunctionFacts) -> str:
 
 def _short_label(label: str) -> str:
     return label.split(" (called from", 1)[0]
+
+
+def _target_probe(
+    how: str, target: tuple[str, str | None, str | None], loc: Loc, owner: str | None
+) -> CompileSite:
+    """A stand-in compile site for a described target (a constructor argument, a hook registered
+    on a module), so ``Project._site_targets`` resolves it as it resolves real sites."""
+    kind, ref, method = target
+    return CompileSite(
+        id="",
+        how=how,
+        target_kind=kind,
+        ref=ref,
+        method=method,
+        loc=loc,
+        func=None,
+        owner=owner,
+        options={},
+        text="",
+    )
