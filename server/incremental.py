@@ -74,6 +74,7 @@ class Snapshot:
     chunks: list[Chunk]
     facts: FileFacts
     context: tuple[str, ...] = ()  # module-level statements' text and the defined names, in order
+    answers: dict[str, Any] | None = None  # a re-walk's: the return types it was told (ref -> answer)
 
 
 @dataclass(slots=True)
@@ -112,38 +113,97 @@ class IncrementalAnalyzer:
     """Analyses successive versions of one file; thread-confined (one per document)."""
 
     def __init__(
-        self, path: str, module: str, is_package: bool, root: str, compiling_predicates: Iterable[str] = ()
+        self,
+        path: str,
+        module: str,
+        is_package: bool,
+        root: str,
+        compiling_predicates: Iterable[str] = (),
+        seeds: Any = None,
+        rewalk: bool = False,
     ) -> None:
+        """``rewalk``: this analyzer makes the type refinement's re-walks of the file with
+        ``seeds`` (``tclint.rules.argflow``); ``analyze`` is then given the refinement's
+        ``returns_of``, and a snapshot's definitions are reused only when every return type their
+        walk was told is still the same (the walk is deterministic: same text, seeds and answers,
+        same facts).  The merge then copies what it moves instead of moving the old facts in
+        place: earlier re-walk results stay valid (they are kept for the text they are of)."""
         self.path = path
         self.module = module
         self.is_package = is_package
         self.root = root
         self.predicates = tuple(compiling_predicates)
+        self.seeds = seeds
+        self.rewalk = rewalk
         self.snapshot: Snapshot | None = None
         self.enabled = True
+        self._returns_of: Callable[[str], Any] | None = None
+        self._asked: dict[str, Any] | None = None
         self.unattributed = tuple(
             f.name for f in dataclasses.fields(FileFacts) if f.name not in HANDLED_FIELDS
         )
 
     # ------------------------------------------------------------------ entry
-    def analyze(self, text: str, full: bool = False) -> Outcome:
+    def analyze(
+        self, text: str, full: bool = False, returns_of: Callable[[str], Any] | None = None
+    ) -> Outcome:
+        """The facts of ``text``; ``returns_of``: a re-walk's answers about callees' return types
+        (``rewalk`` analyzers only)."""
         lines = split_lines(text)
         snap = self.snapshot
-        if full or snap is None or not self.enabled:
-            return self._full(text, lines, None)
-        p, s = diff_lines(snap.lines, lines)
-        delta = len(lines) - len(snap.lines)
-        if p == len(snap.lines) and p == len(lines):
-            return Outcome(snap.facts, snap, "incremental", 0, changed=None)
+        if self.rewalk:
+            self._returns_of = returns_of
+            self._asked = {}
+            if snap is not None and not self._same_answers(snap):
+                snap = None  # a callee's return type changed: any definition may read it
         try:
-            return self._incremental(text, lines, snap, p, s, delta)
-        except _Fallback as why:
-            return self._full(text, lines, str(why))
+            if full or snap is None or not self.enabled:
+                return self._full(text, lines, None)
+            p, s = diff_lines(snap.lines, lines)
+            delta = len(lines) - len(snap.lines)
+            if p == len(snap.lines) and p == len(lines):
+                return Outcome(snap.facts, snap, "incremental", 0, changed=None)
+            try:
+                return self._incremental(text, lines, snap, p, s, delta)
+            except _Fallback as why:
+                return self._full(text, lines, str(why))
+        finally:
+            self._returns_of = self._asked = None
+
+    def _same_answers(self, snap: Snapshot) -> bool:
+        """Does ``returns_of`` still give every answer the snapshot's walk was given?  (Each is
+        asked again: the caller records what this walk depends on.)"""
+        returns_of = self._returns_of
+        answers = snap.answers or {}
+        if returns_of is None:
+            return not answers
+        same = True
+        for ref, answer in answers.items():
+            if returns_of(ref) != answer:
+                same = False
+        return same
+
+    def _walk(self, text: str) -> FileFacts:
+        """``analyze_source`` of ``text`` (with this re-walk's seeds and recorded answers)."""
+        src = SourceText(self.path, text)
+        if not self.rewalk:
+            return analyze_source(src, self.module, self.is_package, self.root, self.predicates)
+        returns_of, asked = self._returns_of, self._asked
+        recording = None
+        if returns_of is not None and asked is not None:
+
+            def recording(ref: str) -> Any:
+                found = asked[ref] = returns_of(ref)
+                return found
+
+        return analyze_source(
+            src, self.module, self.is_package, self.root, self.predicates, self.seeds, recording
+        )
 
     def _full(self, text: str, lines: list[str], why: str | None) -> Outcome:
-        facts = analyze_source(
-            SourceText(self.path, text), self.module, self.is_package, self.root, self.predicates
-        )
+        if self._asked is not None:
+            self._asked.clear()  # only what this walk asks
+        facts = self._walk(text)
         if facts.error is not None:
             return Outcome(facts, None, "error", len(lines), why)
         try:
@@ -151,7 +211,8 @@ class IncrementalAnalyzer:
         except (SyntaxError, ValueError, RecursionError, MemoryError):  # pragma: no cover - parsed above
             return Outcome(facts, None, "full", len(lines), why)
         chunks = [_chunk_of(stmt) for stmt in tree.body]
-        self.snapshot = Snapshot(text, lines, chunks, facts, _context(chunks, lines))
+        answers = dict(self._asked) if self._asked is not None else None
+        self.snapshot = Snapshot(text, lines, chunks, facts, _context(chunks, lines), answers)
         return Outcome(facts, self.snapshot, "full", len(lines), why)
 
     # ------------------------------------------------------------------ incremental
@@ -247,13 +308,17 @@ class IncrementalAnalyzer:
             # an import, a module-level assignment or a top-level name changed: every definition may
             # read it (aliases and the module scope are what the walk of a body sees of the rest)
             raise _Fallback("module-level code changed")
-        syn = analyze_source(
-            SourceText(self.path, synthetic), self.module, self.is_package, self.root, self.predicates
-        )
+        syn = self._walk(synthetic)
         if syn.error is not None:
             raise _Fallback(f"the synthetic walk failed: {syn.error}")
         facts = self._merge(snap, syn, new_chunks, stubbed, dirty_end, delta, text, lines)
-        self.snapshot = Snapshot(text, lines, new_chunks, facts, context)
+        answers = None
+        if self._asked is not None:
+            # the stubbed definitions' facts came from walks told ``snap.answers`` (asked again
+            # above, unchanged); the re-analysed statements were told ``_asked``
+            answers = {**(snap.answers or {}), **self._asked}
+            self._asked.update(answers)
+        self.snapshot = Snapshot(text, lines, new_chunks, facts, context, answers)
         reanalysed = sum(c.end - c.start + 1 for c in new_chunks if c.start not in stubbed)
         return Outcome(facts, self.snapshot, "incremental", reanalysed, changed=(a, b, delta))
 
@@ -332,7 +397,9 @@ class IncrementalAnalyzer:
 
         lambdas = delta != 0 and any("<lambda@" in k for k in old.functions)
         old_tr = _Transformer(
-            shift if delta else None, _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0)
+            shift if delta else None,
+            _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0),
+            copy=self.rewalk,
         )
         syn_tr = _Transformer(None, _string_fn(self.module, syn_ids, None, 0))
 
@@ -478,11 +545,15 @@ class _Transformer:
     strings; frozen records (``Fix``, ``Position``, named tuples) are rebuilt only where they change.
     Each object is visited once, so a ``Loc`` reachable twice is moved once."""
 
-    def __init__(self, line_fn: Callable[[int], int] | None, str_fn: Callable[[str], str] | None) -> None:
+    def __init__(
+        self, line_fn: Callable[[int], int] | None, str_fn: Callable[[str], str] | None, copy: bool = False
+    ) -> None:
         self.line_fn = line_fn
         self.str_fn = str_fn
         self.active = line_fn is not None or str_fn is not None
         self._moved: set[int] = set()  # ids of the Locs / records already moved (moved once only)
+        self.copy = copy  # leave the old objects as they are: what changes is a new object
+        self._copies: dict[int, Any] = {}  # copy mode: id of an old mutable object -> its result
 
     def _loc(self, loc: Loc) -> None:
         key = id(loc)
@@ -494,6 +565,8 @@ class _Transformer:
 
     def __call__(self, obj: Any) -> Any:  # noqa: C901 - one dispatch over the shapes facts take
         t = type(obj)
+        if self.copy and t not in _NO_CHANGE and t is not str:
+            return self._copied(obj, t)
         if t in _NO_CHANGE:
             return obj
         if t is str:
@@ -564,12 +637,55 @@ class _Transformer:
         names, line_names, frozen = info
         return self._record(obj, names if self.str_fn is not None else line_names, frozen)
 
+    def _copied(self, obj: Any, t: type) -> Any:
+        """Copy mode: ``obj`` moved as ``__call__`` moves it, into new objects where anything
+        changes; each old mutable object (a ``Loc`` reachable twice...) has one result."""
+        mutable = t is not tuple and not (isinstance(obj, tuple) and hasattr(t, "_make"))
+        key = id(obj)
+        if mutable and key in self._copies:
+            return self._copies[key]
+        new: Any = obj
+        if t is Loc:
+            f = self.line_fn
+            if f is not None:
+                new = Loc(f(obj.line), obj.col, f(obj.end_line), obj.end_col)
+        elif t in (Position, Span, Edit):
+            self.copy = False  # immutable records: ``__call__`` builds new ones already
+            try:
+                new = self(obj)
+            finally:
+                self.copy = True
+        elif t is list:
+            items = [self(x) for x in obj]
+            if any(a is not b for a, b in zip(items, obj, strict=True)):
+                new = items
+        elif t is dict:
+            pairs = [(self(k), self(v)) for k, v in obj.items()]
+            if any(nk is not k or nv is not v for (nk, nv), (k, v) in zip(pairs, obj.items(), strict=True)):
+                new = dict(pairs)
+        elif isinstance(obj, tuple):
+            items = [self(x) for x in obj]
+            if any(a is not b for a, b in zip(items, obj, strict=True)):
+                new = t._make(items) if hasattr(t, "_make") else t(items)
+        elif t is set or t is frozenset:
+            items = [self(x) for x in obj]
+            if any(a is not b for a, b in zip(items, obj, strict=True)):
+                new = t(items)
+        else:
+            info = _dataclass_info(t)
+            if info is not None:
+                names, line_names, _frozen = info
+                new = self._record(obj, names if self.str_fn is not None else line_names, True)
+        if mutable:
+            self._copies[key] = new
+        return new
+
     def _record(self, obj: Any, names: tuple[str, ...], frozen: bool) -> Any:
         changes = {}
         for name in names:
             value = getattr(obj, name)
             tv = type(value)
-            if tv is Loc:
+            if tv is Loc and not self.copy:
                 self._loc(value)  # in place
                 continue
             if tv in _NO_CHANGE:

@@ -53,6 +53,7 @@ log = logging.getLogger("tclint.server")
 MAX_INDEXED_FILES = 20_000
 DISCOVERY_BUDGET = 5.0  # seconds of listing a root's files before indexing what was found
 FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document is linted
+REWALKERS_PER_FILE = 4  # incremental re-walk analyzers kept per open buffer (one per seeds)
 
 
 @dataclass
@@ -123,6 +124,8 @@ class Root:
             None
         )  # an open buffer's text (set by Workspace)
         self.rewalks: Rewalks | None = None  # the type refinement's re-walks, kept across edits
+        # open buffers' re-walks, made incrementally: path -> (seeds, predicates) -> analyzer
+        self.rewalkers: dict[str, dict[str, IncrementalAnalyzer]] = {}
         self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
         self._previous: Project | None = None  # the project last invalidated (``share_resolution``)
 
@@ -368,6 +371,8 @@ class Root:
         key = f"{digest}|{ff.module}|{ff.is_package}|{ff.root}|{sorted(predicates)}" if digest else None
 
         def walk(asked: Any) -> FileFacts | None:
+            if text is not None:  # an open buffer: the statements the edits left alone are reused
+                return self._rewalker(ff, seeds, predicates).analyze(text, returns_of=asked).facts
             # a file on disk is read when it is walked (its facts in the root are of ``digest``:
             # a change on disk is indexed again, under a new digest, when the watcher reports it)
             current = src if src is not None else read_source(ff.path, None, settings.max_file_size)
@@ -378,6 +383,21 @@ class Root:
         if self.rewalks is None:
             self.rewalks = Rewalks()
         return self.rewalks.walk(key, ff.path, seeds, returns_of, walk)
+
+    def _rewalker(self, ff: FileFacts, seeds: Any, predicates: Any) -> IncrementalAnalyzer:
+        """The incremental analyzer of an open buffer's re-walks with ``seeds`` (the last few
+        seeds per path are kept: the refinement's rounds alternate between few)."""
+        key = f"{ff.module}|{ff.is_package}|{ff.root}|{sorted(predicates)}|{seeds!r}"
+        per = self.rewalkers.setdefault(ff.path, {})
+        analyzer = per.pop(key, None)
+        if analyzer is None:
+            analyzer = IncrementalAnalyzer(
+                ff.path, ff.module, ff.is_package, ff.root, predicates, seeds=seeds, rewalk=True
+            )
+        per[key] = analyzer  # the newest last
+        while len(per) > REWALKERS_PER_FILE:
+            del per[next(iter(per))]
+        return analyzer
 
     def current_facts(self, path: str) -> FileFacts | None:
         if path in self.open:
@@ -506,6 +526,7 @@ class Workspace:
             root._cache_checked = False
             root._cache = None
             root.rewalks = None
+            root.rewalkers.clear()
             root.disk.clear()
             root.discovered = False
             root.pending.clear()
@@ -593,6 +614,7 @@ class Workspace:
         if state is None:
             return None
         root = state.root
+        root.rewalkers.pop(path, None)
         if root.open.pop(path, None) is None:
             return None
         root.invalidate()

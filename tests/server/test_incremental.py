@@ -12,10 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tclint.rules import engine
+from tclint.rules import types as T
 from tclint.rules.discovery import module_for
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.model import Span
 from tclint.rules.registry import all_rules
+from tclint.rules.types import Ty
 from tclint.server import fixcheck
 from tclint.server.incremental import IncrementalAnalyzer, diff_lines, split_lines
 
@@ -321,3 +323,97 @@ def test_codemod_arguments_name_places_as_spans_only(tmp_path):
                 bad = [a for a in fix.codemod[1:] if isinstance(a, str) and a.strip().lstrip("-").isdigit()]
                 assert not bad, (rule.code, fix.codemod)
     assert seen >= 3
+
+
+# -- the type refinement's re-walks of an open buffer (``rewalk=True``) -----------------------------
+SEEDED = GENERATED + textwrap.dedent(
+    """
+
+        def gate(h):
+            y = h.mean(-1)
+            if h.sum() > 0:
+                y = y * 2
+            return y
+
+
+        class Head(nn.Module):
+            def forward(self, x):
+                z = helper(x)
+                if z.sum() > 0:
+                    x = x * 2
+                return gate(x)
+        """
+)
+SEEDS = {"gate": {"h": Ty(T.TENSOR, T.MEDIUM)}, "Head.forward": {"x": Ty(T.TENSOR, T.MEDIUM)}}
+
+
+def _returns(tensor_helpers: bool):
+    """A project pass's answers about callees' return types: ``helper`` (and ``gate``) return a
+    tensor, or (``tensor_helpers`` False) nothing is known to."""
+
+    def returns_of(ref: str) -> Ty | None:
+        if tensor_helpers and ("helper" in ref or "gate" in ref):
+            return Ty(T.TENSOR, T.MEDIUM)
+        return None
+
+    return returns_of
+
+
+def _asking(returns_of, asked: set[str]):
+    def recording(ref: str):
+        asked.add(ref)
+        return returns_of(ref)
+
+    return recording
+
+
+@settings(
+    max_examples=int(os.environ.get("TCLINT_INCREMENTAL_EXAMPLES", "150")) // 3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(ops=edits(), answers=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_incremental_rewalk_equals_a_full_rewalk(ops, answers) -> None:
+    """Each re-walk equals a full walk with the same seeds and answers, asks (at least) every
+    question that walk asks, and leaves the results it gave before as they were (they are kept
+    for the texts they are of: an undo gets them back)."""
+    name = "/virtual/proj/gen_model.py"
+    module, is_package, root = module_for(name)
+    inc = IncrementalAnalyzer(name, module, is_package, root, seeds=SEEDS, rewalk=True)
+    text = SEEDED
+    inc.analyze(text, returns_of=_returns(True))
+    given_before = []
+    for step, op in enumerate(ops):
+        text = apply_op(text, op)
+        returns_of = _returns(answers[step])
+        asked: set[str] = set()
+        out = inc.analyze(text, returns_of=_asking(returns_of, asked))
+        full_asked: set[str] = set()
+        full = analyze_source(
+            SourceText(name, text), module, is_package, root, (), SEEDS, _asking(returns_of, full_asked)
+        )
+        assert_same(full, out.facts, f"after edit {step} ({out.mode}, {out.fallback})")
+        assert full_asked <= asked, f"after edit {step}: not asked {full_asked - asked}"
+        given_before.append((text, returns_of, out.facts))
+    for text, returns_of, facts in given_before:
+        full = analyze_source(SourceText(name, text), module, is_package, root, (), SEEDS, returns_of)
+        assert_same(full, facts, "an earlier result, after the later edits")
+
+
+def test_a_rewalk_reuses_the_definitions_an_edit_left_alone_while_the_answers_hold():
+    name = "/virtual/proj/gen_model.py"
+    module, is_package, root = module_for(name)
+    inc = IncrementalAnalyzer(name, module, is_package, root, seeds=SEEDS, rewalk=True)
+    assert inc.analyze(SEEDED, returns_of=_returns(True)).mode == "full"
+    # Enter and a new statement in Head.forward: lines move below it, the rest is reused
+    text = SEEDED.replace("        return gate(x)\n", "        w = x.item()\n        return gate(x)\n")
+    out = inc.analyze(text, returns_of=_returns(True))
+    assert (out.mode, out.fallback) == ("incremental", None)
+    assert out.reanalysed_lines < 40
+    assert out.facts == analyze_source(
+        SourceText(name, text), module, is_package, root, (), SEEDS, _returns(True)
+    )
+    # a callee's return type changed: any definition may read it, the file is walked again
+    again = inc.analyze(text.replace("w = x.item()", "w = x.item() + 1"), returns_of=_returns(False))
+    assert again.mode == "full"
