@@ -10,13 +10,13 @@ beside the cache:
   indexed file its content digest, the digest of its *interface* (every field of its facts but the
   candidates and the line count: what the project pass, the type refinement and the cross-file
   rules read of a file, ``interface_digest``) and of its *exports* (what other files' results read
-  of its candidates, ``export_digest``);
+  of its candidates, ``export_digest``), and the file names its context holds (``_mentions``);
 - a *context* per file: what deriving that file's diagnostics reads of the project -- the regions of
   its functions as the diagnostics show them (``fullgraph``, the multiplier, the loop caller, the
   chain's related locations and text), the answers about the return types and predicates its
   candidates require, the training modes of its regions, the frames its callees' breaks drop, the
   cross-file findings reported in it, the type refinement's walks of it (their seeds and the
-  answers they got) -- and its last diagnostics.
+  answers they got) -- its last diagnostics and a checksum of each of its lines.
 
 A later run whose whole-run key misses (``Cache.run_key``) looks at which files changed.  When every
 changed file's new facts have the interface it had, the project pass would build the same project
@@ -32,10 +32,20 @@ reuses a walk done before), and each walk must give the interface it gave.
 
 Anything else -- a changed interface or export, a context that lacks an answer the new candidates
 need (``ContextMiss``), several settings in one tree, following installed libraries -- runs the
-full project pass, so the result is always that of a from-scratch run.  Positions are part of the
-interface: an edit that moves lines (adds or removes one above code) runs the full pass; appending
-at the end of a file or editing inside lines does not.  Entries are signed plain data, as the
-cache's (``sealed``, ``plaindata``); reading them runs no code.
+full project pass, so the result is always that of a from-scratch run.
+
+An edit that moves lines (adds or removes a line above code) changes the positions in a file's
+interface, not what it says.  Each context keeps a checksum of every line of its file
+(``relocate.line_hashes``); a changed file whose interface digest differs is mapped line by line
+onto its last text (``relocate.line_map``), and when its new facts, walks and exports moved back
+through that map digest as the stored ones did, only positions moved: the project pass would build
+the same project with that file's positions on their new lines.  Its context and the contexts of
+the files whose text names it (the state keeps, per file, the file names its context holds) get
+the moved positions (``relocate.move``: region chains and labels, loop-call lines, dropped frames,
+cross-file findings), and those files' diagnostics are derived again from them.  A position the
+map does not hold, or a line given in a form ``relocate`` does not know, runs the full pass.
+Entries are signed plain data, as the cache's (``sealed``, ``plaindata``); reading them runs no
+code.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import dataclasses
 import hashlib
 import marshal
 import os
+import re
 import shutil
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +65,8 @@ if TYPE_CHECKING:
     from tclint.rules.project import Project
     from tclint.rules.source import SourceText
 
-STATE_KIND = "rerun-state-1"
-FILE_KIND = "rerun-file-1"
+STATE_KIND = "rerun-state-2"
+FILE_KIND = "rerun-file-2"
 FOLDER = "rerun"
 KEEP_PROJECTS = 4  # project folders kept per tool fingerprint (one per tree layout a user lints)
 INSIDE_UNBOUNDED = ("TC201", "TC202")  # read across files by the variant analysis (variants._state_mutations)
@@ -386,6 +397,7 @@ def _rerun(
 ) -> list[Diagnostic] | None:
     from tclint.rules.engine import _dedupe, diagnose_file
     from tclint.rules.plaindata import decode_any, encode_any
+    from tclint.rules.relocate import Unmapped, line_hashes
 
     files: dict[str, Any] = state["files"]
     project_id: str = state["project"]
@@ -399,31 +411,42 @@ def _rerun(
         return None
     last, derive = found
     config = decode_any(state["config"])
+    found_maps = _changed(linter, store, state, changed, by_path, config)
+    if found_maps is None:
+        return None
+    loaded, maps = found_maps
+    # a moved file's positions are in its own context and in those of the files that name it
+    moved_names = {_base(path) for path in maps}
+    shifted = {path for path, entry in files.items() if moved_names.intersection(entry[3])}
     new_files = dict(files)
     contexts: dict[str, dict[str, Any]] = {}
     fresh: dict[str, list[Diagnostic]] = {}
-    for path in sorted(changed | derive):
+    for path in sorted(changed | derive | shifted):
         src, settings = by_path[path]
-        facts_key, ff = linter.cached_facts(src, settings)
-        if ff is None:
-            if path not in changed:
-                return None  # an unchanged file's facts are gone from the cache: the full pass
-            ff = linter.compute_facts(src, settings, facts_key)
-        iface = interface_digest(ff) if path in changed else files[path][1]
-        if iface != files[path][1]:
-            return None
-        ctx = store.context(project_id, path)
-        if ctx is None:
-            return None
-        refined = _replay(linter, ctx, ff, src, settings, facts_key)
-        if refined is None:
-            return None
-        view = _ProjectView(path, ctx, config)
-        if path in changed:
-            export = export_digest(refined, view, settings)
-            if export != files[path][2]:
+        if path in loaded:
+            ff, ctx, walked = loaded[path]
+        else:
+            got = _load(linter, store, project_id, path, src, settings, cached_only=True)
+            if got is None:
                 return None
-            new_files[path] = [src.digest, iface, export]
+            ff, ctx, walked = got
+            if not _same_walks(walked, ctx, None):
+                return None
+        refined = walked[-1] if walked else ff
+        if maps:
+            try:
+                ctx = _shift(ctx, path, maps)
+            except Unmapped:
+                return None
+        view = _ProjectView(path, ctx, config)
+        entry = list(files[path])
+        if path in changed:
+            ctx["lines"] = line_hashes(src.text or "")
+            ctx["walks"] = [
+                (seeds, answers, interface_digest(w))
+                for (seeds, answers, _i), w in zip(ctx["walks"], walked, strict=True)
+            ]
+            entry[:3] = [src.digest, interface_digest(ff), export_digest(refined, view, settings)]
         if path in report_set:
             cross = decode_any(ctx["cross"])
             diags = diagnose_file(refined, view, {path: cross}, settings, src)  # type: ignore[arg-type]
@@ -431,6 +454,8 @@ def _rerun(
             ctx["diags"] = encode_any(diags)
         else:
             ctx["diags"] = None  # changed, not reported: what was stored is stale
+        entry[3] = _mentions(ctx)
+        new_files[path] = entry
         contexts[path] = ctx
     diagnostics = [d for d in last if d.path not in fresh]
     for path in report:
@@ -440,6 +465,157 @@ def _rerun(
     state = {**state, "files": new_files, "report": sorted(report_set), "run": run_key}
     store.write(key, state, contexts, False)
     return diagnostics
+
+
+def _changed(
+    linter: Any,
+    store: Store,
+    state: dict[str, Any],
+    changed: set[str],
+    by_path: dict[str, tuple[SourceText, Settings]],
+    config: dict[str, Any],
+) -> tuple[dict[str, tuple[FileFacts, dict[str, Any], list[FileFacts]]], dict[str, dict[int, int]]] | None:
+    """The changed files' facts, contexts and walks, and the line maps of those whose facts moved
+    to other lines (``_unchanged_or_moved``); None when one says something new."""
+    loaded: dict[str, tuple[FileFacts, dict[str, Any], list[FileFacts]]] = {}
+    maps: dict[str, dict[int, int]] = {}
+    for path in sorted(changed):
+        src, settings = by_path[path]
+        got = _load(linter, store, state["project"], path, src, settings)
+        if got is None:
+            return None
+        ff, ctx, walked = got
+        view = _ProjectView(path, ctx, config)
+        lines = _unchanged_or_moved(ff, walked, ctx, state["files"][path], view, settings, src)
+        if lines is None:
+            return None
+        if lines:
+            maps[path] = lines
+        loaded[path] = (ff, ctx, walked)
+    return loaded, maps
+
+
+def _load(
+    linter: Any,
+    store: Store,
+    project_id: str,
+    path: str,
+    src: SourceText,
+    settings: Settings,
+    cached_only: bool = False,
+) -> tuple[FileFacts, dict[str, Any], list[FileFacts]] | None:
+    """A file's facts, stored context and the refinement's walks of it done again (None: one of
+    them is missing; ``cached_only``: an unchanged file, whose facts must be in the cache)."""
+    facts_key, ff = linter.cached_facts(src, settings)
+    if ff is None:
+        if cached_only:
+            return None  # an unchanged file's facts are gone from the cache: the full pass
+        ff = linter.compute_facts(src, settings, facts_key)
+    ctx = store.context(project_id, path)
+    if ctx is None:
+        return None
+    walked = _replay(linter, ctx, ff, src, settings, facts_key)
+    if walked is None:
+        return None
+    return ff, ctx, walked
+
+
+def _unchanged_or_moved(
+    ff: FileFacts,
+    walked: list[FileFacts],
+    ctx: dict[str, Any],
+    entry: list[Any],
+    view: _ProjectView,
+    settings: Settings,
+    src: SourceText,
+) -> dict[int, int] | None:
+    """Does a changed file keep its interface, walks and exports, as they are ({}) or moved to
+    other lines (the map of its old lines to the new ones)?  None: neither."""
+    from tclint.rules.relocate import Unmapped, line_map, move
+
+    refined = walked[-1] if walked else ff
+    if interface_digest(ff) == entry[1]:
+        if _same_walks(walked, ctx, None) and export_digest(refined, view, settings) == entry[2]:
+            return {}
+        return None
+    if src.text is None or src.cells is not None or not _base(ff.path).isascii():
+        return None  # a notebook's cells, a name ``_mentions`` cannot find
+    lines = line_map(ctx["lines"], src.text)
+    back = {new: old for old, new in lines.items()}
+    try:
+        if interface_digest(move(ff, {}, back)) != entry[1] or not _same_walks(walked, ctx, back):
+            return None
+        if export_digest(move(refined, {}, back), view, settings) != entry[2]:
+            return None
+    except Unmapped:
+        return None  # the edit put facts on a line the old text did not have
+    return lines
+
+
+def _same_walks(walked: list[FileFacts], ctx: dict[str, Any], back: dict[int, int] | None) -> bool:
+    """Each walk done again gives the interface it gave (moved back through ``back`` first)."""
+    from tclint.rules.relocate import move
+
+    for (_seeds, _answers, iface), w in zip(ctx["walks"], walked, strict=True):
+        if interface_digest(w if back is None else move(w, {}, back)) != iface:
+            return False
+    return True
+
+
+def _shift(ctx: dict[str, Any], path: str, maps: dict[str, dict[int, int]]) -> dict[str, Any]:
+    """``ctx`` (of ``path``) with the positions of the moved files carried to their new lines
+    (``relocate.Unmapped``: one cannot be)."""
+    from tclint.rules.plaindata import decode_any, encode_any
+    from tclint.rules.relocate import Unmapped, move
+
+    regions: dict[str, Any] = {}
+    for qual, plain in ctx["regions"].items():
+        fullgraph, multiplier, loop_caller, loop_key, has_site, related, text, depth, cap = plain
+        caller = decode_any(loop_caller)
+        if caller is not None and caller[1] in maps:
+            line = maps[caller[1]].get(caller[2])
+            if line is None:
+                raise Unmapped(f"the loop call of {qual}")
+            caller = (caller[0], caller[1], line)
+        related = encode_any(move(decode_any(related), maps))
+        regions[qual] = (
+            fullgraph,
+            multiplier,
+            encode_any(caller),
+            loop_key,
+            has_site,
+            related,
+            move(text, maps),
+            depth,
+            cap,
+        )
+    drops = ctx["drops"]
+    if path in maps:
+        own = maps[path]
+        if any(line not in own for line in drops.values()):
+            raise Unmapped("a dropped frame's line")
+        drops = {qual: own[line] for qual, line in drops.items()}
+    return {
+        **ctx,
+        "regions": regions,
+        "answers": move(ctx["answers"], maps),
+        "modes": move(ctx["modes"], maps),
+        "drops": drops,
+        "cross": encode_any(move(decode_any(ctx["cross"]), maps)),
+    }
+
+
+_MENTION = re.compile(rb"[\w.-]*\.py(?![\w])")
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _mentions(ctx: dict[str, Any]) -> list[str]:
+    """The file names (``model.py``) a context's text holds: where a moved file's positions may be."""
+    data = marshal.dumps({k: v for k, v in ctx.items() if k != "lines"}, 2)
+    return sorted({m.decode("ascii") for m in _MENTION.findall(data)})
 
 
 def _unchanged_diagnostics(
@@ -474,20 +650,21 @@ def _replay(
     src: SourceText,
     settings: Settings,
     facts_key: str | None,
-) -> FileFacts | None:
-    """``ff`` as the type refinement left it: each recorded walk done again (or reused) with its
-    recorded seeds and answers; None when one gives another interface than it gave."""
+) -> list[FileFacts] | None:
+    """The type refinement's walks of ``ff``, done again (or reused) with their recorded seeds and
+    answers, in order; the last one is ``ff`` as the refinement left it (none: as it is).  None
+    when one cannot be done; ``ContextMiss`` when one asks what its walk was not asked."""
     from tclint.rules.engine import analyze_source
     from tclint.rules.plaindata import decode_any
     from tclint.rules.rewalks import Rewalks
 
     steps = ctx["walks"]
     if not steps:
-        return ff
+        return []
     rewalks = Rewalks(linter.cache)
     predicates = settings.compiling_predicates
-    current = ff
-    for seeds_plain, answers_plain, iface in steps:
+    out: list[FileFacts] = []
+    for seeds_plain, answers_plain, _iface in steps:
         seeds, answers = decode_any(seeds_plain), decode_any(answers_plain)
 
         def recorded(ref: str, answers: dict[str, Any] = answers) -> Any:
@@ -499,11 +676,11 @@ def _replay(
             return analyze_source(src, ff.module, ff.is_package, ff.root, predicates, seeds, asked)
 
         walked = rewalks.walk(facts_key, ff.path, seeds, recorded, walk)
-        if walked is None or interface_digest(walked) != iface:
+        if walked is None:
             return None
-        current = walked
+        out.append(walked)
     rewalks.flush()
-    return current
+    return out
 
 
 def store_full(
@@ -519,6 +696,7 @@ def store_full(
     """After a project pass: the state and every indexed file's context, for the next re-run."""
     from tclint.rules.engine import project_diagnostics
     from tclint.rules.plaindata import encode_any
+    from tclint.rules.relocate import line_hashes
 
     store = Store(linter.cache)
     previous = store.state(key)
@@ -541,7 +719,8 @@ def store_full(
         if path in report_set:
             ctx["diags"] = encode_any(by_file.get(path, []))
         export = export_digest(refined, _ProjectView(path, ctx, project.dynamo_config), settings)
-        files[path] = [src.digest, iface, export]
+        ctx["lines"] = line_hashes(src.text or "")
+        files[path] = [src.digest, iface, export, _mentions(ctx)]
         contexts[path] = ctx
     project_id = _digest(key, repr(sorted((p, f[1], f[2]) for p, f in files.items())))
     state = {

@@ -187,6 +187,89 @@ def test_random_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
     assert any(hit is False for _kind, hit in steps), steps
 
 
+def _move_lines(rng: random.Random, path: str) -> str:
+    """One random edit of ``path`` that moves the lines below it (blank lines, comments and
+    statements inserted or deleted above definitions, calls and compile sites); returns its kind."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    kind = rng.choice(["blank", "comment", "statement", "delete", "top"])
+    if kind == "statement":  # a statement of the def's own block, above it (never below a decorator)
+        defs = [
+            i
+            for i, line in enumerate(lines)
+            if re.match(r"\s*(def|class) \w+", line) and (i == 0 or not lines[i - 1].lstrip().startswith("@"))
+        ]
+        if defs:
+            i = rng.choice(defs)
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            lines.insert(i, f"{indent}pass\n")
+        else:
+            kind = "blank"
+    if kind == "delete":  # a blank or comment-only line
+        spare = [i for i, line in enumerate(lines) if not line.strip() or line.lstrip().startswith("#")]
+        if spare:
+            del lines[rng.choice(spare)]
+        else:
+            kind = "comment"
+    if kind in ("blank", "comment", "top"):
+        at = 0 if kind == "top" else rng.randrange(len(lines) + 1)
+        lines.insert(at, "\n" if kind == "blank" else f"# moved {rng.random():.6f}\n")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(lines))
+    return kind
+
+
+@pytest.mark.parametrize("tree_name", ["examples", "cross"])
+def test_line_moving_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
+    """Edits that move lines (in files other files import from, in files with compile sites, in
+    callees whose regions' chains name their callers' lines) are answered by the re-run, which
+    carries the moved positions into every stored finding and context that names them."""
+    tree = tmp_path / "proj"
+    if tree_name == "examples":
+        shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    else:
+        write_tree(str(tree), CROSS)
+    cache = str(tmp_path / "cache")
+    assert lint(str(tree), cache) == lint(str(tree), None)
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    rng = random.Random(2020)
+    steps: list[tuple[str, str, bool | None]] = []
+    for _step in range(24):
+        path = rng.choice(files)
+        kind = _move_lines(rng, path) if rng.random() < 0.75 else _edit(rng, path)
+        before = len(hits)
+        got = lint(str(tree), cache)
+        assert got == lint(str(tree), None), (steps, kind, path)
+        steps.append((kind, os.path.basename(path), hits[before] if len(hits) > before else None))
+    moves = [hit for kind, _path, hit in steps if kind in ("blank", "comment", "top", "delete")]
+    assert moves and sum(1 for hit in moves if hit) >= len(moves) * 2 // 3, steps
+
+
+def test_moved_lines_reach_the_findings_of_other_files(tmp_path, hits):
+    """A line inserted above the compile sites of model.py moves the chain text of every region it
+    compiles (in blocks.py and util.py: 'compiled via `torch.compile(Model())` at pkg/model.py:20'),
+    a line inserted above Block.forward moves the loop-call positions in its callers' findings:
+    the re-run answers both, as a fresh run would."""
+    write_tree(str(tmp_path), CROSS)
+    cache = str(tmp_path / "c")
+    lint(str(tmp_path), cache)
+    hits.clear()
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text("# a new first line\n\n" + model.read_text())
+    fresh = lint(str(tmp_path), None)
+    assert any("pkg/model.py:22" in d.get("region", "") for d in fresh if d["filename"].endswith("blocks.py"))
+    assert lint(str(tmp_path), cache) == fresh
+    blocks = tmp_path / "pkg" / "blocks.py"
+    blocks.write_text(blocks.read_text().replace("class Block", "\n# moved\nclass Block"))
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    model.write_text(model.read_text().replace("# a new first line\n", ""))  # lines deleted
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    assert hits == [True, True, True]
+    model.write_text("def added():\n    pass\n" + model.read_text())  # a new definition: the full pass
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    assert hits == [True, True, True, False]
+
+
 def test_an_edit_that_keeps_the_interface_is_answered_from_the_state(tmp_path, hits):
     """Appending to a file and changing a break inside a line re-derive that file only; a break
     that now drops its loop caller's frame changes the file's exports: the full pass."""
@@ -353,9 +436,20 @@ def test_the_cli_prints_after_an_edit_what_a_fresh_run_prints(tmp_path, fmt):
 
     assert cli() == cli(cached=False)
     layers = tree / "tinylm" / "layers.py"
-    for edit in ("# appended\n", None):
-        text = layers.read_text()
-        layers.write_text(text + edit if edit else text.replace("< 0.05", "> 0.25"))
+    train = tree / "train.py"
+    edits = [
+        (layers, lambda text: text + "# appended\n"),
+        (layers, lambda text: text.replace("< 0.05", "> 0.25")),
+        (layers, lambda text: "\n# moves every line below\n" + text),  # a file others import from
+        (
+            train,
+            lambda text: text.replace(
+                "    model = torch.compile(model)", "\n    model = torch.compile(model)"
+            ),
+        ),
+    ]
+    for path, edit in edits:
+        path.write_text(edit(path.read_text()))
         assert cli() == cli(cached=False)
         assert cli("-q") == cli("-q", cached=False)
     assert os.listdir(os.path.join(cache, "rerun"))
