@@ -51,6 +51,7 @@ class UserSide:
     config_class: str | None = None  # project class key of that config
     config_seen: bool = False
     gradient_checkpointing: bool = False
+    model_class: str | None = None  # the class name of the constructor call that built the model
 
 
 # every path parse() was asked for: what a run's result read (libfollow.dependencies); and the
@@ -178,9 +179,47 @@ def _guards(
             break
         if isinstance(parent, ast.If) and node is not parent.test:
             out.append((parent.test, node in parent.body))
+        out.extend(reversed(_early_exits(parent, node)))
         node = parent
     out.reverse()
     return fn, out
+
+
+def _early_exits(parent: ast.AST, node: ast.AST) -> list[tuple[ast.expr, bool]]:
+    """The conditions of the ``if`` statements before ``node`` in its block that leave the function
+    (a branch ending in ``return`` or ``raise``): ``if labels is None: return logits`` above a site
+    means the site runs only when ``labels is None`` is False.  (test, the value it must have to go
+    on), in order."""
+    out: list[tuple[ast.expr, bool]] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if not isinstance(block, list) or not any(s is node for s in block):
+            continue
+        for stmt in block:
+            if stmt is node:
+                break
+            if isinstance(stmt, ast.If):
+                leaves_body, leaves_else = _leaves(stmt.body), bool(stmt.orelse) and _leaves(stmt.orelse)
+                if leaves_body != leaves_else:
+                    out.append((stmt.test, leaves_else))
+    return out
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Does this block always end the function (its last statement a ``return`` or ``raise``)?"""
+    return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise))
+
+
+def in_handler(path: str, line: int) -> bool:
+    """Is the statement at ``path:line`` inside an ``except`` clause of its function (it runs only
+    when something raised, not at every call)?"""
+    fn, _conds = guards(path, line)
+    if fn is None:
+        return False
+    return any(
+        isinstance(n, ast.ExceptHandler) and n.lineno <= line <= (n.end_lineno or n.lineno)
+        for n in ast.walk(fn)
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,6 +265,7 @@ def user_side(project: Any, path: str, line: int, col: int, root_params: list[st
     _call_kwargs(side, scope, names or model_names, root_params)
     ctor = _constructor(scope, tree, base, call.lineno)
     if ctor is not None:
+        side.model_class = (_dotted(ctor.func) or "").rpartition(".")[2] or None
         _config_of(project, path, side, ctor, scope, tree)
     return side
 
@@ -470,16 +510,22 @@ class Context:
     bindings: dict[str, tuple[ast.expr, Context]] | None = None
     kwargs_empty: bool = False  # its ``**kwargs`` parameter is known to hold nothing
     at_line: int = 1 << 30  # the line being judged: a parameter bound again above it is not the argument
+    self_is_model: bool = False  # its ``self`` is the compiled model (the root, or reached by self.f())
+    path: str = ""  # the file holding ``fn``
+    depth: int = 0  # locals followed to their one assignment so far (bounded)
 
 
 def judge(
     project: Any, side: UserSide, steps: list[tuple[str, int, bool]]
-) -> tuple[bool, set[str], list[str], set[str]]:
+) -> tuple[bool, set[str], list[str], set[str], bool]:
     """(taken, the values it depends on that tclint could not see, why it is not taken -- or, when it
-    is, the config flags that would skip it: ``["check_finite=False"]`` --, and which of the unseen
-    values the function derives from settings (:func:`derived_from_settings`)) for a site
-    reached through ``steps``: (path, line, is the compiled root function) per function on its
-    chain, from the site's own statement up to the compiled function."""
+    is, the config flags that would skip it: ``["check_finite=False"]`` --, which of the unseen
+    values the function derives from settings (:func:`derived_from_settings`), and whether the site
+    runs at every call of the compiled model: every condition on its chain known and the same at
+    all of the user's calls, no statement on it in an ``except`` clause) for a site reached through
+    ``steps``: (path, line, is the compiled root function) per function on its chain, from the
+    site's own statement up to the compiled function."""
+    every_call = bool(steps) and steps[-1][2] and not any(in_handler(p, ln) for p, ln, _r in steps)
     unseen: set[str] = set()
     settings: set[str] = set()
     flags: list[str] = []  # taken because of a config flag: the value that would skip the site
@@ -491,12 +537,15 @@ def judge(
         fn, conds = guards(path, line)
         if fn is None:
             caller = None
+            every_call = False
             continue
-        ctx = Context(project, side, fn, is_root, _self_config(path, fn), at_line=line)
+        ctx = Context(project, side, fn, is_root, _self_config(path, fn), at_line=line, path=path)
         if is_root:
             ctx.kwargs_empty = side.calls_seen and not side.extra_kwargs
+            ctx.self_is_model = True
         elif caller is not None:
             ctx.bindings, ctx.kwargs_empty = _bind(caller[0], caller[1], fn)
+            ctx.self_is_model = caller[0].self_is_model and _self_call(caller[0].fn, caller[1], fn.name)
         contexts.append((path, ctx, conds, line))
         caller = (ctx, line)
     for path, ctx, conds, _line in reversed(contexts):
@@ -516,11 +565,14 @@ def judge(
                     set(),
                     [f"`{text}` is {value} here ({os.path.basename(path)}:{test.lineno})"],
                     set(),
+                    False,
                 )
+            if value is None:  # true at some of the user's calls only
+                every_call = False
             flag = _config_flag(test, ctx)
             if value is not None and flag is not None:
                 flags.append(f"{flag}={not (value if not isinstance(test, ast.UnaryOp) else not value)!r}")
-    return True, unseen, flags, settings
+    return True, unseen, flags, settings, every_call and not unseen
 
 
 def derived_from_settings(test: ast.expr, ctx: Context, depth: int = 4) -> bool:
@@ -640,25 +692,7 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
     if isinstance(node, ast.BoolOp):
         return _bool_op(node, ctx)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left = _eval(node.left, ctx)
-        op = node.ops[0]
-        if (
-            isinstance(op, (ast.Is, ast.IsNot))
-            and isinstance(node.comparators[0], ast.Constant)
-            and node.comparators[0].value is None
-        ):
-            if left is BOTH:
-                return BOTH
-            result = left is None
-            return result if isinstance(op, ast.Is) else not result
-        right = _eval(node.comparators[0], ctx)
-        if GIVEN in (left, right) or BOTH in (left, right):
-            raise Unseen("an argument's value")
-        if isinstance(op, ast.Eq):
-            return left == right
-        if isinstance(op, ast.NotEq):
-            return left != right
-        raise Unseen(ast.unparse(node))
+        return _compare(node, ctx)
     if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
         return _container(node)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
@@ -667,10 +701,58 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
             return _UNDER_COMPILE[name]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
         return _dict_get(node, ctx)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        return _getattr(node, ctx)
     text = _dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if text is None:
         raise Unseen(ast.unparse(node))
     return _value(text, ctx)
+
+
+def _compare(node: ast.Compare, ctx: Context) -> Any:
+    """One comparison: ``is (not) None``, ``in`` / ``not in`` a known container or dispatch table,
+    ``==`` / ``!=`` of known values."""
+    left = _eval(node.left, ctx)
+    op = node.ops[0]
+    if (
+        isinstance(op, (ast.Is, ast.IsNot))
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        if left is BOTH:
+            return BOTH
+        result = left is None
+        return result if isinstance(op, ast.Is) else not result
+    if isinstance(op, (ast.In, ast.NotIn)):
+        keys = _members(node.comparators[0], ctx)
+        if left is GIVEN or left is BOTH or not isinstance(left, (str, int, float, bool, type(None))):
+            raise Unseen(ast.unparse(node))
+        return (left in keys) is isinstance(op, ast.In)
+    right = _eval(node.comparators[0], ctx)
+    if GIVEN in (left, right) or BOTH in (left, right):
+        raise Unseen("an argument's value")
+    if isinstance(op, ast.Eq):
+        return left == right
+    if isinstance(op, ast.NotEq):
+        return left != right
+    raise Unseen(ast.unparse(node))
+
+
+def _getattr(node: ast.Call, ctx: Context) -> Any:
+    """``getattr(self, "loss_type", None)``: the attribute, when tclint knows its value."""
+    args = node.args
+    if (
+        len(args) in (2, 3)
+        and not node.keywords
+        and isinstance(args[0], ast.Name)
+        and isinstance(args[1], ast.Constant)
+        and isinstance(args[1].value, str)
+    ):
+        try:
+            return _value(f"{args[0].id}.{args[1].value}", ctx)
+        except Unseen:
+            pass
+    raise Unseen(ast.unparse(node))
 
 
 def _container(node: ast.expr) -> Any:
@@ -743,7 +825,78 @@ def _value(text: str, ctx: Context) -> Any:
         return _config_value(attr, ctx)
     if "." not in text:
         return _name_value(text, ctx)
+    if text.startswith("self.") and ctx.self_is_model and side.model_class:
+        for table in _dispatch_tables(ctx, key_attr=text[5:]):
+            return table[1]
     raise Unseen(text)
+
+
+# The attribute a library's model constructor stores the key of a dispatch table in
+# (rules.libfollow.DISPATCH_TABLES: package, the method that indexes the table -> attribute):
+# transformers' ``PreTrainedModel.__init__`` sets ``self.loss_type`` to the class name when it is a
+# key of ``LOSS_MAPPING``, else the first key found in the class name, else None; its
+# ``loss_function`` warns when ``loss_type is None or loss_type not in LOSS_MAPPING``.
+DISPATCH_KEYS = {("transformers", "loss_function"): "loss_type"}
+
+
+def _dispatch_tables(
+    ctx: Context, key_attr: str | None = None, name: str | None = None
+) -> list[tuple[set[str], Any]]:
+    """(the table's keys, the key the compiled model's class gives) for each dispatch table of the
+    function's library, chosen by the attribute holding the key or by the table's name."""
+    from tclint.rules.libfollow import DISPATCH_TABLES, Dispatch, Environment, _dispatch_key
+
+    out = []
+    for pkg, method, module, table, _fallback in DISPATCH_TABLES:
+        if key_attr is not None and DISPATCH_KEYS.get((pkg, method)) != key_attr:
+            continue
+        if name is not None and name != table:
+            continue
+        env = ctx.project.memo.get("libconfig-env")
+        if env is None:
+            env = ctx.project.memo["libconfig-env"] = Environment.for_python(
+                (ctx.project.settings.probe or {}).get("python")
+            )
+        located = env.locate(pkg)
+        if located is None or not os.path.abspath(ctx.path).startswith(
+            os.path.dirname(os.path.abspath(located[0])) + os.sep
+        ):
+            continue  # the function is not the table's library's
+        dispatch = ctx.project.memo.setdefault("libconfig-dispatch", Dispatch(env))
+        mapping = dispatch.table(module, table)
+        if not mapping:
+            continue
+        key = _dispatch_key(ctx.side.model_class or "", list(mapping), "") if ctx.side.model_class else ""
+        out.append((set(mapping), key or None))
+    return out
+
+
+def _members(node: ast.expr, ctx: Context) -> Any:
+    """What ``x in NODE`` tests against: a literal container, or a dispatch table named by its
+    module-level name (its keys)."""
+    if isinstance(node, ast.Name) and node.id not in _params(ctx.fn):
+        for keys, _key in _dispatch_tables(ctx, name=node.id):
+            return keys
+    value = _eval(node, ctx)
+    if isinstance(value, (dict, list, tuple, set, frozenset, str)):
+        return value
+    raise Unseen(ast.unparse(node))
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+
+
+def _self_call(fn: ast.AST, line: int, name: str) -> bool:
+    """Is the call at ``line`` of ``fn`` that reaches ``name`` made on ``self`` (``self.name(...)``)?"""
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr == name
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        and n.lineno == line
+        for n in ast.walk(fn)
+    )
 
 
 def _config_value(attr: str, ctx: Context) -> Any:
@@ -823,7 +976,9 @@ def _reassigned(fn: ast.AST, name: str, before: int) -> bool:
 
 def _name_value(name: str, ctx: Context) -> Any:
     params = [a.arg for a in (*ctx.fn.args.posonlyargs, *ctx.fn.args.args, *ctx.fn.args.kwonlyargs)]
-    if name not in params or _reassigned(ctx.fn, name, ctx.at_line):
+    if name not in params:
+        return _local_value(name, ctx)
+    if _reassigned(ctx.fn, name, ctx.at_line):
         raise Unseen(name)
     if not ctx.is_root:
         if ctx.bindings is None:
@@ -851,6 +1006,48 @@ def _name_value(name: str, ctx: Context) -> Any:
     if how == "given":
         return GIVEN
     return _default(ctx.fn, name)
+
+
+def _local_value(name: str, ctx: Context) -> Any:
+    """A local variable bound once above the line judged, by a plain assignment
+    (``loss_type = getattr(self, "loss_type", None)``; a binding further down, outside a loop around
+    the line, does not change what the line sees): the value of that expression."""
+    bindings = [
+        n
+        for n in ast.walk(ctx.fn)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
+    ]
+    assign = next(
+        (
+            n
+            for n in ast.walk(ctx.fn)
+            if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == name
+        ),
+        None,
+    )
+    before = [b for b in bindings if b.lineno < ctx.at_line]
+    loops = [
+        n
+        for n in ast.walk(ctx.fn)
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+        and n.lineno <= ctx.at_line <= (n.end_lineno or n.lineno)
+    ]
+    again = any(  # bound again further down in a loop around the line: another value next time
+        lp.lineno <= b.lineno <= (lp.end_lineno or lp.lineno)
+        for lp in loops
+        for b in bindings
+        if b not in before
+    )
+    if len(before) != 1 or assign is None or assign.targets[0] is not before[0] or again or ctx.depth >= 4:
+        raise Unseen(name)
+    inner = Context(**{**ctx.__dict__, "at_line": assign.lineno, "depth": ctx.depth + 1})
+    try:
+        return _eval(assign.value, inner)
+    except Unseen:
+        raise Unseen(name) from None
 
 
 def _rebinding(fn: ast.AST, name: str, before: int) -> ast.expr | None:

@@ -43,7 +43,9 @@ class CompiledLibraryCode(Rule):
     `block.compile()` per layer instead of the whole model), or pick the library's configuration
     (an option or flag of the constructor) that avoids the branch, or a library version where
     it is fixed.  Severity follows heat: a break in a loop or in every block of a stack raises
-    it; a cold path (a warning, a branch for another configuration) is listed but never does.
+    it, and so does a likely one your configuration runs at every step (every condition on its
+    way known and taken at each of your calls); a cold path (a warning, a branch for another
+    configuration) or a site behind a value tclint could not see is listed but never does.
     `tclint probe` marks the library sites it saw break ("confirmed by the probe, hit N times").
 
     ## Fix safety
@@ -206,23 +208,28 @@ def _collect(project, libraries):
                 key = (link.path, link.loc.line, link.loc.col)
                 sites.setdefault(key, (link.path, link.loc))
                 steps = _path_steps(region.func_key, diag, root, callers)
-                taken, unseen, why, derived = judge(project, _user_side(project, link, root, sides), steps)
+                taken, unseen, why, derived, every_call = judge(
+                    project, _user_side(project, link, root, sides), steps
+                )
                 if not taken:
                     pruned.setdefault(key, []).append((diag, why))
                     continue
+                off = any(_configurable(u) or u in derived for u in unseen)
+                # hot by the loop or block it runs in, or else by running at every step
+                step = not (hot and not off) and _every_step(diag, every_call)
                 shown = diag.with_(
                     extra={
                         **diag.extra,
                         "depends_on": sorted(unseen),
                         "flags": why,
                         "region_multiplier": _multiplied(region),
+                        "every_step": step,
                     }
                 )
                 # a site behind a setting tclint could not see (or a value the library computes from
                 # its settings) may be off for this user: never hot; one behind an input check
                 # (isinstance, a layout, a shape) stays as hot as it is
-                off = any(_configurable(u) or u in derived for u in unseen)
-                groups.setdefault(key, []).append((shown, hot and not off))
+                groups.setdefault(key, []).append((shown, (hot and not off) or step))
     return groups, pruned, sites
 
 
@@ -355,6 +362,14 @@ def _advice(user_path: str, found: list[tuple[Diagnostic, bool]]) -> str:
     return "library code: " + "; ".join(parts)
 
 
+def _every_step(diag: Diagnostic, every_call: bool) -> bool:
+    """Is a library site hot because the user's configuration runs it at every step: the
+    judgement found every condition on its chain known and taken at each of the user's calls
+    (:func:`libconfig.judge`), and the finding is a likely one (medium confidence or more) on a
+    path that is not cold (a warning, a deprecation branch) and not shadowed by an earlier drop."""
+    return every_call and diag.severity != Severity.INFO and _RANK.get(str(diag.confidence.value), 1) >= 1
+
+
 def _configurable(value: str) -> bool:
     """Is an unseen value one the user sets (a config attribute, an attribute the constructor stores,
     an argument of the compiled call), rather than something about the inputs (``isinstance(x, T)``,
@@ -383,6 +398,8 @@ def _name(rank: int) -> str:
 def _related_message(diag: Diagnostic, hot: bool) -> str:
     gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
     heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
+    if hot and diag.extra.get("every_step"):
+        heat = "hot: every step"
     unseen = diag.extra.get("depends_on")
     depends = (
         f" (depends on {', '.join(f'`{u}`' for u in unseen)}, which tclint could not see)" if unseen else ""

@@ -205,16 +205,25 @@ def test_severity_follows_heat(tmp_path):
                 for block in self.blocks:
                     x = block(x)
                 return x
+
+
+        class Gate(nn.Module):
+            def forward(self, x):
+                if x.dim() > 2:
+                    return x * x.sum().item()
+                return x
         """),
         },
     )
     proj = os.path.join(str(tmp_path), "proj")
-    write_tree(proj, {"train.py": USER + "from stacklib.stack import Stack\nhot = torch.compile(Stack())\n"})
+    user = "import torch\nfrom stacklib.stack import Gate, Stack\n\nwarm = torch.compile(Gate())\n"
+    write_tree(proj, {"train.py": user + "hot = torch.compile(Stack())\n"})
     result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
     by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
-    assert by_line[5].severity == Severity.WARNING and "(none hot)" in by_line[5].message
-    assert by_line[8].severity == Severity.ERROR and "(1 hot)" in by_line[8].message
-    assert "(hot, " in by_line[8].related[0].message
+    # behind a condition on the input tclint cannot evaluate: listed, not hot
+    assert by_line[4].severity == Severity.WARNING and "(none hot)" in by_line[4].message
+    assert by_line[5].severity == Severity.ERROR and "(1 hot)" in by_line[5].message
+    assert "(hot, " in by_line[5].related[0].message
 
 
 def test_a_site_behind_a_value_the_library_computes_from_its_settings_is_never_hot(tmp_path):
@@ -771,3 +780,143 @@ def test_library_state_changes_do_not_make_the_users_variants_unbounded(tmp_path
     assert "≈ 2 variants" in tc208.message and "unbounded" not in tc208.message
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     assert any(r.message.startswith("TC201") for r in summary.related)  # listed there instead
+
+
+STEPLIB = {
+    "steplib/__init__.py": BOOBY_TRAP,
+    "steplib/net.py": textwrap.dedent("""
+        from torch import nn
+
+
+        def loss_fn(x, labels):
+            return (x - labels).abs().sum().item()
+
+
+        class Net(nn.Module):
+            def forward(self, x, labels=None, mode=None):
+                x = x * x.max().item()
+                if labels is None:
+                    return x
+                loss = loss_fn(x, labels)
+                if mode == "debug":
+                    print("loss", loss)
+                try:
+                    x = x.relu()
+                except RuntimeError:
+                    x = x.tolist()
+                return x, loss
+        """),
+}
+
+
+def test_a_site_the_users_configuration_runs_at_every_step_is_hot(tmp_path):
+    """Hot means 'runs at every step in the user's configuration': a likely break on the compiled
+    model's path whose every condition tclint evaluated as taken at each call (no loop, no block
+    repetition needed).  Not hot: a site after an early ``return`` when the user's calls take it
+    (pruned), one behind a branch some calls take and others do not, one in an ``except`` clause."""
+    python, site = _site(tmp_path)
+    write_tree(site, STEPLIB)
+    proj = os.path.join(str(tmp_path), "proj")
+    user = textwrap.dedent("""
+        import torch
+        from steplib.net import Net
+
+        step = torch.compile(Net())
+        for i in range(3):
+            step(torch.ones(2), labels=torch.zeros(2), mode="debug" if i else None)
+        infer = torch.compile(Net())
+        infer(torch.ones(2))
+        """)
+    write_tree(proj, {"train.py": user})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    train = {s["line"]: s["hot"] for s in by_line[5].extra["library_sites"]}
+    # the first .item() and the loss run at every training call; the print only at some calls
+    # (mode is None at the first), the except clause only when relu raised
+    assert train == {6: True, 11: True, 16: False, 20: False}, train
+    assert "(3 hot)" not in by_line[5].message and "(2 hot)" in by_line[5].message
+    assert any("(hot: every step, " in r.message for r in by_line[5].related)
+    # no labels: `if labels is None: return x` leaves before the loss (pruned, with why)
+    infer = {s["line"]: s["hot"] for s in by_line[8].extra["library_sites"]}
+    assert infer == {11: True}, infer
+    why = {s["line"]: s["why"][0] for s in by_line[8].extra["pruned_sites"]}
+    assert why[6].startswith("`labels is None` is True") and 20 in why
+
+
+def test_the_dispatch_key_of_the_users_model_class_prunes_the_fallback_warning(tmp_path):
+    """transformers' ``loss_function``: ``loss_type = getattr(self, "loss_type", None)`` (set in
+    ``__init__`` from the class name and ``LOSS_MAPPING``), then ``if loss_type is None or loss_type
+    not in LOSS_MAPPING: logger.warning_once(...)``.  A class whose name holds a key never warns
+    (pruned, measured: DETR and ViT do not break there); one without a key does (GPT-2 breaks on it
+    under Dynamo)."""
+    python, site = _site(tmp_path)
+    write_tree(
+        site,
+        {
+            "transformers/__init__.py": BOOBY_TRAP,
+            "transformers/loss/__init__.py": "",
+            "transformers/loss/loss_utils.py": textwrap.dedent("""
+            def ForCausalLMLoss(logits, labels):
+                return (logits - labels).sum()
+
+
+            def ForObjectDetectionLoss(logits, labels):
+                return (logits - labels).mean()
+
+
+            LOSS_MAPPING = {"ForCausalLM": ForCausalLMLoss, "ForObjectDetection": ForObjectDetectionLoss}
+            """),
+            "transformers/modeling.py": textwrap.dedent("""
+            import logging
+
+            from torch import nn
+            from transformers.loss.loss_utils import LOSS_MAPPING
+
+            logger = logging.getLogger(__name__)
+
+
+            class PreTrainedModel(nn.Module):
+                @property
+                def loss_function(self):
+                    if hasattr(self, "_loss_function"):
+                        return self._loss_function
+                    loss_type = getattr(self, "loss_type", None)
+                    if loss_type is None or loss_type not in LOSS_MAPPING:
+                        logger.warning("unrecognized loss_type")
+                        loss_type = "ForCausalLM"
+                    return LOSS_MAPPING[loss_type]
+
+
+            class TinyForObjectDetection(PreTrainedModel):
+                def forward(self, x, labels=None):
+                    if labels is not None:
+                        return self.loss_function(x, labels)
+                    return x
+
+
+            class TinyLMHeadModel(TinyForObjectDetection):
+                def forward(self, x, labels=None):
+                    if labels is not None:
+                        return self.loss_function(x, labels)
+                    return x
+            """),
+        },
+    )
+    proj = os.path.join(str(tmp_path), "proj")
+    user = textwrap.dedent("""
+        import torch
+        from transformers.modeling import TinyForObjectDetection, TinyLMHeadModel
+
+        detect = torch.compile(TinyForObjectDetection())
+        detect(torch.ones(2), labels=torch.ones(2))
+        lm = torch.compile(TinyLMHeadModel())
+        lm(torch.ones(2), labels=torch.ones(2))
+        """)
+    write_tree(proj, {"train.py": user})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    assert 5 not in by_line or not by_line[5].extra["library_sites"], by_line[5].extra
+    [warn] = by_line[7].extra["library_sites"]
+    assert warn["line"] == 17 and warn["code"] == "TC105", warn
+    # what is left unseen is the early return above it (a loss function set on the instance)
+    assert warn["depends_on"] == ["hasattr(self, '_loss_function')"], warn
