@@ -934,13 +934,18 @@ def environment_key(env: Environment) -> str:
 
 
 def dependencies(
-    envs: list[Environment], project: Project | None = None, covered: set[str] | frozenset[str] = frozenset()
+    envs: list[Environment],
+    project: Project | None = None,
+    covered: set[str] | frozenset[str] = frozenset(),
+    parsed: Any = None,
 ) -> dict[str, Any] | None:
     """Everything outside the project's files that a run following installed packages read, as
     plain data: each environment's roots and the answer of every module lookup it made (a module
     installed since, or removed, answers differently), and the stat identity of every file read --
     library facts loaded, star exports and dispatch tables read, and the files TC312's
-    configuration judgement parsed since :func:`begin_recording` (``libconfig.PARSED``); ``covered``: files whose content is in the run's key
+    configuration judgement parsed since :func:`begin_recording` (``libconfig.PARSED``; ``parsed``:
+    those paths instead, e.g. every file the process parsed, for a long-lived server whose
+    judgements are memoised across passes); ``covered``: files whose content is in the run's key
     already.  None when the result must not be reused: a file changed while the run read it,
     or one modified so recently that a change within the same timestamp tick would not show
     (``reading.RACY_MARGIN_NS``, as the stat table).  :func:`dependencies_hold` re-checks it."""
@@ -963,7 +968,7 @@ def dependencies(
         )
     libconfig = sys.modules.get("tclint.rules.libconfig")
     trees = dict(getattr(libconfig, "_TREES", {}))
-    for path in sorted(getattr(libconfig, "PARSED", ())):
+    for path in sorted(getattr(libconfig, "PARSED", ()) if parsed is None else parsed):
         stamp = trees[path][0] if path in trees else _MISSING[:2]
         path = os.path.abspath(path)
         if path in covered:

@@ -278,6 +278,14 @@ class TclintServer(LanguageServer):
             return self.published.get(uri)
         ctx = self.convert_context(editor, uri)
         started = time.perf_counter()
+        warm = None
+        if not full and uri not in self.published:
+            warm = await self._warm_open(doc, path, ctx)
+            current = self.docs.get(uri)
+            if current is None or current.version != version or current.text != text:
+                return None  # changed meanwhile: that version's lint (same job key) answers
+            if warm is not None:
+                started = time.perf_counter()
 
         def job() -> tuple[Published, str, int]:
             out = self.ws.lint(path, text, version, full=full)
@@ -288,7 +296,9 @@ class TclintServer(LanguageServer):
             return pub, root_path, generation
 
         try:
-            pub, root_path, generation = await self.run_job(job, URGENT, key=("lint", uri))
+            # after a warm open the full lint goes on behind requests and other documents' edits
+            priority = URGENT if warm is None else NORMAL
+            pub, root_path, generation = await self.run_job(job, priority, key=("lint", uri))
         except asyncio.CancelledError:
             return None  # replaced by a newer version's analysis
         except Exception:
@@ -305,12 +315,51 @@ class TclintServer(LanguageServer):
             )
             return self.published.get(uri)
         pub.elapsed = time.perf_counter() - started
-        self.deliver(pub)
+        if warm is not None and warm.result_id == pub.result_id and warm.version == pub.version:
+            self.replace_silently(pub)  # what the warm open published: not sent again
+        else:
+            self.deliver(pub)
         self.collect_when_idle()
         if root_path and generation != self._root_generation.get(root_path):
             self._root_generation[root_path] = generation
             self.schedule_cross_file(root_path, CROSS_FILE_DELAY, skip=path)
         return pub
+
+    async def _warm_open(self, doc: Document, path: str, ctx: dict[str, Any]) -> Published | None:
+        """A just opened document's diagnostics from the last session's record (``warmopen``),
+        published at once; None when there is none.  The full lint follows (``_lint``)."""
+        uri, version, text = doc.uri, doc.version, doc.text
+        started = time.perf_counter()
+
+        def job() -> Published | None:
+            found = self.ws.warm_lint(path, text, version)
+            if found is None:
+                return None
+            out, entries, targets = found
+            return self.build_published(uri, out, ctx, (entries, targets))
+
+        try:
+            pub = await self.run_job(job, URGENT, key=("lint", uri))
+        except asyncio.CancelledError:
+            return None
+        except Exception:
+            log.exception("warm open of %s failed", uri)
+            return None
+        if pub is None:
+            return None
+        pub.elapsed = time.perf_counter() - started
+        log.info(
+            "%s: diagnostics of the last session's record (warm open, %.0f ms)", path, pub.elapsed * 1000
+        )
+        self.deliver(pub)
+        return pub
+
+    def replace_silently(self, pub: Published) -> None:
+        """Keep ``pub`` as what was published for its document (its diagnostics are those already
+        sent) when it is for the document's current version."""
+        doc = self.docs.get(pub.uri)
+        if doc is not None and doc.version == pub.version and doc.text == pub.text:
+            self.published[pub.uri] = pub
 
     def collect_when_idle(self, delay: float = 1.5) -> None:
         """A full garbage collection once the user pauses (see ``__main__._tune_gc``)."""
@@ -335,8 +384,15 @@ class TclintServer(LanguageServer):
             "cache": uri is not None and self.docs.get(uri) is not None,
         }
 
-    def build_published(self, uri: str, out: LintOutput, ctx: dict[str, Any]) -> Published:
-        """Convert one lint output (lint thread)."""
+    def build_published(
+        self,
+        uri: str,
+        out: LintOutput,
+        ctx: dict[str, Any],
+        known: tuple[list[entries_mod.Entry], list[tuple[int, int, str]]] | None = None,
+    ) -> Published:
+        """Convert one lint output (lint thread).  ``known``: its code-lens entries and probe
+        targets, already known (a warm open's record): no project is asked for them."""
         diags = out.diagnostics
         if self.probes is not None and not out.too_large:
             diags = self.probes.store.apply(out.path, out.text, diags)
@@ -357,13 +413,16 @@ class TclintServer(LanguageServer):
         entries: list[entries_mod.Entry] = []
         targets: list[tuple[int, int, str]] = []
         state = self.ws.docs.get(out.path)
-        if state is not None and not out.excluded:
+        if known is not None:
+            entries, targets = known
+        elif state is not None and not out.excluded:
             facts = state.root.current_facts(out.path)
             if facts is not None and facts.error is None:
                 try:
                     project, _cross = state.root.project()
                     entries = entries_mod.compute(out.path, facts, project)
                     targets = entries_mod.targets(facts)
+                    self.ws.remember(out, entries, targets)  # for the next session's open
                 except Exception:
                     log.exception("computing entry points failed")
         self.stats["lints"] += 1

@@ -89,6 +89,7 @@ class DocState:
     )  # the parse error of ``text`` when it does not parse
     diagnostics: list[Diagnostic] = field(default_factory=list)
     too_large: bool = False  # the text is over max-file-size (see ``Workspace._too_large``)
+    remembered: str | None = None  # the key of the warm-open record last written for it (``warmopen``)
 
     def shown(self, fresh: list[Diagnostic]) -> list[Diagnostic]:
         """What the editor shows for ``text`` given ``fresh``, the findings computed on
@@ -128,6 +129,7 @@ class Root:
         self.rewalkers: dict[str, dict[str, IncrementalAnalyzer]] = {}
         self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
         self._previous: Project | None = None  # the project last invalidated (``share_resolution``)
+        self.follow_envs: list[Any] = []  # the environments the project's libraries were followed in
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -335,10 +337,17 @@ class Root:
                 if project.settings.follow_libraries:  # into installed packages (tclint.rules.libfollow)
                     from tclint.rules import libfollow
 
+                    # the environments kept: what following read in them is the warm-open
+                    # record's dependencies (``warmopen``)
+                    python = (project.settings.probe or {}).get("python")
+                    envs = [libfollow.Environment.for_python(python) for _ in range(2)]
+                    self.follow_envs = envs
                     project, lib_sources, libraries = libfollow.follow(
-                        None, project, self.facts(), project.settings, cached=True
+                        None, project, self.facts(), project.settings, envs[0], cached=True
                     )
-                    project = libfollow.refine_with(project, lib_sources, self._reanalyze, cached=True)
+                    project = libfollow.refine_with(
+                        project, lib_sources, self._reanalyze, cached=True, env=envs[1]
+                    )
                     libfollow.mark(project, libraries)
                 else:
                     project = refine(project, self._reanalyze)
@@ -678,6 +687,50 @@ class Workspace:
         return LintOutput(
             path, text, version, diags, settings, mode=outcome.mode, elapsed=time.perf_counter() - started
         )
+
+    def warm_lint(
+        self, path: str, text: str, version: int
+    ) -> tuple[LintOutput, list[Any], list[tuple[int, int, str]]] | None:
+        """A document's first lint answered from the record the last session left for the same
+        text and inputs (``warmopen``): (its output, code-lens entries, probe targets), with no
+        project built; None when there is none (the full lint answers).  The document's state is
+        left as before its first lint: the full lint runs next all the same."""
+        from tclint.server import warmopen
+
+        started = time.perf_counter()
+        known = self.docs.get(path)
+        if known is not None and known.version != -1:
+            return None
+        state = self.open_doc(path)
+        root = state.root
+        if not root.discovered or root.pending:
+            root.discover()
+            root.index_step(FIRST_INDEX_BUDGET)
+        settings = root.settings_for(path)
+        if root.pending or is_excluded(path, settings) or buffer_too_large(text, settings.max_file_size):
+            return None
+        found = warmopen.lookup(self, root, path, text)
+        if found is None:
+            return None
+        diags, entries, targets = found
+        out = LintOutput(
+            path, text, version, diags, settings, mode="warm", elapsed=time.perf_counter() - started
+        )
+        return out, entries, targets
+
+    def remember(self, out: LintOutput, entries: list[Any], targets: list[tuple[int, int, str]]) -> None:
+        """Leave the warm-open record of a full lint's result (``warmopen.remember``)."""
+        state = self.docs.get(out.path)
+        if state is None or out.mode == "warm" or out.parse_error or out.excluded or out.too_large:
+            return
+        if state.notebook or state.text != out.text or state.last_good_text != out.text:
+            return
+        try:
+            from tclint.server import warmopen
+
+            warmopen.remember(self, state.root, out.path, out.text, out.diagnostics, entries, targets)
+        except Exception:  # a record is an optimisation: never fail the lint for it
+            log.exception("writing the warm-open record of %s failed", out.path)
 
     def _too_large(
         self, state: DocState, text: str, version: int, settings: Settings, message: str, started: float

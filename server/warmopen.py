@@ -1,0 +1,259 @@
+"""A document opened again in a fresh editor session: its first diagnostics from what the last
+session computed for the same text, before any project is built (issue 21, "Speed").
+
+A fresh server must build its project before the first diagnostics of a document; following
+installed packages that is most of the open (the library files' facts decoded from the user-level
+cache, a project build per round of bound names, the type refinement, TC312's judgements: 1.35 s
+against 0.10 s without following on ``bench/lib_scripts/hf_user.py``).  So each lint of a document
+whose buffer equals its file on disk leaves an *open record* in the project's cache (or, where
+the project has none and libraries are followed, in the user-level library cache): the
+document's diagnostics as ``Workspace.lint`` returned them, its code-lens entries and probe
+targets, under a key of
+
+- tclint's own code (the cache fingerprint and a stamp of the server's modules),
+- the document's path, the content digest of every file of its root (the document included: the
+  record is only written, and only read, while every open buffer of the root equals its file),
+- the root's and the document's settings (editor settings merged in),
+- following installed packages, the environment's import roots and editable mappings, with
+  ``libfollow.dependencies`` beside it: the stat identity of every library file read, every file
+  TC312's judgement parsed in this process and every module lookup, checked again
+  (``libfollow.dependencies_hold``) before the record is used.
+
+Everything the diagnostics are computed from is in the key or in that record, so a record that
+matches is exactly what the full computation gives; the server still runs it right after
+(``TclintServer._lint``), and publishes its result only where it differs.  One record per
+document (the latest); entries are sealed plain data (``sealed``): a damaged or foreign one is a
+miss.  Runs on the lint thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from tclint.rules.model import Position, Span
+from tclint.server.entries import Entry
+
+if TYPE_CHECKING:
+    from tclint.rules.model import Diagnostic
+    from tclint.server.workspace import Root, Workspace
+
+KIND = "open-record-1"
+FOLDER = "opens"
+_SERVER_STAMP: list[str] = []
+
+
+def _server_stamp() -> str:
+    """Name, size and mtime of the server's modules (the cache fingerprint covers ``rules``)."""
+    if not _SERVER_STAMP:
+        here = os.path.dirname(os.path.abspath(__file__))
+        h = hashlib.blake2b(digest_size=8)
+        for name in sorted(n for n in os.listdir(here) if n.endswith(".py")):
+            st = os.stat(os.path.join(here, name))
+            h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        _SERVER_STAMP.append(h.hexdigest())
+    return _SERVER_STAMP[0]
+
+
+def text_digest(text: str) -> str:
+    """The content digest ``reading.read_source`` gives a file holding ``text`` as UTF-8."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _store(root: Root) -> Any:
+    """The cache the records of ``root`` live in: the project's own, else (following installed
+    packages) the user-level library cache; None: no record."""
+    cache = root.cache()
+    if cache is not None:
+        return cache
+    if root.root_settings().follow_libraries:
+        from tclint.rules.libfollow import library_cache
+
+        return library_cache()
+    return None
+
+
+def _buffers_on_disk(ws: Workspace, root: Root, skip: str) -> bool:
+    """Does every open buffer of ``root`` but ``skip`` hold the text its file on disk held when it
+    was indexed (so that the root's facts are those of the files on disk)?"""
+    for path in root.open:
+        if path == skip:
+            continue
+        state = ws.docs.get(path)
+        on_disk = root.disk.get(path)
+        text = state.last_good_text if state is not None else None
+        if text is None or on_disk is None or text_digest(text) != on_disk[0]:
+            return False
+    return True
+
+
+def _key(cache: Any, root: Root, path: str, digest: str) -> str:
+    from tclint.rules.engine import _settings_fingerprint
+
+    settings = root.root_settings()
+    parts = [
+        KIND,
+        cache.fingerprint,
+        _server_stamp(),
+        path,
+        digest,
+        _settings_fingerprint(settings),
+        _settings_fingerprint(root.settings_for(path)),
+    ]
+    if settings.follow_libraries:
+        from tclint.rules.libfollow import Environment, environment_key
+
+        parts.append(environment_key(Environment.for_python((settings.probe or {}).get("python"))))
+    for other, (other_digest, _facts) in sorted(root.disk.items()):
+        if other != path:
+            parts.append(f"{other}\0{other_digest}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _record_path(cache: Any, path: str) -> tuple[str, str]:
+    name = hashlib.blake2b(f"{KIND}|{path}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return os.path.join(cache.directory, FOLDER, cache.fingerprint, name[:2], name), name
+
+
+def _disk_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
+def _encode_entries(entries: list[Entry]) -> list[Any]:
+    return [
+        [
+            e.kind,
+            [e.span.start.line, e.span.start.column, e.span.end.line, e.span.end.column],
+            e.line,
+            e.qualname,
+            e.markdown,
+            e.root,
+            e.module_level,
+            e.variants,
+        ]
+        for e in entries
+    ]
+
+
+def _decode_entries(plain: Any) -> list[Entry]:
+    out = []
+    for kind, (sl, sc, el, ec), line, qualname, markdown, root, module_level, variants in plain:
+        if not (
+            isinstance(kind, str)
+            and all(isinstance(v, int) for v in (sl, sc, el, ec, line))
+            and isinstance(qualname, (str, type(None)))
+            and isinstance(markdown, str)
+            and isinstance(root, bool)
+            and isinstance(module_level, bool)
+            and isinstance(variants, (str, type(None)))
+        ):
+            raise TypeError("not an entry")
+        span = Span(Position(sl, sc), Position(el, ec))
+        out.append(Entry(kind, span, line, qualname, markdown, root, module_level, variants))
+    return out
+
+
+def lookup(
+    ws: Workspace, root: Root, path: str, text: str
+) -> tuple[list[Diagnostic], list[Entry], list[tuple[int, int, str]]] | None:
+    """(diagnostics, code-lens entries, probe targets) of ``path`` holding ``text`` as the last
+    session stored them, when every input still reads the same; else None.  ``root`` must be
+    indexed (no file pending)."""
+    from tclint.rules import sealed
+    from tclint.rules.plaindata import decode_diagnostics
+
+    cache = _store(root)
+    if cache is None or cache._key is None or root.pending:
+        return None
+    digest = text_digest(text)
+    on_disk = root.disk.get(path)
+    if (on_disk is not None and on_disk[0] != digest) or not _buffers_on_disk(ws, root, path):
+        return None
+    if on_disk is None and root.index and os.path.exists(path):
+        return None  # a file the index skipped: the full computation says why
+    target, name = _record_path(cache, path)
+    value = sealed.read(target, cache._key, KIND, name)
+    if not isinstance(value, dict) or value.get("key") != _key(cache, root, path, digest):
+        return None
+    deps = value.get("dependencies")
+    if deps is not None:
+        from tclint.rules.libfollow import dependencies_hold
+
+        if not dependencies_hold(deps):
+            return None
+    try:
+        diagnostics = decode_diagnostics(value["diagnostics"])
+        entries = _decode_entries(value["entries"])
+        targets = [(int(a), int(b), str(c)) for a, b, c in value["targets"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return diagnostics, entries, targets
+
+
+def remember(
+    ws: Workspace,
+    root: Root,
+    path: str,
+    text: str,
+    diagnostics: list[Diagnostic],
+    entries: list[Entry],
+    targets: list[tuple[int, int, str]],
+) -> bool:
+    """Store what a full lint of ``path`` holding ``text`` gave, for the next session's first
+    open (see the module doc); False when it must not be stored: a buffer of the root differs
+    from its file, files are still being indexed, or following read a file that changed or was
+    modified too recently to be trusted (``libfollow.dependencies``)."""
+    from tclint.rules.plaindata import encode_diagnostics
+
+    cache = _store(root)
+    if cache is None or cache._key is None or root.pending or not root.discovered:
+        return False
+    digest = text_digest(text)
+    on_disk = root.disk.get(path)
+    if on_disk is not None and on_disk[0] != digest or not _buffers_on_disk(ws, root, path):
+        return False
+    if _disk_digest(path) != digest:
+        return False  # the buffer is not what the file holds now (TC312 reads the file)
+    key = _key(cache, root, path, digest)
+    state = ws.docs.get(path)
+    if state is not None and state.remembered == key:
+        return True
+    deps = None
+    settings = root.root_settings()
+    if settings.follow_libraries:
+        import sys
+
+        from tclint.rules.libfollow import dependencies
+
+        project = root._project
+        if project is None or not root.follow_envs:
+            return False
+        libconfig = sys.modules.get("tclint.rules.libconfig")
+        parsed = list(getattr(libconfig, "_TREES", {}))  # every file parsed by this process
+        covered = {os.path.abspath(p) for p in root.disk} | {os.path.abspath(path)}
+        deps = dependencies(root.follow_envs, project, covered, parsed)
+        if deps is None:
+            return False
+    try:
+        value = {
+            "key": key,
+            "diagnostics": encode_diagnostics(diagnostics),
+            "entries": _encode_entries(entries),
+            "targets": [list(t) for t in targets],
+            "dependencies": deps,
+        }
+    except (TypeError, ValueError):
+        return False
+    target, name = _record_path(cache, path)
+    from tclint.rules.libfollow import write_entry
+
+    if not write_entry(cache, target, KIND, name, value):
+        return False
+    if state is not None:
+        state.remembered = key
+    return True

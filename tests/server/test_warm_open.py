@@ -1,0 +1,187 @@
+"""A document opened again in a fresh editor session gets its first diagnostics from the record the
+last session left (``server/warmopen.py``), with no project built and no library followed: exactly
+what ``tclint check --follow-libraries`` and a full lint say; a changed library file, another
+project file or the settings make it a miss (the full lint answers)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from tclint.rules import reading
+from tclint.rules.config import ConfigResolver
+from tclint.rules.engine import Linter
+from tclint.server import entries as entries_mod
+from tclint.server.workspace import Workspace
+
+from tests.helpers.lintutil import write_tree
+
+LIB = {
+    "warmlib/__init__.py": "raise SystemExit('imported: linting must never run library code')\nfrom .layers import Layer\n",
+    "warmlib/layers.py": textwrap.dedent("""
+        from torch import nn
+
+
+        class Layer(nn.Module):
+            def forward(self, x, labels=None):
+                if labels is not None:
+                    print("loss")
+                return x * x.sum().item()
+        """),
+}
+
+USER = textwrap.dedent("""
+    import torch
+    import warmlib
+    from helpers import scale
+
+    model = torch.compile(warmlib.Layer())
+    model(scale(torch.ones(3)))
+    """)
+
+HELPERS = "def scale(x):\n    return x * 2\n"
+
+
+def _age(folder: str) -> None:
+    """Files an hour old: not within the racy-timestamp margin (a real install is older)."""
+    old = time.time() - 3600
+    for base, _dirs, names in os.walk(folder):
+        for name in names:
+            os.utime(os.path.join(base, name), (old, old))
+
+
+def _setup(tmp_path, monkeypatch) -> tuple[str, str, str]:
+    site = os.path.join(str(tmp_path), "env", "lib", "python3.11", "site-packages")
+    write_tree(site, LIB)
+    python = os.path.join(str(tmp_path), "env", "bin", "python")
+    proj = os.path.join(str(tmp_path), "proj")
+    pyproject = f'[tool.tclint]\nfollow-libraries = true\n\n[tool.tclint.probe]\npython = "{python}"\n'
+    write_tree(proj, {"train.py": USER, "helpers.py": HELPERS, "pyproject.toml": pyproject})
+    _age(site)
+    _age(proj)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
+    # the files were just written (their ctime is now): trusted as a real install's would be
+    monkeypatch.setattr(reading, "RACY_MARGIN_NS", 0)
+    return site, proj, os.path.join(proj, "train.py")
+
+
+def _workspace(proj: str) -> Workspace:
+    ws = Workspace()
+    ws.set_folders([proj])
+    return ws
+
+
+def _full_lint(proj: str, path: str, text: str) -> tuple[list, list, list]:
+    """A first session: the full lint, and the record it leaves (as the server's publish does)."""
+    ws = _workspace(proj)
+    out = ws.lint(path, text, 1)
+    root = ws.docs[path].root
+    facts = root.current_facts(path)
+    project, _cross = root.project()
+    entries = entries_mod.compute(path, facts, project)
+    targets = entries_mod.targets(facts)
+    ws.remember(out, entries, targets)
+    return out.diagnostics, entries, targets
+
+
+def _shown(diags) -> list[tuple]:
+    return [
+        (
+            os.path.basename(d.path),
+            d.code,
+            d.span.start.line,
+            d.span.start.column,
+            d.message,
+            tuple((os.path.basename(r.path), r.span.start.line, r.message) for r in d.related),
+        )
+        for d in diags
+    ]
+
+
+def test_a_second_session_opens_from_the_record_as_the_cli_says(tmp_path, monkeypatch):
+    _site, proj, path = _setup(tmp_path, monkeypatch)
+    diags, entries, targets = _full_lint(proj, path, USER)
+    assert [d.code for d in diags] == ["TC312"]
+
+    ws = _workspace(proj)
+    found = ws.warm_lint(path, USER, 1)
+    assert found is not None
+    out, warm_entries, warm_targets = found
+    root = ws.docs[path].root
+    assert root._project is None and path not in root.open  # nothing built, the doc not analysed yet
+    assert out.diagnostics == diags and warm_entries == entries and warm_targets == targets
+    # the CLI on the same tree (no cache: computed from scratch)
+    cli = Linter(ConfigResolver(), cache=None).lint_paths([path])
+    assert _shown(out.diagnostics) == _shown(cli.diagnostics)
+    # the full lint that follows gives the same, on the same (still fresh) state
+    assert ws.lint(path, USER, 1).diagnostics == diags
+
+
+def test_changes_outside_the_document_are_misses(tmp_path, monkeypatch):
+    site, proj, path = _setup(tmp_path, monkeypatch)
+    _full_lint(proj, path, USER)
+    assert _workspace(proj).warm_lint(path, USER, 1) is not None
+
+    # an edited buffer: another text than the one recorded
+    assert _workspace(proj).warm_lint(path, USER + "x = 1\n", 1) is None
+
+    # the installed library changed (the break removed): the record's dependencies fail
+    layers = os.path.join(site, "warmlib", "layers.py")
+    with open(layers, "a") as fh:
+        fh.write("\n\ndef extra():\n    return 1\n")
+    _age(site)
+    assert _workspace(proj).warm_lint(path, USER, 1) is None
+    _full_lint(proj, path, USER)
+    assert _workspace(proj).warm_lint(path, USER, 1) is not None
+
+    # another file of the project changed
+    helpers = os.path.join(proj, "helpers.py")
+    with open(helpers, "a") as fh:
+        fh.write("\n\ndef other(x):\n    return x\n")
+    _age(proj)
+    assert _workspace(proj).warm_lint(path, USER, 1) is None
+    _full_lint(proj, path, USER)
+    assert _workspace(proj).warm_lint(path, USER, 1) is not None
+
+    # the settings changed
+    pyproject = os.path.join(proj, "pyproject.toml")
+    with open(pyproject) as fh:
+        text = fh.read()
+    with open(pyproject, "w") as fh:
+        fh.write(text.replace("[tool.tclint]\n", '[tool.tclint]\nignore = ["TC101"]\n'))
+    _age(proj)
+    assert _workspace(proj).warm_lint(path, USER, 1) is None
+
+
+def test_no_record_while_the_buffer_differs_from_the_file(tmp_path, monkeypatch):
+    _site, proj, path = _setup(tmp_path, monkeypatch)
+    edited = USER + "print('done')\n"
+    _full_lint(proj, path, edited)  # an unsaved buffer: TC312 reads the file, so nothing is stored
+    assert _workspace(proj).warm_lint(path, edited, 1) is None
+    assert _workspace(proj).warm_lint(path, USER, 1) is None
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim-0.7"])  # pull and push diagnostics
+async def test_a_fresh_server_session_publishes_the_last_sessions_result(
+    start, tmp_path, monkeypatch, profile
+):
+    from tests.helpers.lsputil import diagnostics, open_doc
+
+    _site, proj, path = _setup(tmp_path, monkeypatch)
+    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+    time.sleep(3.2)  # the server trusts no file changed within the racy-timestamp margin (3 s)
+    shown = []
+    for _session in range(2):
+        client = await start(profile, Path(proj), env=env)
+        uri = open_doc(client, Path(path))
+        shown.append(await diagnostics(client, uri, lambda d: len(d) == 1, timeout=120))
+        logs = [m.message for m in client.log_messages]
+        await client.shutdown_session()
+    assert [(d.code, d.range, d.message) for d in shown[1]] == [
+        (d.code, d.range, d.message) for d in shown[0]
+    ]
+    assert [d.code for d in shown[0]] == ["TC312"]
+    assert any("warm open" in m for m in logs)  # the second session answered from the record
