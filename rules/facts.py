@@ -265,6 +265,9 @@ class VariantFacts:
     loop_compiles: tuple[
         str, ...
     ] = ()  # "<pos>|<target text>": torch.compile(<a callable the loop does not rebind>) in a loop
+    sizes: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # "<arg key>@<pos>|grows" / "|varies": a tensor whose size changes between loop iterations
 
 
 @_fast_pickle

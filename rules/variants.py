@@ -204,6 +204,7 @@ def variants(project: Project) -> dict[str, Variants]:
             _autocast_dimension(mine),
             _training_dimension(project, ff, fn, modes),
             _batch_dimension(mine, dynamic),
+            _size_dimension(mine, dynamic),
         ):
             if dim is not None:
                 v.dims.append(dim)
@@ -486,6 +487,44 @@ def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension
         _dedupe(sources),
         "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call",
         becomes_dynamic=dynamic is None,
+    )
+
+
+SIZE_NOTES = {
+    "grows": "a tensor that grows on every iteration (torch.cat onto itself)",
+    "varies": "a tensor whose size is set per iteration",
+}
+
+
+def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
+    """Tensor arguments whose size changes between the iterations of the loop around the call
+    (``analysis.callctx``: a factory given a size bound in the loop, ``torch.cat`` growth, a local
+    generator yielding such tensors): static first, then one dynamic variant (automatic dynamic
+    shapes; measured: a growing generation loop and per-step batch sizes compile twice).  Under
+    ``dynamic=False`` the looped-call dimension says it (every size is a variant); under
+    ``dynamic=True`` there is nothing to add."""
+    if dynamic is True or dynamic is False:
+        return None
+    sources = []
+    for call in calls:
+        vf = call.caller_file.variant_facts
+        fed = vf.sizes.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
+        for item in fed:
+            _key, _, rest = item.partition("@")
+            pos, _, how = rest.rpartition("|")
+            sources.append(
+                Source(call.caller_file.path, call.edge.loc, SIZE_NOTES.get(how, SIZE_NOTES["varies"]))
+            )
+    if not sources:
+        return None
+    return Dimension(
+        "size",
+        "tensor size mismatch (sizes that change per iteration)",
+        ["first size", "dynamic"],
+        True,
+        _dedupe(sources),
+        "2 compiles (static, then dynamic); torch._dynamo.mark_dynamic on the first call compiles once, padding to a few sizes keeps it static",
+        becomes_dynamic=True,
     )
 
 

@@ -42,6 +42,7 @@ WALK_WORDS = (
     "register_buffer",
     "global ",
     "torch.compile(",
+    "torch.cat(",
 )  # the full pass
 CALL_CONTEXT_WORDS = (
     *WALK_WORDS,
@@ -137,6 +138,66 @@ def _names(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Starred):
         return _names(target.value)
     return []
+
+
+# torch factories and the arguments that give the size of what they make
+_FACTORIES = frozenset(("randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "randperm"))
+
+
+def _factory_sizes(call: ast.Call) -> list[ast.expr]:
+    """The size arguments of a ``torch.<factory>(...)`` call (``randint(low, high, size)``: the
+    size; ``full(size, v)``: the size; ``arange``: every bound), else []."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr in _FACTORIES
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+    ):
+        return []
+    kws = [kw.value for kw in call.keywords if kw.arg in ("size", "end", "start", "n")]
+    if func.attr == "randint":
+        return [*call.args[2:3], *kws] if len(call.args) >= 2 else [*call.args[1:2], *kws]
+    if func.attr == "full":
+        return [*call.args[:1], *kws]
+    return [*call.args, *kws]
+
+
+def _grows(node: ast.Assign) -> bool:
+    """``x = torch.cat([x, y], ...)`` (or ``torch.cat((x, y))``, ``torch.concat``): ``x`` grows."""
+    value = node.value
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("cat", "concat", "concatenate")
+        and value.args
+        and isinstance(value.args[0], (ast.List, ast.Tuple))
+    ):
+        return False
+    name = node.targets[0].id
+    return any(isinstance(e, ast.Name) and e.id == name for e in value.args[0].elts)
+
+
+def _assigned_here(stmt: ast.stmt) -> set[str]:
+    """The plain names a statement assigns (``n = min(bs, left)``), nested blocks included."""
+    out: set[str] = set()
+    for node in _walk_here(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
+
+
+def _walk_here(stmt: ast.stmt):  # type: ignore[no-untyped-def]
+    """The nodes of a statement, not descending into nested functions, classes or lambdas."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
 
 
 def _root_name(expr: ast.expr) -> str | None:
@@ -324,6 +385,13 @@ class _Pass:
         self.ctx: list[str] = []
         self.loaders: list[dict[str, str]] = [{}]  # per function scope: loader name -> DataLoader position
         self.batches: list[dict[str, str]] = [{}]  # per function scope: batch name -> DataLoader position
+        # per function scope: name -> "<pos>|grows" / "<pos>|varies" (a tensor whose size changes
+        # between iterations of an enclosing loop: _sized_value)
+        self.sized: list[dict[str, str]] = [{}]
+        self.size_bound: list[set[str]] = []  # per enclosing loop of this scope: the names it binds
+        self.varying_gens: set[str] = (
+            set()
+        )  # module functions that yield such tensors (`def loader(): ... yield`)
         self.cls: list[str] = []
         self.training_readers: set[str] = set()
         self.marks: list[dict[str, str]] = [{}]  # per function scope: name -> cast tag of the tensor it holds
@@ -364,22 +432,26 @@ class _Pass:
             self.ctx = saved + tags  # a decorator's context holds for the whole body
             self.loaders.append(dict(self.loaders[0]))
             self.batches.append({})
+            self.sized.append({})
             self.marks.append({})
             self.declared.append(set())
             self.ints.append(set())
             saved_loops, self.loop_names = self.loop_names, []
+            saved_bound, self.size_bound = self.size_bound, []
             saved_stores, self.loop_stores = self.loop_stores, []
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
             self.funcs.append(parent + node.name)
             self.body(node.body)
             self.funcs.pop()
             self.loop_names = saved_loops
+            self.size_bound = saved_bound
             self.loop_stores = saved_stores
             self.ints.pop()
             self.declared.pop()
             self.marks.pop()
             self.loaders.pop()
             self.batches.pop()
+            self.sized.pop()
             self.ctx = saved
         elif isinstance(node, ast.ClassDef):
             for expr in [*node.decorator_list, *node.bases, *(kw.value for kw in node.keywords)]:
@@ -407,8 +479,10 @@ class _Pass:
         elif isinstance(node, ast.While):
             self.loop_stores.append(node)
             self.scan(node.test)
+            before = self.enter_loop(node.body, set())
             self.body(node.body)
             self.body(node.orelse)
+            self.leave_loop(before)
             self.loop_stores.pop()
         elif isinstance(node, ast.Assign):
             self.scan(node.value)
@@ -440,6 +514,11 @@ class _Pass:
                 else:
                     kind = "int"  # `STEP += 1`: a counter
                 self.write(node.target.id, kind, node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, (ast.Yield, ast.YieldFrom)):
+            self.scan(node.value)
+            yielded = node.value.value
+            if yielded is not None and len(self.funcs) == 1 and not self.cls and self.sized_value(yielded):
+                self.varying_gens.add(self.funcs[0])
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self.scan(node.value)
             call = node.value
@@ -485,7 +564,14 @@ class _Pass:
         writes into buffers (``self.keys[:, i] = self.kv(x)``) and names bound in a loop."""
         value = node.value
         tag = _cast_tag(value)
+        sized = self.sized[-1]
+        how = self.sized_value(value) if self.size_bound or sized else None
         for target in node.targets:
+            for name in _names(target):
+                if how is not None and (isinstance(target, ast.Name) or name in sized):
+                    sized[name] = f"{self.pos(value)}|{how}"
+                elif how is None:
+                    sized.pop(name, None)
             if isinstance(target, ast.Name):
                 if tag is not None:
                     self.marks[-1][target.id] = tag
@@ -585,18 +671,61 @@ class _Pass:
                 if name not in self.batches[-1]:
                     self.batches[-1][name] = where
                     added.append(name)
+        before = self.enter_loop(node.body, set(_names(node.target)))
+        gen = node.iter.func if isinstance(node.iter, ast.Call) else None
+        if isinstance(gen, ast.Name) and gen.id in self.varying_gens:
+            for name in _names(node.target):
+                self.sized[-1][name] = f"{self.pos(node.iter)}|varies"
         self.body(node.body)
         self.body(node.orelse)
+        self.leave_loop(before)
         self.loop_names.pop()
         for name in added:
             self.batches[-1].pop(name, None)
+
+    # tensors whose size changes between loop iterations
+    def enter_loop(self, body: list[ast.stmt], targets: set[str]) -> dict[str, str]:
+        """Enter a loop body (``targets``: what its header binds): the names it rebinds to
+        ``torch.cat`` of themselves (``ids = torch.cat([ids, nxt], 1)``) grow from the first
+        iteration on, even where they are read before that line; returns what was sized before."""
+        self.size_bound.append(targets | {n for stmt in body for n in _assigned_here(stmt)})
+        before = dict(self.sized[-1])
+        for stmt in body:
+            for node in _walk_here(stmt):
+                if isinstance(node, ast.Assign) and _grows(node):
+                    for name in _names(node.targets[0]):
+                        self.sized[-1][name] = f"{self.pos(node.value)}|grows"
+        return before
+
+    def leave_loop(self, before: dict[str, str]) -> None:
+        """After the loop a name bound in it holds its last value: one size for later calls."""
+        self.size_bound.pop()
+        sized = self.sized[-1]
+        for name in [n for n in sized if n not in before]:
+            del sized[name]
+
+    def sized_value(self, value: ast.expr) -> str | None:
+        """``"grows"`` / ``"varies"`` when ``value`` is a tensor whose size changes between
+        iterations of the enclosing loops: a factory (``torch.randn(n, 4)``, ``torch.zeros(len(b),
+        t)``, ``torch.randint(0, 9, (n,))``) given a size bound in the loop, ``torch.cat`` of the
+        name it rebinds, or an expression of a name already sized (``x = aug(x)``: the size follows)."""
+        sized = self.sized[-1]
+        bound = set().union(*self.size_bound) if self.size_bound else set()
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in sized:
+                return sized[node.id].rpartition("|")[2]
+            if isinstance(node, ast.Call) and bound:
+                sizes = _factory_sizes(node)
+                if any(isinstance(n, ast.Name) and n.id in bound for a in sizes for n in ast.walk(a)):
+                    return "varies"
+        return None
 
     # expressions
     def scan(self, root: ast.AST) -> None:
         """Record every call (and ``self.training`` read) in an expression; a lambda's body runs
         where the lambda is called, so its calls get no context from here."""
         lines = self.lines
-        if lines is not None and not (self.ctx or self.batches[-1] or self.marks[-1]):
+        if lines is not None and not (self.ctx or self.batches[-1] or self.marks[-1] or self.sized[-1]):
             first = getattr(root, "lineno", None)
             if first is not None:
                 i = bisect.bisect_left(lines, first)
@@ -628,7 +757,7 @@ class _Pass:
     def call(self, node: ast.Call, here: bool) -> None:
         key = (
             f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
-            if self.ctx or self.batches[-1]
+            if self.ctx or self.batches[-1] or self.sized[-1]
             else ""
         )
         if self.ctx and here:
@@ -653,6 +782,18 @@ class _Pass:
                     fed.append(f"{kw.arg}@{batches[name]}")
             if fed:
                 self.facts.batches[key] = tuple(fed)
+        sized = self.sized[-1]
+        if sized and self.size_bound:
+            grown = [
+                f"{argkey}@{sized[name]}"
+                for argkey, arg in [
+                    *((f"#{i}", a) for i, a in enumerate(node.args)),
+                    *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+                ]
+                if (name := _root_name(arg)) is not None and name in sized
+            ]
+            if grown:
+                self.facts.sizes[key] = tuple(grown)
 
     def call_args(self, node: ast.Call, key: str) -> None:
         """Cast tags of the arguments; ``self.register_buffer("b", ...)``; ``torch.compile`` of a

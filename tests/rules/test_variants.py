@@ -114,6 +114,35 @@ ROWS = [
         2,
     ),
     (
+        "size-set-per-iteration",
+        PLAIN,
+        "def main(n):\n    for start in range(0, n, 6):\n        bs = min(6, n - start)\n        x = torch.randn(bs, 4)\n        model(x)\n",
+        {"size": ["first size", "dynamic"]},
+        2,
+    ),
+    (
+        "generation-grows-by-cat",
+        PLAIN,
+        "def main(x):\n    for _ in range(6):\n        y = model(x)\n        x = torch.cat([x, y[-1:]], dim=0)\n",
+        {"size": ["first size", "dynamic"]},
+        2,
+    ),
+    (
+        "generator-yields-sized-batches",
+        PLAIN,
+        "def batches(k):\n    for b in range(k):\n        bs = 8 if b < k - 1 else 4\n        yield torch.rand(bs, 4)\n\n"
+        "def main():\n    for x in batches(3):\n        x = x * 2\n        model(x)\n",
+        {"size": ["first size", "dynamic"]},
+        2,
+    ),
+    (
+        "same-size-per-iteration",
+        PLAIN,
+        "def main(bs):\n    for step in range(6):\n        x = torch.randn(bs, 4)\n        y = torch.randint(0, step + 2, (bs,))\n        model(x)\n        model(y)\n",
+        {},
+        1,
+    ),
+    (
         "dataloader-drop_last",
         PLAIN,
         "def main():\n    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4, drop_last=True)\n    for (x,) in loader:\n        model(x)\n",
