@@ -67,6 +67,9 @@ def _site_kinds(edge: CallEdge, callee: FunctionFacts) -> dict[str, str]:
         # `Base.method(self, x)`: an unbound call, the arguments are shifted by `self`
         return {p.name: "U" for p in params}
     positional = [p for p in params if p.kind == "pos"]
+    if edge.kind == "name" and callee.name == "forward" and edge.target.endswith(".apply") and positional:
+        # `Fn.apply(x, ...)` of an autograd Function runs `forward(ctx, x, ...)`: no `ctx` passed
+        positional = positional[1:]
     starred = False
     for key, kind in edge.args:
         if key.startswith("#"):

@@ -936,7 +936,12 @@ class Project:
         return [(c, m, receiver if on_self else None) for c, m in self.edge_targets(ff, fn, edge)]
 
     def subclass_dispatch(
-        self, targets: list[tuple[str, str | None, str | None]], edge: CallEdge, receiver: str | None
+        self,
+        targets: list[tuple[str, str | None, str | None]],
+        edge: CallEdge,
+        receiver: str | None,
+        ff: FileFacts | None = None,
+        fn: FunctionFacts | None = None,
     ) -> list[tuple[str, str | None, str | None, tuple[str, int] | None]]:
         """``targets`` (``_dispatch_targets``) and, for a method called on a receiver typed as a
         base class whose own method is abstract (``@abstractmethod``, ``pass``, ``...``, ``raise
@@ -944,7 +949,10 @@ class Project:
         .call_and_ladj(x)`` with ``transform: Transform`` built by a factory, whose concrete class
         nothing names.  Each override comes with (the base's name, how many subclasses override
         it), which bounds its region's confidence (``_dispatch_cap``).  Calls on ``self`` are
-        ``with_overrides``'s; torch's own classes are never followed."""
+        ``with_overrides``'s; torch's own classes are never followed.  A receiver typed as a class
+        outside the project (``transform: torch.distributions.Transform``) that resolves to nothing
+        runs one of the project's subclasses of it that define the method
+        (``external_overrides``), with the same caps."""
         out: list[tuple[str, str | None, str | None, tuple[str, int] | None]] = [
             (c, m, r, None) for c, m, r in targets
         ]
@@ -968,6 +976,82 @@ class Project:
                     overrides.append((key, sub))
             via = (cfn.cls, len(overrides))
             out.extend((key, multiplier, sub, via) for key, sub in overrides)
+        if not targets and ff is not None and fn is not None and edge.method not in ("__call__", "forward"):
+            for ref in self._external_receiver_refs(ff, fn, edge, receiver):
+                found = self.external_overrides(ref, edge.method)
+                via = (ref.rsplit(".", 1)[-1], len(found))
+                out.extend((key, None, sub, via) for key, sub in found if all(o[0] != key for o in out))
+        return out
+
+    def autograd_function_forward(self, ref: str, ff: FileFacts) -> str | None:
+        """``Fn.apply(...)`` of a project subclass of ``torch.autograd.Function``: Dynamo traces
+        its ``forward`` (a break there is reported there)."""
+        owner, _, method = ref.rpartition(".")
+        if method != "apply" or not owner:
+            return None
+        key = self.class_key_for(owner, ff)
+        if key is None:
+            return None
+        for k in self.mro(key):
+            bases = self.classes[k][1].bases
+            if any(
+                _external_key(b) == ("torch", "Function") for b in bases if b.startswith("torch.autograd")
+            ):
+                if self.find_method(key, "apply") is not None:
+                    return None  # the project's own apply
+                return self.find_method(key, "forward")
+        return None
+
+    def _external_receiver_refs(
+        self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None
+    ) -> list[str]:
+        """The classes outside the project that the receiver of ``edge`` is typed as (an
+        attribute ``self.t`` annotated or built as one, an annotated parameter, what a project
+        function returns), when none of them resolves to a project class."""
+        refs: list[str] = []
+        near = ff
+        if edge.kind == "self" and edge.target:
+            cls_key = receiver or (f"{ff.path}::{fn.cls}" if fn.cls else None)
+            info = (
+                self.spec_at_key(cls_key, edge.target)
+                if cls_key is not None and cls_key in self.classes
+                else None
+            )
+            if info is not None and info[1].kind == "instance":
+                near, refs = info[0], list(info[1].refs)
+        elif edge.kind == "instance":
+            refs = list(T.ref_classes(edge.target))
+        elif edge.kind == "deferred":
+            ty = self.deferred_type(edge.target, ff)
+            if ty.kind == T.INSTANCE and ty.ref:
+                near, refs = self._deferred_near(edge.target, ff), list(T.ref_classes(ty.ref))
+        if not refs or any(self.resolve(r, near) is not None for r in refs):
+            return []
+        return [r for r in refs if "." in r and not r.startswith(_NEVER_DISPATCHED)]
+
+    def external_overrides(self, ref: str, method: str) -> list[tuple[str, str]]:
+        """(override, its class) for each project class deriving, directly or through project
+        classes, from ``ref``, a class outside the project, whose MRO below ``ref`` defines
+        ``method`` (one entry per distinct function): zuko's transforms subclass torch's
+        ``Transform`` and define ``call_and_ladj``.  Torch's own files are left out."""
+        index = self.memo.get("external_subclasses")
+        if index is None:
+            index = {}
+            for key, (cff, cls) in self.classes.items():
+                if _is_torch_module(cff.module):
+                    continue
+                for base in cls.bases:
+                    if "." in base and self.resolve(base, cff) is None:
+                        index.setdefault(_external_key(base), []).append(key)
+            self.memo["external_subclasses"] = index
+        out: list[tuple[str, str]] = []
+        for direct in index.get(_external_key(ref), ()):
+            for sub in [direct, *self.subclasses(direct)]:
+                found = self.find_method(sub, method)
+                if found is None or self.functions[found][1].placeholder:
+                    continue
+                if all(k != found for k, _s in out):
+                    out.append((found, sub))
         return out
 
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
@@ -1006,7 +1090,7 @@ class Project:
                 if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
                     continue  # under a branch that is not traced under compile
                 for callee, multiplier, callee_receiver, via in self.subclass_dispatch(
-                    self._dispatch_targets(ff, fn, edge, receiver), edge, receiver
+                    self._dispatch_targets(ff, fn, edge, receiver), edge, receiver, ff, fn
                 ):
                     if callee in self.allowed_in_graph:
                         continue
@@ -1159,7 +1243,8 @@ class Project:
         if kind in ("name", "ref"):
             r = self.resolve(edge.target, ff)
             if r is None:
-                return []
+                forward = self.autograd_function_forward(edge.target, ff) if kind == "name" else None
+                return [(forward, None)] if forward else []
             if r[0] == "function":
                 return [(r[1], None)]
             # constructing a project class: plain classes' __init__ is traced; nn.Modules built
@@ -1299,6 +1384,17 @@ def _dispatch_cap(parent: int | None, via: tuple[str, int] | None) -> int | None
     if own is None or parent is None:
         return parent if own is None else own
     return max(parent, own)
+
+
+# receivers typed as these are not dispatched to the project's subclasses: every module's forward
+# would be a guess (a module attribute's class comes from its constructor arguments instead)
+_NEVER_DISPATCHED = ("torch.nn.", "builtins.", "typing.", "abc.", "object")
+
+
+def _external_key(ref: str) -> tuple[str, str]:
+    """A class outside the project by (top package, class name): torch re-exports its classes
+    (``torch.distributions.Transform`` is ``torch.distributions.transforms.Transform``)."""
+    return ref.split(".", 1)[0], ref.rsplit(".", 1)[-1]
 
 
 def _is_torch_module(module: str) -> bool:

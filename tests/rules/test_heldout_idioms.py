@@ -378,3 +378,124 @@ def test_a_receiver_reached_through_many_subclasses_stays_low(tmp_path):
     regions, found = _lint(tmp_path, LEAK.format(subs=subs))
     assert "Last.post" in regions
     assert not any(code == "TC101" for code, _line in found)
+
+
+TORCH_BASE = """
+import torch
+from torch import nn
+from torch.distributions import Transform
+
+
+class Scale(Transform):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+
+    def _call(self, x):
+        return x * self.s
+
+    def forward_and_logdet(self, x):
+        if (self.s < 0).any():
+            x = -x
+        return x * self.s, self.s.abs().log().expand_as(x)
+
+
+class Shift(Transform):
+    def __init__(self, b):
+        super().__init__()
+        self.b = b
+
+    def _call(self, x):
+        return x + self.b
+
+    def forward_and_logdet(self, x):
+        return x + self.b, torch.zeros_like(x)
+
+
+def make_transform(kind: str) -> {annotation}:
+    return Scale(torch.ones(3)) if kind == "scale" else Shift(torch.zeros(3))
+
+
+class Flow(nn.Module):
+    def __init__(self, transform: {annotation}):
+        super().__init__()
+        self.transform = transform
+
+    def forward(self, x):
+        y, ladj = self.transform.forward_and_logdet(x)
+        return y.sum() + ladj.sum()
+
+
+compiled = torch.compile(Flow(make_transform("scale")), backend="eager")
+compiled(torch.randn(3))
+"""
+
+
+def test_a_method_called_on_a_torch_base_class_runs_a_project_subclass(tmp_path):
+    """zuko's transforms subclass torch's own ``torch.distributions.Transform``, and the flow
+    calls ``self.transform.call_and_ladj(x)`` on an attribute annotated with torch's class: the
+    method runs in one of the project's subclasses, which nothing names.  Dynamo 2.13 eager (this
+    program): one break, GB0170 at ``if (self.s < 0).any():`` in ``Scale.forward_and_logdet``
+    (line 16).  Two subclasses define the method: reported, medium at most, the chain naming the
+    base."""
+    from tclint.rules.model import Confidence
+
+    write_tree(str(tmp_path), {"main.py": TORCH_BASE.format(annotation="Transform")})
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert {"Scale.forward_and_logdet", "Shift.forward_and_logdet"} <= regions
+    hits = [d for d in result.diagnostics if d.code == "TC102" and d.span.start.line == 16]
+    assert len(hits) == 1
+    assert hits[0].confidence is Confidence.MEDIUM
+    assert "via a subclass of Transform" in " ".join(r.message for r in hits[0].related)
+
+
+def test_a_receiver_typed_as_a_torch_module_is_not_dispatched_to_every_subclass(tmp_path):
+    """An attribute annotated ``nn.Module`` could be any module: its class comes from the
+    constructor's arguments, never from a guess over every subclass of torch's class."""
+    source = TORCH_BASE.format(annotation="nn.Module").replace("(Transform)", "(nn.Module)")
+    regions, _found = _lint(tmp_path, source)
+    assert "Shift.forward_and_logdet" not in regions
+
+
+AUTOGRAD_FUNCTION = """
+import torch
+
+
+class ClampGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, bound):
+        ctx.save_for_backward(x)
+        if (x.abs() > bound).any():
+            x = x.clamp(-bound, bound)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def clamp(x, bound=1.0):
+    return ClampGrad.apply(x, bound)
+
+
+@torch.compile(backend="eager")
+def step(x):
+    return clamp(x * 2).sum()
+
+
+step(torch.randn(4, requires_grad=True)).backward()
+"""
+
+
+def test_apply_of_an_autograd_function_runs_its_forward(tmp_path):
+    """zuko's ``odeint`` and gpytorch's RBF kernel call ``Fn.apply(...)`` of their own
+    ``torch.autograd.Function``: Dynamo traces ``Fn.forward`` (``ctx`` first, the arguments of
+    ``apply`` after it).  Dynamo 2.13 eager (this program): one break, GB0170 at ``if (x.abs() >
+    bound).any():`` in ``ClampGrad.forward`` (line 9); ``backward`` is not run by the compiled
+    call."""
+    regions, found = _lint(tmp_path, AUTOGRAD_FUNCTION)
+    assert "ClampGrad.forward" in regions
+    assert "ClampGrad.backward" not in regions
+    assert ("TC102", 9) in found
