@@ -580,6 +580,7 @@ class Walker(AnalyzerBase):
                 first = node.target.elts[0]
                 if isinstance(first, ast.Name):
                     scope.counters.add(first.id)
+        self._carried_numbers(node.body)
         self._dispatch(node)
         scope.loops.append(node.lineno)
         try:
@@ -644,6 +645,7 @@ class Walker(AnalyzerBase):
             scope.in_test -= 1
         self._note_param_use(node.test, "cond")
         self._dispatch_condition(node.test)
+        self._carried_numbers(node.body)
         self._dispatch(node)
         scope.loops.append(node.lineno)
         try:
@@ -651,6 +653,29 @@ class Walker(AnalyzerBase):
         finally:
             scope.loops.pop()
         self.block(node.orelse)
+
+    def _carried_numbers(self, body: list[ast.stmt]) -> None:
+        """Python numbers a loop body carries to the next iteration (``eps = max(0.05, eps * 0.7)``,
+        ``total += 1``) change per iteration from the first one on: counters, also for calls that
+        read them before the line that updates them (``act(obs, eps)`` at the top of the body)."""
+        scope = self.scope
+        for node in (n for stmt in body for n in ast.walk(stmt)):
+            name = None
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                if _counter_arithmetic(node.value, {node.targets[0].id}):
+                    name = node.targets[0].id
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                if _counter_arithmetic(node.value, scope.counters) or literal(node.value) is not None:
+                    name = node.target.id
+            if name is None or name in scope.counters:
+                continue
+            ty = self._name_type(name)
+            if ty.kind == T.SCALAR and ty.dtype in ("int", "float"):
+                scope.counters.add(name)
 
     # ------------------------------------------------------------------ assignments
     def _assign(self, node: ast.Assign) -> None:

@@ -654,6 +654,33 @@ def test_loop_derived_numbers_and_computed_flags_at_unannotated_parameters(tmp_p
     assert v.bounded and v.count == 4
 
 
+def test_a_number_the_loop_carries_to_the_next_iteration_read_before_its_update(tmp_path):
+    # an RL loop: `select(obs, epsilon)` at the top of the body, `epsilon = max(0.05, epsilon * 0.7)`
+    # at its end (measured with Dynamo, backend eager: select compiles twice, guard `epsilon == 1.0`,
+    # then epsilon is dynamic).  The step counter `steps += 1` after the call is read in the
+    # while test only, so it is not an argument here.
+    code = textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def select(obs, epsilon):
+            return torch.where(torch.rand(()) < epsilon, obs, obs * 2)
+
+        def main(obs):
+            epsilon, steps = 1.0, 0
+            for episode in range(4):
+                done = False
+                while not done:
+                    obs = select(obs, epsilon)
+                    steps += 1
+                    done = steps % 5 == 0
+                epsilon = max(0.05, epsilon * 0.7)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert [d.guard for d in v.dims] == ["epsilon == <value>, then dynamic"]
+    assert v.bounded and v.count == 2
+
+
 DROPPED_ROOT = """
 import torch
 import torch.nn as nn
