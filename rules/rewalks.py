@@ -45,8 +45,11 @@ def _answers(refs: tuple[str, ...], returns_of: ReturnsOf) -> str:
 class Rewalks:
     """Re-walk results by (facts key, seeds, answers); ``cache``: also stored there."""
 
-    def __init__(self, cache: Any = None) -> None:
+    def __init__(self, cache: Any = None, store: bool = True) -> None:
+        """``store``: new results are also written to ``cache`` (False: only read from it, as
+        the language server does with the command line's)."""
         self.cache = cache
+        self.store = store
         self._memory: dict[str, list[tuple[tuple[str, ...], str, FileFacts]]] = {}
         self._keys: dict[str, list[str]] = {}  # path -> its keys in ``_memory``, newest first
         self._pending_index: dict[str, list[str]] = {}
@@ -90,7 +93,7 @@ class Rewalks:
         refs = tuple(sorted(set(asked)))
         answers = _answers(refs, returns_of)
         self._remember(base, refs, answers, facts, path)
-        if self.cache is not None and getattr(self.cache, "_key", None) is not None:
+        if self.store and self.cache is not None and getattr(self.cache, "_key", None) is not None:
             self.cache.put_facts(_digest(base, answers), facts)
             self._pending_index[base] = list(refs)
         return facts

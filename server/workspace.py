@@ -377,7 +377,14 @@ class Root:
             on_disk = self.disk.get(ff.path)
             digest = on_disk[0] if on_disk is not None else ""
             src = None
-        key = f"{digest}|{ff.module}|{ff.is_package}|{ff.root}|{sorted(predicates)}" if digest else None
+        # the command line's key where the project has its cache: the re-walks it stored there
+        # are read (a first pass over a large project walks few files again), never written
+        cache = self.cache()
+        key = None
+        if digest and cache is not None:
+            key = cache.facts_key(digest, ff.module, ff.is_package, ff.root, predicates, ff.path)
+        elif digest:
+            key = f"{digest}|{ff.module}|{ff.is_package}|{ff.root}|{sorted(predicates)}"
 
         def walk(asked: Any) -> FileFacts | None:
             if text is not None:  # an open buffer: the statements the edits left alone are reused
@@ -390,7 +397,7 @@ class Root:
             return analyze_source(current, ff.module, ff.is_package, ff.root, predicates, seeds, asked)
 
         if self.rewalks is None:
-            self.rewalks = Rewalks()
+            self.rewalks = Rewalks(cache, store=False)
         return self.rewalks.walk(key, ff.path, seeds, returns_of, walk)
 
     def _rewalker(self, ff: FileFacts, seeds: Any, predicates: Any) -> IncrementalAnalyzer:
