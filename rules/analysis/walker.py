@@ -969,11 +969,13 @@ class Walker(AnalyzerBase):
                 continue
             params.append(self._param(arg, default, "pos", is_forward))
         if args.vararg is not None:
-            params.append(Param(args.vararg.arg, T.T_OTHER, None, None, "varargs"))
+            _, star_ann = self._annotation_type(args.vararg.annotation)  # each item's annotation
+            params.append(Param(args.vararg.arg, T.T_OTHER, star_ann, None, "varargs"))
         for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             params.append(self._param(arg, default, "kwonly", is_forward))
         if args.kwarg is not None:
-            params.append(Param(args.kwarg.arg, T.T_OTHER, None, None, "varkw"))
+            _, kw_ann = self._annotation_type(args.kwarg.annotation)  # each value's annotation
+            params.append(Param(args.kwarg.arg, T.T_OTHER, kw_ann, None, "varkw"))
         for p in params:
             scope.params[p.name] = p
         if facts is not None:
