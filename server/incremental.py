@@ -538,6 +538,8 @@ def _string_fn(
 
 
 _NO_CHANGE = (type(None), bool, int, float, bytes)
+_NO_CHANGE_OR_STR = (*_NO_CHANGE, str)
+_TUPLES: dict[type, bool] = {tuple: False}  # tuple types met -> named (rebuilt with ``_make``)
 
 
 class _Transformer:
@@ -637,47 +639,64 @@ class _Transformer:
         names, line_names, frozen = info
         return self._record(obj, names if self.str_fn is not None else line_names, frozen)
 
-    def _copied(self, obj: Any, t: type) -> Any:
+    def _copied(self, obj: Any, t: type) -> Any:  # noqa: C901 - the shapes of ``__call__``, copied
         """Copy mode: ``obj`` moved as ``__call__`` moves it, into new objects where anything
-        changes; each old mutable object (a ``Loc`` reachable twice...) has one result."""
-        mutable = t is not tuple and not (isinstance(obj, tuple) and hasattr(t, "_make"))
+        changes; each old mutable object (a ``Loc`` reachable twice...) has one result.  (Only
+        the old objects, all alive during the merge, are remembered by id; tuples are not.)"""
+        copies = self._copies
         key = id(obj)
-        if mutable and key in self._copies:
-            return self._copies[key]
+        found = copies.get(key)
+        if found is not None:
+            return found
+        skip = _NO_CHANGE if self.str_fn is not None else _NO_CHANGE_OR_STR
         new: Any = obj
         if t is Loc:
             f = self.line_fn
             if f is not None:
                 new = Loc(f(obj.line), obj.col, f(obj.end_line), obj.end_col)
-        elif t in (Position, Span, Edit):
+        elif t is Position or t is Span or t is Edit:
             self.copy = False  # immutable records: ``__call__`` builds new ones already
             try:
                 new = self(obj)
             finally:
                 self.copy = True
-        elif t is list:
-            items = [self(x) for x in obj]
-            if any(a is not b for a, b in zip(items, obj, strict=True)):
-                new = items
+            return new
+        elif t is list or t is set or t is frozenset or t in _TUPLES:
+            items = None
+            for i, x in enumerate(obj):
+                tx = type(x)
+                if tx in skip:
+                    continue
+                y = self.str_fn(x) if tx is str else self._copied(x, tx)  # type: ignore[misc]
+                if y is not x:
+                    if items is None:
+                        items = list(obj)
+                    items[i] = y
+            if items is not None:
+                new = items if t is list else t._make(items) if _TUPLES.get(t) else t(items)
+            if t in _TUPLES:
+                return new
         elif t is dict:
-            pairs = [(self(k), self(v)) for k, v in obj.items()]
-            if any(nk is not k or nv is not v for (nk, nv), (k, v) in zip(pairs, obj.items(), strict=True)):
+            pairs = None
+            for i, (k, v) in enumerate(obj.items()):
+                tk, tv = type(k), type(v)
+                nk = k if tk in skip else self.str_fn(k) if tk is str else self._copied(k, tk)  # type: ignore[misc]
+                nv = v if tv in skip else self.str_fn(v) if tv is str else self._copied(v, tv)  # type: ignore[misc]
+                if nk is not k or nv is not v:
+                    if pairs is None:
+                        pairs = list(obj.items())
+                    pairs[i] = (nk, nv)
+            if pairs is not None:
                 new = dict(pairs)
         elif isinstance(obj, tuple):
-            items = [self(x) for x in obj]
-            if any(a is not b for a, b in zip(items, obj, strict=True)):
-                new = t._make(items) if hasattr(t, "_make") else t(items)
-        elif t is set or t is frozenset:
-            items = [self(x) for x in obj]
-            if any(a is not b for a, b in zip(items, obj, strict=True)):
-                new = t(items)
+            _TUPLES[t] = hasattr(t, "_make")
+            return self._copied(obj, t)
         else:
             info = _dataclass_info(t)
             if info is not None:
                 names, line_names, _frozen = info
                 new = self._record(obj, names if self.str_fn is not None else line_names, True)
-        if mutable:
-            self._copies[key] = new
+        copies[key] = new
         return new
 
     def _record(self, obj: Any, names: tuple[str, ...], frozen: bool) -> Any:
