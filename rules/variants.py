@@ -309,8 +309,8 @@ def _state_mutations(project: Project, dropped: dict[str, int]) -> dict[str, lis
         if ff.path in libraries:
             continue  # an installed package's: TC312 lists it with its configuration and heat
         for cand in ff.candidates:
-            if cand.code not in INSIDE_UNBOUNDED or cand.func is None:
-                continue
+            if cand.code not in INSIDE_UNBOUNDED or cand.func is None or cand.confidence >= T.LOW:
+                continue  # (low: TC201 after a break whose rest of the frame has no graph, guards nothing)
             own_key = f"{ff.path}::{cand.func}"
             if own_key in dropped and cand.loc.line > dropped[own_key]:
                 continue

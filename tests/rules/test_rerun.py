@@ -462,6 +462,7 @@ def test_the_cli_prints_after_an_edit_what_a_fresh_run_prints(tmp_path, fmt):
 CANDIDATE_READERS = {
     ("rules/catalog/tc101_tensor_to_scalar.py", "_offer_item_fix"): "the walk of its own file",
     ("rules/catalog/tc102_data_dependent_branch.py", "visit_If"): "the walk of its own file",
+    ("rules/catalog/tc201_int_attribute_mutation.py", "_after_break"): "the walk of its own file",
     (
         "rules/catalog/tc307_fullgraph_with_break.py",
         "project_check",
