@@ -57,6 +57,9 @@ PY_RANDOM_VALUES = frozenset(
      "random.choice", "random.getrandbits"}
 )  # fmt: skip
 T_OTHER = Ty(CONTAINER, HIGH)
+# a dict built in the function (a literal, a comprehension): indexing it hashes the key (a tensor
+# key by identity), no conversion to an int
+T_DICT = Ty(CONTAINER, HIGH, "dict")
 
 
 # A value that is an instance of one of several classes (`A() if cfg.big else B()`) has the class

@@ -250,8 +250,10 @@ class TypeInference(AnalyzerBase):
             if values and all(v.kind == T.FUNC and _is_class_ref(v.ref) for v in values):
                 # SOLVERS = {"dopri5": Dopri5Solver, ...}: a registry of classes
                 return Ty(T.CONTAINER, T.HIGH, "classes", T.union_ref(v.ref for v in values if v.ref))
-            return T.T_OTHER
-        if isinstance(node, (ast.Set, ast.DictComp, ast.SetComp)):
+            return T.T_DICT
+        if isinstance(node, ast.DictComp):
+            return T.T_DICT
+        if isinstance(node, (ast.Set, ast.SetComp)):
             return T.T_OTHER
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             elt = self.type_of(node.elt)

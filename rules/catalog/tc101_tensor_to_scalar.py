@@ -223,8 +223,8 @@ class TensorToScalar(Rule):
         base = ctx.type_of(node.value)
         if base.kind not in (T.MODLIST, T.CONTAINER, T.TLIST) or isinstance(node.slice, ast.Slice):
             return
-        if base.kind == T.CONTAINER and base.dtype in ("dictattr",):
-            return
+        if base.kind == T.CONTAINER and base.dtype in ("dictattr", "dict"):
+            return  # a dict hashes its key: `weights[k]` with a tensor k is a lookup, not an int()
         idx = ctx.type_of(node.slice)
         conf = tensor_confidence(idx)
         if conf is None:

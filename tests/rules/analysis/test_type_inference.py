@@ -100,7 +100,7 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "f'{x}'", T.T_STR),
     (MODULE, "len(xs)", T.T_INT),
     (MODULE, "(1, 2)", T.T_SIZE),
-    (MODULE, "{}", T.T_OTHER),
+    (MODULE, "{}", T.T_DICT),  # a dict: indexing it with a tensor is a lookup (TC101 not)
     (MODULE, "not x", T.T_BOOL),
     # torch calls and tensor operations
     (MODULE, "torch.randn(3)", Ty(T.TENSOR, HIGH, "float")),
@@ -173,7 +173,7 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "Model().layers", Ty(T.MODLIST, HIGH, "list", "pkg.mod.Model|layers")),
     (MODULE, "[torch.compile(helper)][0]", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
     (MODULE, "{'f': torch.compile(helper)}['f']", Ty(T.COMPILED, HIGH, None, "pkg.mod#1")),
-    (MODULE, "{'m': Model, 'h': helper}", T.T_OTHER),
+    (MODULE, "{'m': Model, 'h': helper}", T.T_DICT),
     (MODULE, "{'m': Model}['m']", Ty(T.FUNC, MEDIUM, None, "pkg.mod.Model")),
     (
         MODULE,
