@@ -16,7 +16,8 @@ torchvision is first imported, from a ``sys.meta_path`` finder that imports noth
 models measured use no torchvision C op (no detection model: those need ``nms``).  ``--baseline FILE``
 writes the truth and the figures tests/bench/test_lib_models.py pins.
 
-Each library has a user script in ``bench/lib_scripts/`` (``hf_user.py``: BERT, GPT-2, ViT, DETR;
+Each library has a user script in ``bench/lib_scripts/`` (``hf_user.py``: BERT, GPT-2, ViT, DETR, T5,
+CLIP, Whisper;
 ``diffusers_user.py``: UNet2DModel, AutoencoderKL, DiT; ``xt_models_user.py`` (x-transformers): a
 decoder LM, an encoder classifier, a ViT; ``timm_user.py``: ResNet-10t, ViT-Tiny, ConvNeXt-Atto;
 ``torchvision_user.py``: ResNet-18, MobileNetV3-Small, Swin-T).  transformers, diffusers and

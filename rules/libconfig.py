@@ -205,6 +205,16 @@ def _early_exits(parent: ast.AST, node: ast.AST) -> list[tuple[ast.expr, bool]]:
     return out
 
 
+def _raise_guard(test: ast.expr, wanted: bool, fn: ast.AST) -> bool:
+    """Is the site behind this condition only because the other branch raises (``if not
+    (boxes >= 0).all(): raise ValueError(...)`` above it, or around it with the site in ``else``)?"""
+    parent = _parents(fn).get(id(test))
+    if not isinstance(parent, ast.If) or parent.test is not test:
+        return False
+    other = parent.orelse if wanted else parent.body
+    return bool(other) and isinstance(other[-1], ast.Raise)
+
+
 def _leaves(block: list[ast.stmt]) -> bool:
     """Does this block always end the function (its last statement a ``return`` or ``raise``)?"""
     return bool(block) and isinstance(block[-1], (ast.Return, ast.Raise))
@@ -554,6 +564,8 @@ def judge(
             try:
                 value = _truth(_eval(test, ctx))
             except Unseen as exc:
+                if _raise_guard(test, wanted, ctx.fn):
+                    continue  # `if bad: raise ...`: a step that raises is no step; on at every one
                 unseen.add(str(exc))
                 if derived_from_settings(test, ctx):
                     settings.add(str(exc))

@@ -1,4 +1,4 @@
-"""A user's script for Hugging Face transformers: four tiny random-init models, each compiled whole
+"""A user's script for Hugging Face transformers: seven tiny random-init models, each compiled whole
 for a training step (labels given: the loss runs too) and for evaluation (bench/lib_models.py runs
 the phases under Dynamo and lints this file alone with --follow-libraries)."""
 
@@ -6,13 +6,19 @@ import torch
 from transformers import (
     BertConfig,
     BertForSequenceClassification,
+    CLIPConfig,
+    CLIPModel,
     DetrConfig,
     DetrForObjectDetection,
     GPT2Config,
     GPT2LMHeadModel,
     ResNetConfig,
+    T5Config,
+    T5ForConditionalGeneration,
     ViTConfig,
     ViTForImageClassification,
+    WhisperConfig,
+    WhisperForConditionalGeneration,
 )
 
 
@@ -137,7 +143,95 @@ def detr_eval():
             model(pixel_values=images(size, 64))
 
 
-PHASES = [bert_train, bert_eval, gpt2_train, gpt2_eval, vit_train, vit_eval, detr_train, detr_eval]
+def t5_config() -> T5Config:
+    return T5Config(vocab_size=256, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                    decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+
+
+def t5_train():
+    model = T5ForConditionalGeneration(t5_config())
+    model.train()
+    step = torch.compile(model, backend="eager")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for size in (2, 3):
+        out = step(input_ids=tokens(size), labels=tokens(size, 8))
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def t5_eval():
+    model = T5ForConditionalGeneration(t5_config()).eval()
+    model = torch.compile(model, backend="eager")
+    with torch.no_grad():
+        for size in (2, 3):
+            model(input_ids=tokens(size), decoder_input_ids=tokens(size, 8), use_cache=False)
+
+
+def clip_config() -> CLIPConfig:
+    return CLIPConfig(
+        text_config={"vocab_size": 256, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                     "num_attention_heads": 4, "max_position_embeddings": 32,
+                     "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2},
+        vision_config={"image_size": 32, "patch_size": 8, "hidden_size": 32, "intermediate_size": 64,
+                       "num_hidden_layers": 2, "num_attention_heads": 4},
+        projection_dim=16)
+
+
+def clip_train():
+    model = CLIPModel(clip_config())
+    model.train()
+    step = torch.compile(model, backend="eager")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for size in (2, 3):
+        out = step(input_ids=tokens(size), pixel_values=images(size), return_loss=True)
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def clip_eval():
+    model = CLIPModel(clip_config()).eval()
+    model = torch.compile(model, backend="eager")
+    with torch.no_grad():
+        for size in (2, 3):
+            model(input_ids=tokens(size), pixel_values=images(size))
+
+
+def whisper_config() -> WhisperConfig:
+    return WhisperConfig(vocab_size=256, num_mel_bins=16, d_model=32, encoder_layers=2, decoder_layers=2,
+                         encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+                         decoder_ffn_dim=64, max_source_positions=16, max_target_positions=32,
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+
+
+def mel(size: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(size)
+    return torch.randn(size, 16, 32, generator=g)
+
+
+def whisper_train():
+    model = WhisperForConditionalGeneration(whisper_config())
+    model.train()
+    step = torch.compile(model, backend="eager")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for size in (2, 3):
+        out = step(input_features=mel(size), labels=tokens(size, 8))
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def whisper_eval():
+    model = WhisperForConditionalGeneration(whisper_config()).eval()
+    model = torch.compile(model, backend="eager")
+    with torch.no_grad():
+        for size in (2, 3):
+            model(input_features=mel(size), decoder_input_ids=tokens(size, 8), use_cache=False)
+
+
+PHASES = [bert_train, bert_eval, gpt2_train, gpt2_eval, vit_train, vit_eval, detr_train, detr_eval,
+          t5_train, t5_eval, clip_train, clip_eval, whisper_train, whisper_eval]
 
 if __name__ == "__main__":
     for phase in PHASES:

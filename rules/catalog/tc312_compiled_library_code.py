@@ -398,10 +398,9 @@ def _name(rank: int) -> str:
 def _related_message(diag: Diagnostic, hot: bool) -> str:
     gb = f" {diag.gb_ids[0]}" if diag.gb_ids else ""
     heat = "hot" if hot else ("cold" if diag.severity == Severity.INFO else "warm")
-    if hot and diag.extra.get("every_step"):
-        heat = "hot: every step"
+    step = " (hot: runs at every step of your configuration)" if hot and diag.extra.get("every_step") else ""
     unseen = diag.extra.get("depends_on")
     depends = (
         f" (depends on {', '.join(f'`{u}`' for u in unseen)}, which tclint could not see)" if unseen else ""
     )
-    return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message}{depends} [{diag.extra.get('region', '')}]"
+    return f"{diag.code}{gb} ({heat}, {diag.confidence.value} confidence): {diag.message}{step}{depends} [{diag.extra.get('region', '')}]"
