@@ -65,6 +65,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         self._alone: list[bool] = [False]  # per open block: does it hold a single statement?
         self._attr_stores: set[str] = set()
         self._records: dict[str, tuple[str, ...]] = {}  # named tuples defined in the file
+        self._late_globals: set[str] = set()  # module names bound by `NAME = call(...)` (see _prebind)
 
     def segment(self, node: ast.AST) -> str:
         """Source text of a node.  (``ast.get_source_segment`` re-splits the whole file on every
@@ -108,6 +109,14 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
                 self.module_aliases.bind(stmt.name, qual)
             elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self.module_aliases.add_import(stmt, self.module, self.is_package)
+            elif (
+                isinstance(stmt, ast.Assign)
+                and not prefix
+                and isinstance(stmt.value, ast.Call)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                self._late_globals.add(stmt.targets[0].id)  # `sampler = torch.compile(f)` below its callers
             elif isinstance(stmt, (ast.If, ast.Try)):
                 # `try: import x / except ImportError` and `if TYPE_CHECKING:` blocks.
                 for sub in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])):

@@ -202,6 +202,16 @@ class CallGraph(AnalyzerBase):
                     outer = outer.parent
             ty = self._name_type(func.id)
             self._edge_for_value(ty, "__call__", node)
+            if (
+                ty.kind == T.UNKNOWN
+                and func.id in self._late_globals
+                and scope.func is not None
+                and func.id not in scope.params
+                and func.id not in scope.env
+            ):
+                # `sampler(...)` in a function above `sampler = torch.compile(f)`: bound at import
+                # time, before the function runs (the project resolves the module variable)
+                self._edge("name", f"{self.module}.{func.id}" if self.module else func.id, "__call__", node)
             if ty.kind == T.UNKNOWN and func.id in scope.params and scope.func is not None:
                 # `def train(model, ...): model(x)`: what runs is what the callers pass (a compiled
                 # module given as `train(net)` makes this a call into its compiled frames)

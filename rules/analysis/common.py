@@ -145,6 +145,7 @@ class AnalyzerBase:
     _alone: list[bool]
     _attr_stores: set[str]  # local names with attributes assigned (`holder.fn = ...`)
     _records: dict[str, tuple[str, ...]]  # named tuples defined in the file: name -> fields
+    _late_globals: set[str]  # module-level names bound to a call's result (Analyzer._prebind)
 
     if TYPE_CHECKING:
 

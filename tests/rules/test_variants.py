@@ -681,6 +681,28 @@ def test_a_number_the_loop_carries_to_the_next_iteration_read_before_its_update(
     assert v.bounded and v.count == 2
 
 
+def test_a_compiled_global_bound_below_the_function_that_calls_it(tmp_path):
+    # generation code: `sampler = torch.compile(sample_next)` at the bottom of the module, called
+    # from `generate` above it (bound at import time, before generate runs); measured with Dynamo:
+    # the growing `ids` compiles sample_next twice (static, then dynamic)
+    code = textwrap.dedent("""
+        import torch
+
+        def sample_next(logits, k):
+            return torch.topk(logits, k).indices[..., :1]
+
+        def generate(ids, steps):
+            for _ in range(steps):
+                ids = torch.cat([ids, sampler(ids.float(), 2)], dim=1)
+            return ids
+
+        sampler = torch.compile(sample_next)
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.calls == 1
+    assert [d.kind for d in v.dims] == ["size"] and v.count == 2
+
+
 DROPPED_ROOT = """
 import torch
 import torch.nn as nn
