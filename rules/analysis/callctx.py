@@ -163,6 +163,40 @@ def _factory_sizes(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *kws]
 
 
+_FROM_DATA = frozenset(("tensor", "as_tensor", "stack", "pad_sequence"))
+_DATA_SIZES = frozenset(("len", "max", "min"))
+
+
+def _data_sized(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function that builds a tensor whose size comes from its data (``torch.tensor(rows)``,
+    ``torch.zeros(len(reqs), n)`` after ``n = max(len(r) for r in reqs)``, ``pad_sequence(seqs)``):
+    called with other data per loop iteration, it returns other sizes."""
+    from_len: set[str] = set()
+    for node in _walk_here(fn):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in _DATA_SIZES
+            for c in ast.walk(node.value)
+        ):
+            from_len.update(n for t in node.targets for n in _names(t))
+    for node in _walk_here(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name in _FROM_DATA and node.args and isinstance(node.args[0], (ast.ListComp, ast.Name, ast.List)):
+            return True
+        for arg in _factory_sizes(node):
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Name) and sub.id in from_len:
+                    return True
+                if (
+                    isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Name)
+                    and sub.func.id in _DATA_SIZES
+                ):
+                    return True
+    return False
+
+
 def _grows(node: ast.Assign) -> bool:
     """``x = torch.cat([x, y], ...)`` (or ``torch.cat((x, y))``, ``torch.concat``): ``x`` grows."""
     value = node.value
@@ -391,7 +425,8 @@ class _Pass:
         self.size_bound: list[set[str]] = []  # per enclosing loop of this scope: the names it binds
         self.varying_gens: set[str] = (
             set()
-        )  # module functions that yield such tensors (`def loader(): ... yield`)
+        )  # module functions yielding such tensors (`def loader(): ... yield`)
+        self.data_sized: set[str] = set()  # module functions returning a tensor sized by their data
         self.cls: list[str] = []
         self.training_readers: set[str] = set()
         self.marks: list[dict[str, str]] = [{}]  # per function scope: name -> cast tag of the tensor it holds
@@ -440,6 +475,8 @@ class _Pass:
             saved_bound, self.size_bound = self.size_bound, []
             saved_stores, self.loop_stores = self.loop_stores, []
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
+            if not parent and _data_sized(node):
+                self.data_sized.add(node.name)
             self.funcs.append(parent + node.name)
             self.body(node.body)
             self.funcs.pop()
@@ -714,6 +751,13 @@ class _Pass:
         for node in ast.walk(value):
             if isinstance(node, ast.Name) and node.id in sized:
                 return sized[node.id].rpartition("|")[2]
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in self.data_sized
+                and any(isinstance(n, ast.Name) and n.id in bound for a in node.args for n in ast.walk(a))
+            ):
+                return "varies"  # `ids = tokenize(texts)` for each request in the loop
             if isinstance(node, ast.Call) and bound:
                 sizes = _factory_sizes(node)
                 if any(isinstance(n, ast.Name) and n.id in bound for a in sizes for n in ast.walk(a)):
