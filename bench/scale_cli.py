@@ -25,9 +25,12 @@ Rows, each a child process (CPU: user + sys of that child; peak: its own ``VmHWM
   tclint warm           nothing changed (median of ``--repeat`` runs)
   tclint touched        one file edited before each run (a comment appended: a new digest, the
                         same definitions; median of ``--repeat`` runs, each a new edit)
+  tclint lines moved    then lines inserted at the top of that file before each run (every line of
+                        it moves: its positions change, not what it says; median, each a new move)
 and the modules a warm run imports (``-X importtime``).  Targets (issue 20): warm <= 1.5x read +
-hash (<= 2x ``python -c pass`` on small trees), touched <= 2.5x warm, main-process peak <= 1.3x
-the libcst parse's peak.  Nothing here asserts a time: the figures go to docs/performance.md.
+hash (<= 2x ``python -c pass`` on small trees), touched and lines moved <= 2.5x warm,
+main-process peak <= 1.3x the libcst parse's peak.  Nothing here asserts a time: the figures go
+to docs/performance.md.
 """
 
 from __future__ import annotations
@@ -200,6 +203,18 @@ def bench_tree(name: str, transformers: str | None, repeat: int, libcst_files: i
         with open(victim, "wb") as fh:
             fh.write(original)
     show("tclint touched", median(touched))
+    moved = []
+    try:
+        for i in range(repeat):  # each run i + 1 lines above the file's code: every line moves
+            with open(victim, "wb") as fh:
+                fh.write(
+                    b"".join(b"# moved by bench/scale_cli.py (%d)\n" % k for k in range(i + 1)) + original
+                )
+            moved.append(measure(tclint(rss=True), project))
+    finally:
+        with open(victim, "wb") as fh:
+            fh.write(original)
+    show("tclint lines moved", median(moved))
     imports = warm_imports(project)
     print(
         f"  a warm run imports {imports['modules']} modules; heavy ones: {', '.join(imports['heavy']) or 'none'}"
@@ -212,6 +227,7 @@ def summary(name: str, result: dict) -> list[str]:
     ratios are the ones to read)."""
     r = result["rows"]
     warm, touched, rh, start = r["tclint warm"], r["tclint touched"], r["read + hash"], r["python -c pass"]
+    moved = r["tclint lines moved"]
     cold = r["tclint cold (fills the cache)"]
     parse_peak = max(r["libcst parse peak"].rss_mb, 1.0)
     return [
@@ -221,6 +237,8 @@ def summary(name: str, result: dict) -> list[str]:
         f"(CPU; wall {warm.wall / start.wall:.2f}x; small trees: <= 2x)",
         f"- one file touched: {touched.cpu:.3f} s CPU, {touched.wall:.3f} s wall = {touched.cpu / warm.cpu:.2f}x the warm run "
         f"(CPU; wall {touched.wall / warm.wall:.2f}x; target <= 2.5x)",
+        f"- lines moved in that file (comment lines inserted at its top): {moved.cpu:.3f} s CPU, {moved.wall:.3f} s wall = "
+        f"{moved.cpu / warm.cpu:.2f}x the warm run (CPU; wall {moved.wall / warm.wall:.2f}x; target <= 2.5x)",
         f"- main-process peak: cold {cold.rss_mb:.0f} MiB = {cold.rss_mb / parse_peak:.2f}x, touched {touched.rss_mb:.0f} MiB = "
         f"{touched.rss_mb / parse_peak:.2f}x, warm {r['tclint warm, peak'].rss_mb:.0f} MiB = "
         f"{r['tclint warm, peak'].rss_mb / parse_peak:.2f}x the libcst parse's peak ({parse_peak:.0f} MiB; target <= 1.3x)",

@@ -264,10 +264,14 @@ def test_moved_lines_reach_the_findings_of_other_files(tmp_path, hits):
     assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
     model.write_text(model.read_text().replace("# a new first line\n", ""))  # lines deleted
     assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
-    assert hits == [True, True, True]
+    util = tmp_path / "pkg" / "util.py"
+    for path in (model, util, blocks):  # three files moved in one run, each naming the others' lines
+        path.write_text("\n\n" + path.read_text())
+    assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
+    assert hits == [True, True, True, True]
     model.write_text("def added():\n    pass\n" + model.read_text())  # a new definition: the full pass
     assert lint(str(tmp_path), cache) == lint(str(tmp_path), None)
-    assert hits == [True, True, True, False]
+    assert hits == [True, True, True, True, False]
 
 
 def test_an_edit_that_keeps_the_interface_is_answered_from_the_state(tmp_path, hits):
