@@ -751,17 +751,19 @@ def _compare(node: ast.Compare, ctx: Context) -> Any:
 
 
 def _getattr(node: ast.Call, ctx: Context) -> Any:
-    """``getattr(self, "loss_type", None)``: the attribute, when tclint knows its value."""
+    """``getattr(self, "loss_type", None)``, ``getattr(self.config, "x", d)``: the attribute, when
+    tclint knows its value."""
     args = node.args
+    owner = _dotted(args[0]) if args and isinstance(args[0], (ast.Name, ast.Attribute)) else None
     if (
-        len(args) in (2, 3)
+        owner is not None
+        and len(args) in (2, 3)
         and not node.keywords
-        and isinstance(args[0], ast.Name)
         and isinstance(args[1], ast.Constant)
         and isinstance(args[1].value, str)
     ):
-        try:
-            return _value(f"{args[0].id}.{args[1].value}", ctx)
+        try:  # getattr(self.config, "apply_spec_augment", True): the config's value or default
+            return _value(f"{owner}.{args[1].value}", ctx)
         except Unseen:
             pass
     raise Unseen(ast.unparse(node))

@@ -316,7 +316,12 @@ class Project:
         """What runs when an instance is called or a method is used.  Calling an instance runs the
         first ``__call__`` of its class's MRO: a project class's own (gpytorch's ``Module.__call__``,
         ``ExactGP.__call__``, which call ``self.forward`` or ``super().__call__``), else
-        ``nn.Module.__call__``, that is ``forward``; ``.forward(...)`` is the forward."""
+        ``nn.Module.__call__``, that is ``forward``; ``.forward(...)`` is the forward; ``@p``
+        (reading ``obj.p``) is the getter of a ``@property`` / ``functools.cached_property``."""
+        if method.startswith("@"):
+            # `obj.p` read (an attribute-read edge): the getter when `p` is a property
+            found = self.find_method(cls_key, method[1:])
+            return found if found is not None and _is_property(self.functions[found][1]) else None
         if method == "__call__":
             found = self.find_method(cls_key, "__call__")
             return found if found is not None else self.find_method(cls_key, "forward")
@@ -911,6 +916,12 @@ class Project:
             found = self.find_method(receiver, edge.target)
             if found is not None:
                 return [(found, None, receiver)]
+        if edge.kind == "self" and not edge.target and edge.method.startswith("@"):
+            on_self = True  # `self.p` read: the property of the class of `self`
+            if receiver is not None:
+                found = self.call_method_of_class(receiver, edge.method)
+                if found is not None:
+                    return [(found, None, receiver)]
         if edge.kind == "instance":
             out: list[tuple[str, str | None, str | None]] = []
             for k in self.class_keys_for(edge.target, ff):
@@ -1047,7 +1058,7 @@ class Project:
         out: list[tuple[str, str]] = []
         for direct in index.get(_external_key(ref), ()):
             for sub in [direct, *self.subclasses(direct)]:
-                found = self.find_method(sub, method)
+                found = self.call_method_of_class(sub, method)
                 if found is None or self.functions[found][1].placeholder:
                     continue
                 if all(k != found for k, _s in out):
@@ -1264,6 +1275,14 @@ class Project:
                 if cls_key not in self.classes:
                     return []
             path = edge.target
+            if not path and edge.method.startswith("@"):
+                # `self.p` read: the property's getter (and, for an abstract one, the overrides)
+                getter = self.call_method_of_class(cls_key, edge.method)
+                return (
+                    [(k, None) for k in self.with_overrides(cls_key, edge.method[1:], getter)]
+                    if getter
+                    else []
+                )
             if "." not in path and edge.method == "__call__":
                 found = self.find_method(cls_key, path)
                 if found is not None:
@@ -1389,6 +1408,12 @@ def _dispatch_cap(parent: int | None, via: tuple[str, int] | None) -> int | None
 # receivers typed as these are not dispatched to the project's subclasses: every module's forward
 # would be a guess (a module attribute's class comes from its constructor arguments instead)
 _NEVER_DISPATCHED = ("torch.nn.", "builtins.", "typing.", "abc.", "object")
+
+
+def _is_property(fn: FunctionFacts) -> bool:
+    """``fn`` is a property getter: ``@property``, ``@functools.cached_property`` (or a project
+    decorator of that name, as libraries define their own ``cached_property``)."""
+    return any(d.rsplit(".", 1)[-1] in ("property", "cached_property") for d in fn.decorators)
 
 
 def _external_key(ref: str) -> tuple[str, str]:

@@ -31,6 +31,7 @@ from tclint.rules.analysis.common import (
 )
 from tclint.rules.facts import CallEdge, CompileSite, DisableSite, FunctionFacts, SubmoduleSpec
 from tclint.rules.names import dotted, self_path
+from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.types import Ty
 
 # expressions a call argument may describe a compile target or a module with
@@ -533,10 +534,29 @@ class CallGraph(AnalyzerBase):
             ty = self._name_type(target.id)
             if ty.kind == T.FUNC and ty.ref and not ty.ref.startswith("<"):
                 return "func", ty.ref, None
+            if (
+                ty.kind == T.UNKNOWN
+                and target.id in scope.params
+                and scope.func is not None
+                and scope.func.name == "__init__"
+                and cls is not None
+            ):
+                # `def __init__(self, model): self.model = torch.compile(model)` (a Trainer or a
+                # Server wrapping what its constructor is given): what the constructions pass
+                return "ctorparam", f"{self._class_ref(cls)}|{target.id}", None
             return self._describe_value(ty, target.id)
         if isinstance(target, ast.Call):
             if target.args and self.qualify(target.func) == "functools.partial":
                 return self._describe_target(target.args[0])  # torch.compile(partial(f, k=v))
+            func = target.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in SELF_RETURNING_METHODS
+                and isinstance(func.value, ast.Name)
+                and func.value.id in scope.params
+                and self._name_type(func.value.id).kind == T.UNKNOWN
+            ):
+                return self._describe_target(func.value)  # torch.compile(model.eval()): the module itself
             ty = self.type_of(target)
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
                 return "instance", ty.ref, None

@@ -93,6 +93,8 @@ class Walker(AnalyzerBase):
         self._dispatch(node)
         if isinstance(node, ast.Subscript):
             self._note_param_use_subscript(node)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            self._attribute_read(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             p = self.scope.params.get(node.id)
             if p is not None and "load" not in p.uses:

@@ -499,3 +499,70 @@ def test_apply_of_an_autograd_function_runs_its_forward(tmp_path):
     assert "ClampGrad.forward" in regions
     assert "ClampGrad.backward" not in regions
     assert ("TC102", 9) in found
+
+
+PROPERTIES = """
+import functools
+
+import torch
+from torch import nn
+
+
+class Gaussian:
+    def __init__(self, loc, scale):
+        self.loc = loc
+        self.scale = scale
+
+    @property
+    def variance(self):
+        var = self.scale**2
+        if (var < 1e-6).any():
+            var = var.clamp_min(1e-6)
+        return var
+
+    @functools.cached_property
+    def precision(self):
+        return 1.0 / self.variance
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 8)
+
+    def forward(self, h) -> Gaussian:
+        loc, scale = self.lin(h).chunk(2, dim=-1)
+        return Gaussian(loc, scale.exp())
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Head()
+        self.w = nn.Parameter(torch.ones(3))
+
+    @property
+    def norm(self):
+        return self.w.abs().max().item()
+
+    def forward(self, h):
+        dist = self.head(h)
+        return (dist.loc.sum() + dist.variance.sum()) / self.norm
+
+
+compiled = torch.compile(Model(), backend="eager")
+compiled(torch.randn(2, 4))
+"""
+
+
+def test_property_getters_run_where_they_are_read(tmp_path):
+    """gpytorch's ``pred.variance`` (a ``MultivariateNormal`` property) and linear_operator's
+    ``self.shape``: reading a ``@property`` runs its getter inside the compiled frame, on an
+    object a module call returns and on ``self``.  Dynamo 2.13 eager (this program): two
+    breaks, GB0170 at ``if (var < 1e-6).any():`` in ``Gaussian.variance`` (line 16 here) and GB0124
+    at ``.item()`` in ``Model.norm`` (line 43); ``precision`` (a ``cached_property`` never read) is
+    not compiled."""
+    regions, found = _lint(tmp_path, PROPERTIES)
+    assert {"Gaussian.variance", "Model.norm"} <= regions
+    assert "Gaussian.precision" not in regions
+    assert {("TC102", 16), ("TC101", 43)} <= found

@@ -924,3 +924,22 @@ def test_the_dispatch_key_of_the_users_model_class_prunes_the_fallback_warning(t
     assert warn["line"] == 17 and warn["code"] == "TC105", warn
     # what is left unseen is the early return above it (a loss function set on the instance)
     assert warn["depends_on"] == ["hasattr(self, '_loss_function')"], warn
+
+
+def test_getattr_on_the_config_reads_the_config_classs_default(tmp_path):
+    """``if getattr(self.config, "debug", True):`` (transformers' Whisper:
+    ``getattr(self.config, "apply_spec_augment", True)``) is the config's value: the class declares
+    ``debug = False`` and the user does not set it, so the branch is pruned in both modes."""
+    python, site = _site(tmp_path)
+    lib = dict(CONFIGLIB)
+    lib["cfglib/model.py"] = lib["cfglib/model.py"].replace(
+        "if self.config.debug:", 'if getattr(self.config, "debug", True):'
+    )
+    write_tree(site, lib)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": CONFIG_USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    for summary in by_line.values():
+        why = {s["line"]: s["why"][0] for s in summary.extra["pruned_sites"]}
+        assert why[18].startswith("`getattr(self.config, 'debug', True)` is False"), why
