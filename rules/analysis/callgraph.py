@@ -339,6 +339,49 @@ class CallGraph(AnalyzerBase):
             self.facts.module_calls.append(edge)
         return edge
 
+    def _attribute_read(self, node: ast.Attribute) -> None:
+        """``self.p`` / ``obj.p`` read in a function: an edge of method ``@p`` (once per receiver
+        and name), in case ``p`` is a ``@property`` of the receiver's class, whose getter runs
+        where it is read (``Project.call_method_of_class`` keeps only property getters)."""
+        scope = self.scope
+        func = scope.func
+        if func is None or scope.eager_only or node.attr.startswith("__"):
+            return
+        value = node.value
+        if isinstance(value, ast.Name) and value.id == scope.self_name:
+            kind, target = "self", ""
+        elif (sp := self_path(value, scope.self_name)) is not None:
+            kind, target = "self", sp
+        else:
+            recv = self.type_of(value)
+            if recv.ref is None:
+                return
+            if recv.kind in (T.MODULE, T.INSTANCE):
+                kind, target = "instance", recv.ref
+            elif recv.kind == T.DEFERRED:
+                kind, target = "deferred", recv.ref
+            elif recv.kind == T.TENSOR and recv.ref.startswith(T.RESULT_OF):
+                kind, target = "deferred", recv.ref[len(T.RESULT_OF) :] + ".forward"  # `model(x).variance`
+            else:
+                return
+        method = "@" + node.attr
+        reads = self.__dict__.setdefault("_attribute_reads", {})
+        seen = reads.setdefault(id(func), (func, set()))[1]  # the function object kept alive with it
+        if (kind, target, method) in seen:
+            return
+        seen.add((kind, target, method))
+        func.calls.append(
+            CallEdge(
+                kind=kind,
+                target=target,
+                method=method,
+                loc=node_loc(node, self.index),
+                in_loop=bool(scope.loops),
+                cold=scope.cold[-1] if scope.cold else None,
+                unless=scope.unless[-1] if scope.unless else None,
+            )
+        )
+
     def _edge_for_value(self, ty: Ty, method: str, node: ast.Call) -> None:
         if ty.ref is None:
             return
