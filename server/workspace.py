@@ -53,7 +53,7 @@ log = logging.getLogger("tclint.server")
 MAX_INDEXED_FILES = 20_000
 DISCOVERY_BUDGET = 5.0  # seconds of listing a root's files before indexing what was found
 FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document is linted
-REWALKERS_PER_FILE = 4  # incremental re-walk analyzers kept per open buffer (one per seeds)
+REWALKERS_PER_FILE = 2  # incremental re-walk analyzers kept per open buffer (one per seeds: memory)
 
 
 @dataclass
