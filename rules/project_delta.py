@@ -31,7 +31,10 @@ from tclint.rules.project import Project
 # the line count is not read across files (nothing in the project pass or the rules reads it):
 # appending to a file keeps its interface
 INTERFACE_FIELDS = tuple(f.name for f in fields(FileFacts) if f.name not in ("candidates", "line_count"))
-KEPT_MEMO = ("argflow_rewalked", "argflow_trace")  # refinement state, not derived from candidates
+# not derived from candidates: the refinement's state, and the training mode of each region
+# function (``training_mode.region_mode``: from the regions, classes and `.train()`/`.eval()` call
+# edges, all interface; strings only, no facts objects held)
+KEPT_MEMO = ("argflow_rewalked", "argflow_trace", "training_modes")
 
 
 def interface_equal(old: FileFacts, new: FileFacts) -> bool:

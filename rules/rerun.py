@@ -247,6 +247,8 @@ def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
     parts: list[Any] = []
     prefix = ff.path + "::"
     for key, region in view.regions.items():
+        if not key.startswith(prefix):
+            continue  # (a whole project's regions: the language server's, ``Root._swapped``)
         qual = key[len(prefix) :]
         if region.loop_key is not None and region.loop_caller is not None:
             parts.append((qual, _breaks_at_medium(ff, qual, view, settings, rules, region)))  # type: ignore[arg-type]
@@ -258,11 +260,17 @@ def export_digest(ff: FileFacts, view: _ProjectView, settings: Settings) -> str:
         shown = view.regions.get(f"{prefix}{cand.func}") if cand.func is not None else None
         if shown is None:
             continue
-        if shown.fullgraph and shown.has_site:
+        if shown.fullgraph and _has_site(shown):
             parts.append(repr(cand))
         elif cand.code in INSIDE_UNBOUNDED:
             parts.append((cand.func, cand.code, repr(cand.loc), cand.message))
     return _digest(repr(parts))
+
+
+def _has_site(region: Any) -> bool:
+    """Does the region start at a compile site (a stored ``_RegionView`` or a project's ``Region``)?"""
+    has = getattr(region, "has_site", None)
+    return bool(has) if has is not None else region.site is not None
 
 
 # -- storage ----------------------------------------------------------------------------------------

@@ -280,7 +280,10 @@ class TclintServer(LanguageServer):
         started = time.perf_counter()
         warm = None
         if not full and uri not in self.published:
-            warm = await self._warm_open(doc, path, ctx)
+            try:
+                warm = await self._warm_open(doc, path, ctx)
+            except asyncio.CancelledError:
+                return None  # another lint of the document took over (same job key): it answers
             current = self.docs.get(uri)
             if current is None or current.version != version or current.text != text:
                 return None  # changed meanwhile: that version's lint (same job key) answers
@@ -327,7 +330,8 @@ class TclintServer(LanguageServer):
 
     async def _warm_open(self, doc: Document, path: str, ctx: dict[str, Any]) -> Published | None:
         """A just opened document's diagnostics from the last session's record (``warmopen``),
-        published at once; None when there is none.  The full lint follows (``_lint``)."""
+        published at once; None when there is none.  The full lint follows (``_lint``).  Raises
+        ``CancelledError`` when another lint of the document replaced this one's job."""
         uri, version, text = doc.uri, doc.version, doc.text
         started = time.perf_counter()
 
@@ -341,7 +345,7 @@ class TclintServer(LanguageServer):
         try:
             pub = await self.run_job(job, URGENT, key=("lint", uri))
         except asyncio.CancelledError:
-            return None
+            raise  # replaced by another lint of the document
         except Exception:
             log.exception("warm open of %s failed", uri)
             return None

@@ -130,6 +130,8 @@ class Root:
         self._swaps: dict[str, FileFacts] = {}  # open buffers' new facts, same interface (``set_open``)
         self._previous: Project | None = None  # the project last invalidated (``share_resolution``)
         self.follow_envs: list[Any] = []  # the environments the project's libraries were followed in
+        # the stat identity of the files the last cross-file findings read on disk (None: none to reuse)
+        self._cross_read: dict[str, tuple[int, ...]] | None = None
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -302,6 +304,7 @@ class Root:
         # refined facts) depends on the project's files through their interface only, which a
         # swap keeps: what marks the library files stays (TC312 is derived again below)
         kept = {k: project.memo[k] for k in (LIBRARY_MEMO, CACHED_MEMO) if k in project.memo}
+        before = self._exports(project, list(self._swaps))
         for path, facts in self._swaps.items():
             if path in kept.get(LIBRARY_MEMO, {}):
                 return False  # an installed file open in the editor: built again
@@ -310,14 +313,42 @@ class Root:
                 return False
             swap_file(project, facts if replayed is None else replayed)
             project.memo.update(kept)
+        swapped = list(self._swaps)
         self._swaps.clear()
-        try:
-            self._cross = project_diagnostics(project)
-        except Exception:  # a cross-file rule failed: keep the per-file findings
-            log.exception("cross-file rules failed")
-            self._cross = {}
+        # what the cross-file rules read of a file's candidates is its exports (``rerun``): when
+        # no swapped file's changed and nothing they read on disk did, they say what they said
+        if before is None or self._cross_read is None or before != self._exports(project, swapped):
+            self._cross = self._cross_diagnostics(project)
+        elif not _stamps_hold(self._cross_read):
+            self._cross = self._cross_diagnostics(project)
         self.generation += 1
         return True
+
+    def _exports(self, project: Project, paths: list[str]) -> dict[str, str] | None:
+        """``rerun.export_digest`` of each file's facts in ``project`` (None: not computable)."""
+        from tclint.rules.rerun import export_digest
+
+        try:
+            return {
+                path: export_digest(project.files[path], project, self.settings_for(path))  # type: ignore[arg-type]
+                for path in paths
+                if path in project.files
+            }
+        except Exception:
+            log.exception("computing the exports of %s failed", paths)
+            return None
+
+    def _cross_diagnostics(self, project: Project) -> dict[str, list[Diagnostic]]:
+        """The cross-file rules' findings (``project_diagnostics``), with the stat identity of the
+        files they read on disk (TC312's configuration judgement: ``_disk_reads``)."""
+        self._cross_read = None
+        try:
+            cross = project_diagnostics(project)
+        except Exception:  # a cross-file rule failed: keep the per-file findings
+            log.exception("cross-file rules failed")
+            return {}
+        self._cross_read = _disk_reads(project)
+        return cross
 
     def facts(self) -> list[FileFacts]:
         out = [facts for path, (_d, facts) in self.disk.items() if path not in self.open]
@@ -353,11 +384,7 @@ class Root:
                     project = refine(project, self._reanalyze)
             except Exception:  # the project without helper argument types is still right, only less
                 log.exception("argument type flow failed")
-            try:
-                cross = project_diagnostics(project)
-            except Exception:  # a cross-file rule failed: keep the per-file findings
-                log.exception("cross-file rules failed")
-                cross = {}
+            cross = self._cross_diagnostics(project)
             self._project, self._cross = project, cross
             self.generation += 1
         return self._project, self._cross
@@ -437,6 +464,30 @@ class Root:
             return diagnose_file(facts, project, cross, settings, src), settings
         finally:
             fixcheck.clear()
+
+
+def _disk_reads(project: Project) -> dict[str, tuple[int, ...]]:
+    """The files cross-file rules read on disk rather than from the facts, with their stat
+    identity: TC312's configuration judgement parses files (``libconfig.parse``, every file this
+    process parsed) and uses verdicts that list the files they read (the environment's record)."""
+    import sys
+
+    from tclint.rules.libfollow import LIBCONFIG_ENV, _stat_stamp
+
+    out: dict[str, tuple[int, ...]] = {}
+    libconfig = sys.modules.get("tclint.rules.libconfig")
+    for path in list(getattr(libconfig, "_TREES", {})):
+        out[path] = _stat_stamp(path)
+    env = project.memo.get(LIBCONFIG_ENV)
+    for path, stamp in getattr(env, "reads", {}).items():
+        out.setdefault(path, tuple(stamp))
+    return out
+
+
+def _stamps_hold(stamps: dict[str, tuple[int, ...]]) -> bool:
+    from tclint.rules.libfollow import _stat_stamp
+
+    return all(_stat_stamp(path) == stamp for path, stamp in stamps.items())
 
 
 class _OverBudget(Exception):
