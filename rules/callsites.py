@@ -176,7 +176,8 @@ def _edge_roots(
                 key in root_keys
                 and target is not None
                 and target.site is not None
-                and target.site.target_kind in ("instance", "attr", "elem", "modlist", "deferred", "method")
+                and target.site.target_kind
+                in ("instance", "attr", "elem", "modlist", "deferred", "method", "ctorparam")
             ):
                 out.append((key, True))
     return out

@@ -20,7 +20,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tclint.rules import types as T
-from tclint.rules.facts import CallEdge, ClassFacts, CompileSite, FileFacts, FunctionFacts, Loc
+from tclint.rules.facts import (
+    CallEdge,
+    ClassFacts,
+    CompileSite,
+    FileFacts,
+    FunctionFacts,
+    Loc,
+    SubmoduleSpec,
+)
 from tclint.rules.model import RelatedLocation, Span
 from tclint.rules.types import Ty
 
@@ -771,6 +779,9 @@ class Project:
         if kind == "local":
             key = f"{ff.path}::{ref}"
             return ([key] if key in self.functions else []), None
+        if kind == "ctorparam":  # torch.compile(model) of an __init__ parameter: what constructions pass
+            cls_ref, _, name = ref.rpartition("|")
+            return self.param_targets(ff, SubmoduleSpec("param", (name, cls_ref), None, site.loc)), None
         if kind == "func":
             r = self.resolve(ref, ff)
             if r is None:

@@ -28,6 +28,37 @@ def keep_tokens(input_ids, scores):
     spread = np.std(stats) + np.max(stats)
     return input_ids * 2, float(np.mean(stats))  # expect: TC101
 """,
+    # serving: a Server that compiles the model its constructor is given (`self.model =
+    # torch.compile(model.eval())`, also without `.eval()`) and calls it in a method (Dynamo:
+    # GB0033 at the `.item()`); was an unresolved compile site (TC311), the forward unlinted
+    "server-compiles-its-constructor-argument": """
+import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        logits = self.out(x)
+        top = logits.max().item()  # expect: TC101
+        return logits / top
+
+
+class Server:
+    def __init__(self, model, tagger):
+        self.model = torch.compile(model.eval())
+        self.tagger = torch.compile(tagger)
+
+    def serve(self, x):
+        return self.model(x), self.tagger(x)
+
+
+server = Server(Classifier(), Classifier())
+print(server.serve(torch.randn(2, 8)))
+""",
     # detection post-processing: one-argument np.where on an array made from a tensor is
     # torch.nonzero (Dynamo: GB0036 on that line), np.unique of any array too (it is traced);
     # the three-argument form is not flagged
