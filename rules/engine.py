@@ -1018,6 +1018,10 @@ class Linter:
             settings = self.resolver.for_file(ff.path)
             per_file_settings[ff.path] = settings
             diagnostics.extend(diagnose_file(ff, project, cross, settings, sources[ff.path]))
+            if self.exits_after_run:
+                # the decoded text of every file would stay to the end of the run (transformers:
+                # 135 MiB); what needs it later (a report's source lines, --fix) reads it again
+                sources[ff.path].release()
         diagnostics = _dedupe(diagnostics)  # a file reported twice (named twice) counts once
         diagnostics.sort(key=lambda d: d.sort_key())
         return diagnostics, project, per_file_settings
@@ -1027,6 +1031,7 @@ class Linter:
         the files concerned walked again, from the same text, with what the project pass learnt;
         a walk with the inputs of one stored beside the cache is not done again (``rewalks``)."""
         from tclint.rules.argflow import refine
+        from tclint.rules.factshare import share
         from tclint.rules.rewalks import Rewalks
 
         rewalks = Rewalks(self.cache)
@@ -1039,7 +1044,7 @@ class Linter:
             key = None
             if self.cache is not None and src.digest:
                 key = self.cache.facts_key(src.digest, ff.module, ff.is_package, ff.root, predicates, ff.path)
-            return rewalks.walk(
+            walked = rewalks.walk(
                 key,
                 ff.path,
                 seeds,
@@ -1048,6 +1053,11 @@ class Linter:
                     src, ff.module, ff.is_package, ff.root, predicates, seeds, asked
                 ),
             )
+            if self.exits_after_run:
+                src.release()  # read again for the next round or the file's diagnostics
+            # what the seeds left as it was is the same object as in the facts walked from: the
+            # pass keeps both, and each round's in the refinement's trace (``factshare``)
+            return walked if walked is None else share(ff, walked)
 
         with self.collecting():
             refined = refine(project, reanalyze)

@@ -53,7 +53,7 @@ def read_source(
             if stats is not None and absolute is not None and not path.endswith(".ipynb"):
                 known = stats.digest(absolute, st)
                 if known is not None:
-                    src = SourceText.deferred(path, None, known, st.st_size)
+                    src = SourceText.deferred(path, None, known, st.st_size, on_disk=True)
                     src.from_stat = True
                     return src
             hashed_at = time.time_ns()
@@ -75,6 +75,10 @@ def read_source(
         return SourceText(path, text, error, cells, digest)
     if stats is not None and st is not None and absolute is not None:
         stats.record(absolute, st, digest, hashed_at)
+    if st is not None:
+        # read from disk: the bytes are not kept (a large tree's would stay to the end of the
+        # run); the text is read again where it is needed, and may be dropped after (``release``)
+        return SourceText.deferred(path, None, digest, len(data), on_disk=True)
     return SourceText.deferred(path, data, digest, len(data))
 
 

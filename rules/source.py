@@ -120,7 +120,9 @@ class SourceText:
     """The text of a file as linted, and for notebooks the mapping back to cells.
 
     ``text`` and ``error`` are decoded on first access from the bytes read (or, for a file whose
-    digest came from the stat table, from the file itself)."""
+    digest came from the stat table, from the file itself).  A file read from disk whose bytes were
+    not kept (``deferred(..., on_disk=True)``) can drop its decoded text (``release``) and read it
+    again when asked: a run over a large tree need not hold every file's text at once."""
 
     __slots__ = (
         "path",
@@ -133,6 +135,7 @@ class SourceText:
         "_error",
         "_data",
         "_pending",
+        "_on_disk",
     )
 
     def __init__(
@@ -153,16 +156,30 @@ class SourceText:
         self._error = error
         self._data: bytes | None = None
         self._pending = False
+        self._on_disk = False
 
     @classmethod
-    def deferred(cls, path: str, data: bytes | None, digest: str, size: int) -> SourceText:
-        """A readable file whose decoding waits for the first ``text``; ``data`` None: read it then."""
+    def deferred(
+        cls, path: str, data: bytes | None, digest: str, size: int, on_disk: bool = False
+    ) -> SourceText:
+        """A readable file whose decoding waits for the first ``text``; ``data`` None: read it then
+        (``on_disk``: the file's bytes on disk are the ones linted, so it may be read again after
+        ``release``; not for an editor's buffer)."""
         src = cls(path, None, None, None, digest)
         src.read_error = None
         src.size = size
         src._data = data
         src._pending = True
+        src._on_disk = on_disk and data is None
         return src
+
+    def release(self) -> None:
+        """Drop the decoded text of a file ``deferred(..., on_disk=True)``: the next ``text`` reads
+        and decodes the file again (as for a digest from the stat table, the file is trusted to be
+        the one hashed; ``--fix`` checks the digest before it writes).  Anything else keeps it."""
+        if self._on_disk and not self._pending:
+            self._text = self._error = None
+            self._pending = True
 
     def _resolve(self) -> None:
         self._pending = False

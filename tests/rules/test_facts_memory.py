@@ -111,3 +111,73 @@ def test_equal_positions_share_their_numbers(tmp_path):
     got = from_transport(to_transport(a))
     assert got.error_loc == a.error_loc and got.custom_ops == a.custom_ops
     assert got.error_loc.line is got.error_loc.end_line is got.custom_ops["op"].line
+
+
+REFINED = """import torch
+
+
+def helper(x):
+    if x.sum() > 0:
+        return x * 2
+    return x
+
+
+def unrelated(n: int) -> int:
+    return n + 1
+
+
+@torch.compile
+def step(x: torch.Tensor):
+    return helper(x)
+"""
+
+
+def _run(exits_after_run):
+    linter = Linter(ConfigResolver(), None, jobs=1, exits_after_run=exits_after_run)
+    return linter.lint_paths(["."], need_project=True)
+
+
+def test_a_rewalked_file_shares_what_its_seeds_left_unchanged(tmp_path, monkeypatch):
+    """The type refinement walks ``model.py`` again with ``helper``'s ``x`` seeded as a tensor:
+    the new facts hold the first walk's objects for everything equal (``unrelated``, the compile
+    site), new ones only for what the seeds changed (issue 20: the transformers tree held 260 MiB
+    of such copies in the main process)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    (tmp_path / "model.py").write_text(REFINED)
+    monkeypatch.chdir(tmp_path)
+    result = _run(exits_after_run=False)
+    assert "TC102" in {d.code for d in result.diagnostics}  # found through the seeded helper
+    walks = result.project.memo["argflow_trace"]["model.py"]
+    before, seeds, _answers, after = walks[0]
+    assert list(seeds) == ["helper"]
+    assert after.functions["unrelated"] is before.functions["unrelated"]
+    assert after.compile_sites[0] is before.compile_sites[0]
+    assert after.functions["helper"] is not before.functions["helper"]  # its parameter's type changed
+    assert after.functions["helper"] != before.functions["helper"]
+    assert after.functions is not before.functions  # containers are never shared
+    assert result.project.files["model.py"] is walks[-1][3]
+    for _before, _seeds, _answers, later in walks[1:]:  # the next rounds' walks share them too
+        assert later.functions["unrelated"] is before.functions["unrelated"]
+
+
+def test_a_command_line_run_keeps_no_file_text(tmp_path, monkeypatch):
+    """A command-line run (``exits_after_run``) neither keeps the bytes it hashed nor the texts it
+    decoded for the walks and the diagnostics (transformers: 135 MiB of text held to the end of
+    the run); the text is read again when asked, and the findings are the language server's
+    (which keeps its texts)."""
+    from tclint.rules.report.json_ import to_dict
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    (tmp_path / "model.py").write_text(REFINED)
+    monkeypatch.chdir(tmp_path)
+    cli = _run(exits_after_run=True)
+    kept = _run(exits_after_run=False)
+    assert [to_dict(d) for d in cli.diagnostics] == [to_dict(d) for d in kept.diagnostics]
+    src = cli.sources["model.py"]
+    assert src._data is None and src._text is None  # nothing of the file held after the run
+    assert src.text == REFINED  # read again when asked
+    assert kept.sources["model.py"]._text == REFINED
+    buffer = read_source("model.py", REFINED.encode())  # an editor's unsaved buffer
+    assert buffer.text == REFINED
+    buffer.release()
+    assert buffer._text == REFINED  # never dropped: it is not the file on disk
