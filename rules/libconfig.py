@@ -723,7 +723,7 @@ def _eval(node: ast.expr, ctx: Context) -> Any:
 
 def _compare(node: ast.Compare, ctx: Context) -> Any:
     """One comparison: ``is (not) None``, ``in`` / ``not in`` a known container or dispatch table,
-    ``==`` / ``!=`` of known values."""
+    ``==`` / ``!=`` of known values, ``<`` ``<=`` ``>`` ``>=`` of known numbers."""
     left = _eval(node.left, ctx)
     op = node.ops[0]
     if (
@@ -747,7 +747,20 @@ def _compare(node: ast.Compare, ctx: Context) -> Any:
         return left == right
     if isinstance(op, ast.NotEq):
         return left != right
+    order = _ORDER.get(type(op))
+    if order is not None and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right)
+    ):
+        return order(left, right)  # self.layerdrop > 0.0 with layerdrop from the config
     raise Unseen(ast.unparse(node))
+
+
+_ORDER = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
 
 
 def _getattr(node: ast.Call, ctx: Context) -> Any:

@@ -943,3 +943,29 @@ def test_getattr_on_the_config_reads_the_config_classs_default(tmp_path):
     for summary in by_line.values():
         why = {s["line"]: s["why"][0] for s in summary.extra["pruned_sites"]}
         assert why[18].startswith("`getattr(self.config, 'debug', True)` is False"), why
+
+
+def test_an_order_comparison_of_config_numbers_is_judged(tmp_path):
+    """``if self.layerdrop > 0.0:`` with ``self.layerdrop = config.layerdrop`` (transformers'
+    Whisper layer drop): the config class declares ``layerdrop = 0.0``, so the branch is pruned."""
+    python, site = _site(tmp_path)
+    lib = dict(CONFIGLIB)
+    lib["cfglib/config.py"] = lib["cfglib/config.py"].replace(
+        "debug: bool = False", "debug: bool = False\n    layerdrop: float = 0.0"
+    )
+    lib["cfglib/model.py"] = (
+        lib["cfglib/model.py"]
+        .replace(
+            "self.checks = config.check_finite",
+            "self.checks = config.check_finite\n        self.layerdrop = config.layerdrop",
+        )
+        .replace("if self.config.debug:", "if self.layerdrop > 0.0:")
+    )
+    write_tree(site, lib)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": CONFIG_USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    by_line = {d.line: d for d in result.diagnostics if d.code == "TC312"}
+    for summary in by_line.values():
+        why = {s["line"]: s["why"][0] for s in summary.extra["pruned_sites"]}
+        assert why[19].startswith("`self.layerdrop > 0.0` is False"), why
