@@ -1142,22 +1142,36 @@ class Project:
             r = self.resolve(dec, ff)
             if r is None or r[0] != "function":
                 continue
-            cached = self._wrappers.get(r[1])
-            if cached is None:
-                dff, dfn = self.functions[r[1]]
-                prefix = dfn.qualname + ".<locals>."
-                nested = [q for q in dff.functions if q.startswith(prefix)]
-                # the per-call wrapper is the innermost nested function that calls the decorated
-                # function (an outer parameter); helpers run at decoration time are not per call
-                cached = [
-                    f"{dff.path}::{q}"
-                    for q in nested
-                    if dff.functions[q].calls_outer_param
-                    and not any(o.startswith(q + ".<locals>.") for o in nested)
-                ]
-                self._wrappers[r[1]] = cached
-            out.extend(cached)
+            out.extend(self._decorator_wrappers_of(r[1], 0))
         return out
+
+    def _decorator_wrappers_of(self, key: str, depth: int) -> list[str]:
+        """The per-call wrappers of the decorator function ``key``: its innermost nested
+        functions that call the decorated function (an outer parameter); helpers run at
+        decoration time are not per call.  A decorator that makes none itself but hands over to
+        project functions (gpytorch's ``cached`` returning ``_cached(method=method, name=name)``)
+        has theirs, two hand-overs deep."""
+        cached = self._wrappers.get(key)
+        if cached is not None:
+            return cached
+        self._wrappers[key] = []  # a decorator handing over to itself (functools.partial(_cached, ...))
+        dff, dfn = self.functions[key]
+        prefix = dfn.qualname + ".<locals>."
+        nested = [q for q in dff.functions if q.startswith(prefix)]
+        cached = [
+            f"{dff.path}::{q}"
+            for q in nested
+            if dff.functions[q].calls_outer_param and not any(o.startswith(q + ".<locals>.") for o in nested)
+        ]
+        if not cached and not nested and depth < 2:
+            for edge in dfn.calls:
+                if edge.kind != "name":
+                    continue
+                r = self.resolve(edge.target, dff)
+                if r is not None and r[0] == "function" and r[1] != key:
+                    cached.extend(w for w in self._decorator_wrappers_of(r[1], depth + 1) if w not in cached)
+        self._wrappers[key] = cached
+        return cached
 
     def _enqueue_wrapper(
         self,

@@ -566,3 +566,58 @@ def test_property_getters_run_where_they_are_read(tmp_path):
     assert {"Gaussian.variance", "Model.norm"} <= regions
     assert "Gaussian.precision" not in regions
     assert {("TC102", 16), ("TC101", 43)} <= found
+
+
+DELEGATING_DECORATOR = """
+import functools
+import pickle
+
+import torch
+
+
+def _memo(method=None, name=None):
+    if method is None:
+        return functools.partial(_memo, name=name)
+
+    @functools.wraps(method)
+    def g(self, *args, **kwargs):
+        key = (name or method.__name__, pickle.dumps(kwargs))
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            cache[key] = method(self, *args, **kwargs)
+        return cache[key]
+
+    return g
+
+
+def cached(method=None, name=None):
+    return _memo(method=method, name=name)
+
+
+class Op:
+    def __init__(self, m):
+        self.m = m
+
+    @cached(name="chol")
+    def chol(self):
+        return torch.linalg.cholesky(self.m)
+
+
+@torch.compile(backend="eager")
+def step(x):
+    op = Op(x @ x.mT + torch.eye(3))
+    return op.chol().sum()
+
+
+step(torch.randn(3, 3))
+"""
+
+
+def test_a_decorator_that_hands_over_to_a_wrapper_factory(tmp_path):
+    """gpytorch's and linear_operator's ``@cached(name=...)``: ``cached`` makes no wrapper itself,
+    it returns ``_cached(method=method, name=name)``, whose nested ``g`` runs on every call (and
+    pickles its kwargs).  Dynamo 2.13 eager (this program): a break at ``pickle.dumps(kwargs)``
+    in ``g`` (line 14 here), then at the call in ``step``."""
+    regions, found = _lint(tmp_path, DELEGATING_DECORATOR)
+    assert "_memo.<locals>.g" in regions
+    assert any(line == 14 for _code, line in found)
