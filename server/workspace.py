@@ -53,6 +53,9 @@ log = logging.getLogger("tclint.server")
 MAX_INDEXED_FILES = 20_000
 DISCOVERY_BUDGET = 5.0  # seconds of listing a root's files before indexing what was found
 FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document is linted
+# per-project results that read findings only through the files' exports (``rerun``): kept with the
+# cross-file findings by a swap that changes no export (``Root._swapped``)
+CROSS_MEMO = ("variants",)
 REWALKERS_PER_FILE = 2  # incremental re-walk analyzers kept per open buffer (one per seeds: memory)
 
 
@@ -305,6 +308,7 @@ class Root:
         # swap keeps: what marks the library files stays (TC312 is derived again below)
         kept = {k: project.memo[k] for k in (LIBRARY_MEMO, CACHED_MEMO) if k in project.memo}
         before = self._exports(project, list(self._swaps))
+        derived = {k: project.memo[k] for k in CROSS_MEMO if k in project.memo}
         for path, facts in self._swaps.items():
             if path in kept.get(LIBRARY_MEMO, {}):
                 return False  # an installed file open in the editor: built again
@@ -321,6 +325,8 @@ class Root:
             self._cross = self._cross_diagnostics(project)
         elif not _stamps_hold(self._cross_read):
             self._cross = self._cross_diagnostics(project)
+        else:
+            project.memo.update(derived)  # as unchanged as the findings: the hover's variants
         self.generation += 1
         return True
 

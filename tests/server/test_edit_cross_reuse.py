@@ -11,6 +11,7 @@ import textwrap
 
 from tclint.rules import reading
 from tclint.rules.engine import SourceText
+from tclint.server import entries as entries_mod
 from tclint.server import workspace as workspace_mod
 from tclint.server.workspace import Workspace
 
@@ -40,11 +41,18 @@ def _diagnostics(ws: Workspace, path: str, text: str) -> list[tuple]:
     ]
 
 
-def _fresh(proj: str, path: str, text: str) -> list[tuple]:
+def _entries(ws: Workspace, path: str) -> list:
+    """The code lenses and hovers of the file (their variant summaries read ``variants``)."""
+    root = ws.docs[path].root
+    project, _cross = root.project()
+    return entries_mod.compute(path, root.current_facts(path), project)
+
+
+def _fresh(proj: str, path: str, text: str) -> tuple[list[tuple], list]:
     ws = Workspace()
     ws.set_folders([proj])
     ws.lint(path, text, 1)
-    return _diagnostics(ws, path, text)
+    return _diagnostics(ws, path, text), _entries(ws, path)
 
 
 def _counting(monkeypatch) -> list[int]:
@@ -82,7 +90,7 @@ def test_an_edit_keeping_the_exports_keeps_the_cross_file_findings(tmp_path, mon
     calls = _counting(monkeypatch)
     edited = USER + "print(model)\n"  # a statement appended: interface and exports kept
     ws.lint(path, edited, 2)
-    got = _diagnostics(ws, path, edited)
+    got = _diagnostics(ws, path, edited), _entries(ws, path)
     assert root._project is before and calls == []  # swapped in; TC312 and the others not run again
     monkeypatch.undo()
     monkeypatch.setattr(reading, "RACY_MARGIN_NS", 0)
@@ -103,8 +111,8 @@ def test_an_edit_changing_the_exports_runs_the_cross_file_rules_again(tmp_path, 
         before = root._project
         calls = _counting(monkeypatch)
         ws.lint(path, text, n)
-        got = _diagnostics(ws, path, text)
+        got = _diagnostics(ws, path, text), _entries(ws, path)
         monkeypatch.undo()
         assert root._project is before and calls == [1]  # swapped in, cross-file rules run again
         assert got == _fresh(proj, path, text)
-        assert ("TC307" in [d[0] for d in got]) == (text == broken)
+        assert ("TC307" in [d[0] for d in got[0]]) == (text == broken)
