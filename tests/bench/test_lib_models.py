@@ -1,5 +1,5 @@
-"""Ten library models compiled from small user scripts (issue 21): tclint's TC312 summaries with
---follow-libraries against the graph breaks Dynamo reported running them.
+"""Library models (13 in the test extra's three libraries) compiled from small user scripts (issue 21):
+tclint's TC312 summaries with --follow-libraries against the graph breaks Dynamo reported running them.
 
 tests/fixtures/lib_models_baseline.json holds what ``bench/lib_models.py --baseline`` measured (the
 Dynamo side takes about ten minutes on two cores, so the truth is pinned, not re-run): per library
@@ -7,7 +7,7 @@ its version, every phase's break sites with the lines Dynamo traced and the scri
 tclint's figures then.  The test re-lints each script alone with --follow-libraries (static only:
 no library code runs) and scores it with the bench's own scorer: recall of the sites a reader could
 see in the source at least 0.85, precision of the sites marked hot at least 0.90 (pooled over the
-phases), neither below the pinned figures.  A library the ``test`` extra of pyproject.toml pins
+phases), neither below the pinned figures, and no more false sites on traced lines than pinned.  A library the ``test`` extra of pyproject.toml pins
 (transformers, diffusers, x-transformers) must be installed at the version measured, or the test
 fails; timm and torchvision are not in the extra (the PyPI torchvision wheel is a CUDA build whose C
 ops do not load next to the CPU torch, and timm requires torchvision), so their cases skip when the
