@@ -169,6 +169,13 @@ LIBS: dict[str, LibSpec] = {
             "gpytorch_user.py",
             ("gpytorch.*:*.forward", "gpytorch.*:*.__call__", "linear_operator.*:*"),
         ),
+        LibSpec(
+            "pytorch_metric_learning",
+            "pytorch-metric-learning",
+            ("pytorch_metric_learning",),
+            "pml_user.py",
+            ("pytorch_metric_learning.*:*.forward",),
+        ),
     ]
 }
 
