@@ -673,7 +673,7 @@ class _Transformer:
                         items = list(obj)
                     items[i] = y
             if items is not None:
-                new = items if t is list else t._make(items) if _TUPLES.get(t) else t(items)
+                new = items if t is list else t._make(items) if _TUPLES.get(t) else t(items)  # type: ignore[attr-defined]
             if t in _TUPLES:
                 return new
         elif t is dict:
