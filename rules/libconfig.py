@@ -226,10 +226,16 @@ def in_handler(path: str, line: int) -> bool:
     fn, _conds = guards(path, line)
     if fn is None:
         return False
-    return any(
-        isinstance(n, ast.ExceptHandler) and n.lineno <= line <= (n.end_lineno or n.lineno)
-        for n in ast.walk(fn)
-    )
+    hit = _HANDLERS.get(id(fn))
+    if hit is None or hit[0] is not fn:
+        spans = [
+            (n.lineno, n.end_lineno or n.lineno) for n in ast.walk(fn) if isinstance(n, ast.ExceptHandler)
+        ]
+        hit = _HANDLERS[id(fn)] = (fn, spans)
+    return any(start <= line <= end for start, end in hit[1])
+
+
+_HANDLERS: dict[int, tuple[ast.AST, list[tuple[int, int]]]] = {}  # id(function) -> (it, except-clause spans)
 
 
 # --------------------------------------------------------------------------------------------
