@@ -203,6 +203,7 @@ def variants(project: Project) -> dict[str, Variants]:
             _grad_dimension(mine),
             _autocast_dimension(mine),
             _training_dimension(project, ff, fn, modes),
+            _setter_dimension(project, ff, fn),
             _batch_dimension(mine, dynamic),
             _size_dimension(mine, dynamic),
         ):
@@ -667,6 +668,64 @@ def _training_dimension(
         True,
         _dedupe(sources),
         "warm up both modes before timing or serving (each is one compile, cached after)",
+    )
+
+
+GUARDED_ATTR_KINDS = ("bool", "str", "int", "float")  # Python values Dynamo guards by value on a module
+
+
+def _setter_dimension(project: Project, ff: FileFacts, fn: FunctionFacts) -> Dimension | None:
+    """A flag the caller flips through a method of the compiled module's class
+    (``model.gradient_checkpointing_enable()`` on the wrapper, ``model.set_task(task)``): the
+    method assigns a bool/str/int attribute that the compiled ``forward`` reads, and Dynamo guards
+    its value (measured: ``self.active_task == 'sentiment'``), so a call after the flip compiles
+    again.  Counted as 2 values (the initial one and the one set): a setter given several values
+    makes more."""
+    if fn.cls is None or fn.name != "forward":
+        return None
+    cls_key = f"{ff.path}::{fn.cls}"
+    found = project.classes.get(cls_key)
+    if found is None:
+        return None
+    cls = found[1]
+    read = {e.method[1:] for e in fn.calls if e.kind == "self" and not e.target and e.method.startswith("@")}
+    setters: dict[str, str] = {}  # method name -> the attribute it sets
+    for name, qual in cls.methods.items():
+        setter = ff.functions.get(qual)
+        if setter is None or name in ("__init__", "forward"):
+            continue
+        for path, how, _loc in setter.attr_writes:
+            spec = cls.attrs.get(path)
+            if how == "assign" and path in read and spec is not None and spec.kind in GUARDED_ATTR_KINDS:
+                setters[name] = path
+    if not setters:
+        return None
+    root_key = f"{ff.path}::{fn.qualname}"
+    sources: dict[tuple[str, str], list[Source]] = {}  # (attribute, setter) -> the calls
+    for eff in project.files.values():
+        for edge, caller in _all_edges(eff):
+            attr = setters.get(edge.method)
+            if attr is None or cls_key not in _receiver_classes(project, eff, caller, edge):
+                continue
+            if _before_any_call(project, root_key, eff, caller, edge):
+                continue  # set before the first call: the initial value
+            sources.setdefault((attr, edge.method), []).append(
+                Source(
+                    eff.path,
+                    edge.loc,
+                    f"`.{edge.method}()` sets `self.{attr}`, which the compiled forward reads",
+                )
+            )
+    if not sources:
+        return None
+    (attr, setter_name), srcs = sorted(sources.items())[0]
+    return Dimension(
+        "attribute",
+        f"self.{attr} == <value>",
+        ["as built", f"set by .{setter_name}()"],
+        True,
+        _dedupe(srcs),
+        "set the flag once before the first call (or warm up each value); pass it as an argument if it changes per call",
     )
 
 

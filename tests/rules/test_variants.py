@@ -713,6 +713,60 @@ def test_a_compiled_global_bound_below_the_function_that_calls_it(tmp_path):
     assert [d.kind for d in v.dims] == ["size"] and v.count == 2
 
 
+SETTER = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.use_ckpt = False
+        self.unused = 0
+
+    def enable_ckpt(self):
+        self.use_ckpt = True
+
+    def bump(self):
+        self.unused = 1
+
+    def forward(self, x):
+        if self.use_ckpt:
+            return self.fc(x) * 2
+        return self.fc(x)
+
+
+net = Net()
+{setup}
+model = torch.compile(net)
+
+
+def main(x):
+    for epoch in range(3):
+        {in_loop}
+        model(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("setup", "in_loop", "count"),
+    [
+        ("pass", "if epoch == 1:\n            model.enable_ckpt()", 2),  # measured: 2 compiles
+        ("net.enable_ckpt()", "pass", 1),  # set before it is compiled: the initial value
+        ("pass", "model.bump()", 1),  # an attribute forward never reads guards nothing
+    ],
+    ids=["flipped-between-calls", "set-before-compiling", "not-read-by-forward"],
+)
+def test_a_flag_the_caller_sets_through_a_method_of_the_compiled_module(tmp_path, setup, in_loop, count):
+    # gradient_checkpointing_enable()-style setters called on the compiled wrapper (it forwards
+    # them to the original module, whose attribute forward reads and Dynamo guards by value)
+    code = SETTER.format(setup=setup, in_loop=in_loop)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.count == count, v.summary()
+    assert [d.kind for d in v.dims] == (["attribute"] if count == 2 else [])
+
+
 DROPPED_ROOT = """
 import torch
 import torch.nn as nn
