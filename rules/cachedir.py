@@ -29,7 +29,8 @@ MARKER_TEXT = (
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Automatically created by tclint.\n*\n"
 # What tclint writes in its cache folder, by top-level name (stats.pkl: the table of older releases)
-_OWN_FOLDERS = frozenset({"facts", "runs", "outputs", "rewalks", "rerun"})  # rewalks.py, rerun.py
+# rewalks.py, rerun.py, the language server's warm-open records (server/warmopen.py)
+_OWN_FOLDERS = frozenset({"facts", "runs", "outputs", "rewalks", "rerun", "opens"})
 _OWN_FILES = frozenset({MARKER, GITIGNORE, "stats.pkl", "stats.entry"})
 
 

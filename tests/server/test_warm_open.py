@@ -188,3 +188,17 @@ async def test_a_fresh_server_session_publishes_the_last_sessions_result(
     # tclint's own modules between the sessions would make it a miss)
     records = os.path.join(os.environ["XDG_CACHE_HOME"], "tclint", "libraries", "opens")
     assert any("warm open" in m for m in logs), (os.listdir(records), logs)
+
+
+def test_records_in_the_projects_cache_are_tclints_own(tmp_path, monkeypatch):
+    from tclint.rules import cachedir
+    from tclint.rules.cache import Cache
+
+    _site, proj, path = _setup(tmp_path, monkeypatch)
+    directory = os.path.join(proj, ".tclint_cache")
+    Cache(directory).flush()  # the folder a `tclint check` makes: the server then keeps records there
+    _full_lint(proj, path, USER)
+    assert os.listdir(os.path.join(directory, "opens"))
+    assert _workspace(proj).warm_lint(path, USER, 1) is not None
+    assert cachedir.foreign_entries(directory) == []
+    assert cachedir.clean(directory) == [] and not os.path.exists(directory)  # `tclint clean` removes them
