@@ -133,18 +133,24 @@ class DynamicOutputShape(Rule):
         if not isinstance(node.ctx, ast.Load):
             return  # x[mask] = v is an index_put: static shape, no break
         base = ctx.type_of(node.value)
-        if tensor_confidence(base) is None:
+        base_conf = tensor_confidence(base)
+        if base_conf is None and base.kind not in (T.UNKNOWN, T.DEFERRED):
             return
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         for part in parts:
             ty = ctx.type_of(part)
             if ty.kind == T.TENSOR and ty.dtype == "bool":
+                # what a boolean tensor indexes is a tensor (or an array) as a rule, even when its
+                # own type is unknown or a helper's return (`a, n = helper(labels)`; `a[cond]`)
+                conf = max(ty.conf, T.MEDIUM) if base_conf is None else min(ty.conf, base_conf)
+                if conf == T.LOW and base_conf is None:
+                    return
                 ctx.report(
                     self.code,
                     node,
-                    f"`{short(ctx, node)}` selects with a {maybe(min(ty.conf, base.conf))}boolean mask: the result's size depends on the data and the graph breaks here",
-                    confidence=min(ty.conf, base.conf),
+                    f"`{short(ctx, node)}` selects with a {maybe(conf)}boolean mask: the result's size depends on the data and the graph breaks here",
+                    confidence=conf,
                     help="use " + SUGGEST["mask"],
                 )
                 return
@@ -168,6 +174,25 @@ def keep_confident(boxes: torch.Tensor, scores: torch.Tensor):
 """,
             run="keep_confident(torch.randn(8, 4), torch.rand(8))",
             title="boolean-mask indexing",
+        ),
+        Example(
+            """
+import torch
+
+
+def pairs(labels: torch.Tensor):
+    return torch.where(labels[:, None] != labels[None, :])  # expect: TC109
+
+
+@torch.compile
+def close_pairs(x: torch.Tensor, labels: torch.Tensor, margin: float = 2.0):
+    a, n = pairs(labels)
+    gap = torch.cdist(x, x)[a, n]
+    close = gap <= margin
+    return a[close], n[close]  # expect: TC109
+""",
+            run="close_pairs(torch.randn(6, 3), torch.arange(6) % 2)",
+            title="a boolean mask on what a helper returned (medium confidence)",
         ),
         Example(
             """
