@@ -473,6 +473,7 @@ CANDIDATE_READERS = {
     ): "exports: candidates of fullgraph regions",
     ("rules/engine.py", "_medium_breaks"): "exports: loop-called functions' breaks, roots' frame drops",
     ("rules/engine.py", "file_diagnostics"): "its own file's candidates, derived again for a changed file",
+    ("rules/factshare.py", "share"): "a re-walk's and its first walk's candidates, of one file (memory only)",
     ("rules/rerun.py", "export_digest"): "the exports",
     ("rules/rerun.py", "file_context"): "its own file's requirements and modes (a new one is a ContextMiss)",
     ("rules/variants.py", "_state_mutations"): "exports: TC201/TC202 candidates in regions",
