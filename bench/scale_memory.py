@@ -211,6 +211,7 @@ async def measure(ws: Path, files: list[Path], edits: int, checkout: str | None,
             editors.append(AssignEditor(client, uri, text))
         await idle(pid)
         opened = memory_kib(pid)
+        print(f"  {len(files)} files open: RSS {opened['VmRSS'] / 1024:.0f} MiB", file=sys.stderr, flush=True)
         open_s = time.perf_counter() - t0
         samples.append((0, opened["VmRSS"]))
         step = max(1, edits // 40)
@@ -225,6 +226,7 @@ async def measure(ws: Path, files: list[Path], edits: int, checkout: str | None,
                 client.received.clear()  # the bench's own client must not be what grows
             if (n + 1) % step == 0 or n == edits - 1:
                 samples.append((n + 1, memory_kib(pid)["VmRSS"]))
+                print(f"  {n + 1} edits: RSS {samples[-1][1] / 1024:.0f} MiB", file=sys.stderr, flush=True)
         after_edits = memory_kib(pid)
         for editor in editors:
             client.notify("textDocument/didClose", {"textDocument": {"uri": editor.uri}})
