@@ -51,10 +51,16 @@ T_SIZE = Ty(SIZE)
 # Python scalars whose value is only known at run time inside a compiled region: `.item()` results
 # (with capture_scalar_outputs) and Python `random` draws.  Branching on them breaks the graph.
 DATA_DEPENDENT_SCALARS = frozenset({"item", "random"})
-PY_RANDOM_VALUES = frozenset(
-    {"random.random", "random.uniform", "random.randint", "random.randrange", "random.gauss",
-     "random.normalvariate", "random.betavariate", "random.expovariate", "random.triangular",
-     "random.choice", "random.getrandbits"}
+# `random` draws Dynamo 2.13 traces (RandomVariable replays them): run-time values, so a branch on
+# one breaks (TC102).  Every other draw of the module is skipped (GB0007: `random.random` is a
+# pre-bound C method, the rest live in a skipped file): the call itself breaks (TC108) and its
+# result is a plain Python number in the frame that resumes after it.
+PY_RANDOM_VALUES = frozenset({"random.uniform", "random.randint", "random.randrange"})
+PY_RANDOM_SKIPPED = frozenset(
+    {"random.random", "random.gauss", "random.normalvariate", "random.lognormvariate",
+     "random.betavariate", "random.expovariate", "random.triangular", "random.gammavariate",
+     "random.vonmisesvariate", "random.paretovariate", "random.weibullvariate",
+     "random.choice", "random.choices", "random.shuffle", "random.sample", "random.getrandbits"}
 )  # fmt: skip
 T_OTHER = Ty(CONTAINER, HIGH)
 # a dict built in the function (a literal, a comprehension): indexing it hashes the key (a tensor

@@ -358,6 +358,10 @@ class TypeInference(AnalyzerBase):
                 return T.T_INT
             if q in T.PY_RANDOM_VALUES:
                 return Ty(T.SCALAR, T.HIGH, "random")
+            if q in T.PY_RANDOM_SKIPPED and q.endswith(("random", "variate", "gauss", "triangular")):
+                return T.T_FLOAT  # a Python float once the skipped call has run (TC108 flags it)
+            if q == "random.getrandbits":
+                return T.T_INT
             if (
                 q == "logging.getLogger"
                 or q.endswith((".get_logger", "logging.getLogger"))

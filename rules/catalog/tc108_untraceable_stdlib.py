@@ -1,5 +1,6 @@
 from tclint.rules.model import Severity
 from tclint.rules.rule import Example, Family, Rule
+from tclint.rules.types import PY_RANDOM_SKIPPED
 
 # measured on torch 2.13 (see the truth table and the measurement notes)
 SKIPPED = {
@@ -14,7 +15,7 @@ SKIPPED = {
     "numpy.random.randint": "GB0033", "numpy.random.normal": "GB0033", "numpy.random.random": "GB0033",
     "numpy.random.choice": "GB0033", "numpy.random.permutation": "GB0033", "numpy.random.binomial": "GB0033",
     "numpy.random.random_sample": "GB0033", "numpy.random.beta": "GB0033",
-}  # fmt: skip
+} | dict.fromkeys(PY_RANDOM_SKIPPED, "GB0007")  # fmt: skip
 
 
 class UntraceableStdlibCall(Rule):
@@ -22,18 +23,22 @@ class UntraceableStdlibCall(Rule):
     ## What it does
     Flags calls Dynamo skips or cannot trace that model code uses for timing, seeding and
     randomness: `time.time()` / `perf_counter()` / `monotonic()` / `sleep()`, `random.seed()`,
-    `torch.manual_seed()`, `os.getpid()`, `uuid.uuid4()`, `datetime.now()` and `np.random.*`
-    draws.
+    `torch.manual_seed()`, `os.getpid()`, `uuid.uuid4()`, `datetime.now()`, `np.random.*`
+    draws and the Python `random` draws Dynamo does not trace: `random.random()`, `gauss()`,
+    `choice()`, `choices()`, `sample()`, `shuffle()`, `getrandbits()` and the `*variate()` family.
 
     ## Why is this bad?
-    Each one breaks the graph where it is called: the time and seeding functions are marked as
-    skipped (GB0007), `datetime.now()` is an unsupported method call (GB0156) and NumPy random
+    Each one breaks the graph where it is called: the time and seeding functions and those
+    `random` draws are marked as skipped (GB0007: `random.random` is a C method bound to the
+    module's generator, the others live in `random.py`, a file Dynamo skips), `datetime.now()`
+    is an unsupported method call (GB0156) and NumPy random
     draws are data-dependent operators (GB0033).  Timing inside compiled code also measures
     nothing useful: the graph around it runs asynchronously or fused.
 
-    Not flagged, because they do not break in torch 2.13: `random.random()` / `random.uniform()`
-    / `random.randint()` used as values (Dynamo keeps them as run-time values; branching on them
-    is TC102), `np.random.seed()` and `torch.rand*`.
+    Not flagged, because they do not break in torch 2.13: `random.uniform()` / `random.randint()`
+    / `random.randrange()` used as values (Dynamo replays them as run-time values; branching on
+    them is TC102), `np.random.seed()` and `torch.rand*`.  A branch on a skipped draw
+    (`if random.random() < p:`) breaks at the call, so it is this rule, not TC102.
 
     ## Example
     ```python
@@ -58,7 +63,7 @@ class UntraceableStdlibCall(Rule):
 
     code = "TC108"
     name = "untraceable-stdlib-call"
-    summary = "A timing, seeding or NumPy-random call Dynamo cannot trace"
+    summary = "A timing, seeding or random-draw call Dynamo cannot trace"
     family = Family.GRAPH_BREAK
     gb_ids = ("GB0007", "GB0156", "GB0033")
     default_severity = Severity.WARNING
@@ -72,6 +77,11 @@ class UntraceableStdlibCall(Rule):
             return
         if qualified.startswith(("numpy.random", "np.random")):
             hint = "draw with torch.rand / torch.randint instead (they stay in the graph)"
+        elif qualified in PY_RANDOM_SKIPPED:
+            hint = (
+                "draw with torch.rand / torch.randint (they stay in the graph), or draw in the"
+                " eager caller and pass the value in"
+            )
         elif "seed" in qualified:
             hint = "seed in the eager caller, or pass a torch.Generator"
         else:
@@ -124,6 +134,21 @@ def reseed(x):
     return y + torch.rand(4)
 """,
             run="reseed(torch.randn(4))",
+        ),
+        Example(
+            """
+import random
+import torch
+
+@torch.compile
+def layer_drop(x, p: float = 0.1):
+    y = torch.relu(x)
+    if random.random() < p:  # expect: TC108
+        return y
+    return y * 2
+""",
+            run="layer_drop(torch.randn(4))",
+            title="a Python random draw Dynamo skips",
         ),
     )
     valid = (

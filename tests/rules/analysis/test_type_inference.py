@@ -119,7 +119,8 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "int(x)", Ty(T.SCALAR, HIGH, "item")),
     (MODULE, "math.sqrt(x.item())", Ty(T.SCALAR, HIGH, "item")),
     (MODULE, "x.tolist()", Ty(T.CONTAINER, HIGH, "tolist")),
-    (MODULE, "random.random()", Ty(T.SCALAR, HIGH, "random")),
+    (MODULE, "random.random()", T.T_FLOAT),
+    (MODULE, "random.uniform(0, 1)", Ty(T.SCALAR, HIGH, "random")),
     (MODULE, "math.sqrt(2)", T.T_FLOAT),
     # shapes
     (MODULE, "x.shape", T.T_SIZE),
