@@ -728,6 +728,8 @@ def store_full(
             ctx["diags"] = encode_any(by_file.get(path, []))
         export = export_digest(refined, _ProjectView(path, ctx, project.dynamo_config), settings)
         ctx["lines"] = line_hashes(src.text or "")
+        if getattr(linter, "exits_after_run", False):
+            src.release()  # a command-line run holds no file's text at once (``SourceText.release``)
         files[path] = [src.digest, iface, export, _mentions(ctx)]
         contexts[path] = ctx
     project_id = _digest(key, repr(sorted((p, f[1], f[2]) for p, f in files.items())))
