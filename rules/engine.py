@@ -322,8 +322,13 @@ def severity_and_heat(final: Candidate, rule: Any, region: Region | None) -> tup
             )
             severity = Severity.ERROR
         elif region.loop_caller is not None:
-            caller, _path, line = region.loop_caller
-            heat.append(f"called from a loop in {caller} (line {line}): that whole frame runs eagerly")
+            caller, _path, line, *how = region.loop_caller
+            if how == ["property"]:
+                heat.append(
+                    f"read as a property in {caller} (line {line}): Dynamo cannot resume inside an attribute read, so that whole frame runs eagerly"
+                )
+            else:
+                heat.append(f"called from a loop in {caller} (line {line}): that whole frame runs eagerly")
             severity = Severity.ERROR
         note = hot_note(region)
         if note is not None:

@@ -57,7 +57,9 @@ class Region:
     root_label: str  # "torch.compile(model) at train.py:41" / "assume-compiled" / ...
     links: list[Link] = field(default_factory=list)  # this region's own steps (the rest is the parent's)
     multiplier: str | None = None  # "each of 12 blocks"
-    loop_caller: tuple[str, str, int] | None = None  # (caller name, path, line) when called in a loop
+    # (caller name, path, line[, how]) when called in a loop, or ``how`` "property": read as a
+    # property there (Dynamo resumes only at calls, so a break in a getter drops the reader's frame)
+    loop_caller: tuple[str, str, int] | tuple[str, str, int, str] | None = None
     loop_key: str | None = None  # that caller's function key (a break below drops its frame)
     fullgraph: bool = False
     options: dict[str, Any] = field(default_factory=dict)
@@ -1258,9 +1260,21 @@ class Project:
             links=[Link(cff.path, cfn.name_loc, label)],
             parent=region,
             multiplier=multiplier or region.multiplier,
-            # a break anywhere below a call made inside a loop drops that loop's frame too
-            loop_caller=(_display(fn), ff.path, edge.loc.line) if edge.in_loop else region.loop_caller,
-            loop_key=f"{ff.path}::{fn.qualname}" if edge.in_loop else region.loop_key,
+            # a break anywhere below a call made inside a loop drops that loop's frame too; so does
+            # one in a property getter, which runs inside an attribute read, not a call (measured,
+            # torch 2.13: the reading frame is skipped, the getter compiled on its own)
+            loop_caller=(
+                (_display(fn), ff.path, edge.loc.line)
+                if edge.in_loop
+                else (_display(fn), ff.path, edge.loc.line, "property")
+                if edge.method.startswith("@")
+                else region.loop_caller
+            ),
+            loop_key=(
+                f"{ff.path}::{fn.qualname}"
+                if edge.in_loop or edge.method.startswith("@")
+                else region.loop_key
+            ),
             fullgraph=region.fullgraph,
             options=region.options,
             depth=region.depth + 1,

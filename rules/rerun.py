@@ -175,7 +175,7 @@ class _RegionView:
         fullgraph, multiplier, loop_caller, loop_key, has_site, related, text, depth, dispatch_cap = plain
         self.fullgraph: bool = fullgraph
         self.multiplier: str | None = multiplier
-        self.loop_caller: tuple[str, str, int] | None = decode_any(loop_caller)
+        self.loop_caller: tuple[str, str, int] | tuple[str, str, int, str] | None = decode_any(loop_caller)
         self.loop_key: str | None = loop_key
         self.has_site: bool = has_site
         self.related: tuple[Any, ...] = decode_any(related)
@@ -584,7 +584,7 @@ def _shift(ctx: dict[str, Any], path: str, maps: dict[str, dict[int, int]]) -> d
             line = maps[caller[1]].get(caller[2])
             if line is None:
                 raise Unmapped(f"the loop call of {qual}")
-            caller = (caller[0], caller[1], line)
+            caller = (caller[0], caller[1], line, *caller[3:])
         related = encode_any(move(decode_any(related), maps))
         regions[qual] = (
             fullgraph,

@@ -38,6 +38,7 @@ class Scope:
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
         "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names", "modes",
+        "guards",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -69,6 +70,9 @@ class Scope:
         self.modes: list[
             str | None
         ] = []  # per enclosing `if` branch: "train" / "eval" when it runs only in that mode
+        # the operands before the one being walked in the enclosing `and` chains of the current
+        # expression (`self.p > 0. and random() < self.p`: the draw runs only when they are true)
+        self.guards: list[ast.expr] = []
 
     def lookup(self, name: str) -> Ty | None:
         scope: Scope | None = self

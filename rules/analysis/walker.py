@@ -44,6 +44,29 @@ if TYPE_CHECKING:
 _GENERIC_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
+class _ModeMark(ast.AST):
+    """A marker on the expression walk's stack: from here on the operands run in ``mode``
+    (``self.training and f(x)``: ``f`` only runs in train mode), or, with ``mode`` None, the
+    last such mode ends."""
+
+    def __init__(self, mode: str | None) -> None:
+        super().__init__()
+        self.mode = mode
+
+
+class _GuardMark(ast.AST):
+    """A marker on the expression walk's stack: from here on the operands run only when
+    ``guard`` (an earlier operand of an ``and``) was true; with ``guard`` None, the last ends."""
+
+    def __init__(self, guard: ast.expr | None) -> None:
+        super().__init__()
+        self.guard = guard
+
+
+_END_MODE = _ModeMark(None)
+_END_GUARD = _GuardMark(None)
+
+
 class Walker(AnalyzerBase):
     """Statements, expressions, scopes and definitions (a mixin of ``Analyzer``)."""
 
@@ -59,12 +82,40 @@ class Walker(AnalyzerBase):
         if node is None:
             return T.T_UNKNOWN
         stack: list[tuple[ast.AST, bool]] = [(node, False)]
+        modes, guards = self.scope.modes, self.scope.guards
+        depth, guarded = len(modes), len(guards)
         # Iterative post-order walk: deeply nested expressions (fuzzed or generated code) must not
         # exhaust the interpreter's recursion limit.
+        try:
+            self._walk_expr(stack, modes, guards)
+        finally:
+            del modes[depth:]
+            del guards[guarded:]
+        return self.type_of(node)
+
+    def _walk_expr(
+        self, stack: list[tuple[ast.AST, bool]], modes: list[str | None], guards: list[ast.expr]
+    ) -> None:
         while stack:
             current, visited = stack.pop()
+            if isinstance(current, _ModeMark):
+                if current is _END_MODE:
+                    modes.pop()
+                else:
+                    modes.append(current.mode)
+                continue
+            if isinstance(current, _GuardMark):
+                if current.guard is None:
+                    guards.pop()
+                else:
+                    guards.append(current.guard)
+                continue
             if visited:
                 self._finish_expr(current)
+                continue
+            if isinstance(current, (ast.BoolOp, ast.IfExp)):
+                stack.append((current, True))
+                stack.extend(reversed(self._short_circuit_order(current)))
                 continue
             if isinstance(current, ast.Lambda):
                 self._lambda(current)
@@ -79,7 +130,37 @@ class Walker(AnalyzerBase):
             for kw in getattr(current, "keywords", ()) or ():
                 if isinstance(kw, ast.keyword):
                     stack.append((kw.value, False))
-        return self.type_of(node)
+
+    def _short_circuit_order(self, node: ast.BoolOp | ast.IfExp) -> list[tuple[ast.AST, bool]]:
+        """The operands of ``node`` in evaluation order, with the training mode each runs in
+        marked: after an operand that pins ``self.training`` the rest of an ``and`` (``or``)
+        only runs when it was true (false); an ``IfExp``'s branches run in the mode its test
+        implies (measured under torch 2.13: in eval mode ``self.training and random.random() < p``
+        never calls ``random.random``, so it does not break there)."""
+        if isinstance(node, ast.IfExp):
+            order: list[tuple[ast.AST, bool]] = [(node.test, False)]
+            for branch, truth in ((node.body, True), (node.orelse, False)):
+                mode = self._mode_implied(node.test, truth)
+                if mode is None:
+                    order.append((branch, False))
+                else:
+                    order += [(_ModeMark(mode), False), (branch, False), (_END_MODE, False)]
+            return order
+        truth = isinstance(node.op, ast.And)
+        order, pinned, guarded = [], 0, 0
+        for i, value in enumerate(node.values):
+            order.append((value, False))
+            if i + 1 == len(node.values):
+                break
+            mode = self._mode_implied(value, truth)
+            if mode is not None:
+                order.append((_ModeMark(mode), False))
+                pinned += 1
+            if truth:
+                order.append((_GuardMark(value), False))
+                guarded += 1
+        order += [(_END_MODE, False)] * pinned + [(_END_GUARD, False)] * guarded
+        return order
 
     def _finish_expr(self, node: ast.AST) -> None:
         if isinstance(node, ast.Call):

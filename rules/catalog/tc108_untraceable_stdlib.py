@@ -18,6 +18,21 @@ SKIPPED = {
 } | dict.fromkeys(PY_RANDOM_SKIPPED, "GB0007")  # fmt: skip
 
 
+def _guarded_confidence(ctx) -> int:
+    """``self.layer_dropout > 0. and random() < self.layer_dropout``: the call runs only when the
+    Python values before it in the ``and`` are true -- capped as TC102 caps a tensor test there
+    (low for a rate compared with zero, medium for another flag, no cap for ``self.training``)."""
+    from tclint.rules import types as T
+    from tclint.rules.catalog.tc102_data_dependent_branch import _guard_confidence
+
+    conf = T.HIGH
+    for guard in ctx.scope.guards:
+        cap = _guard_confidence(ctx, guard)
+        if cap is not None:
+            conf = max(conf, cap)
+    return conf
+
+
 class UntraceableStdlibCall(Rule):
     """
     ## What it does
@@ -92,6 +107,7 @@ class UntraceableStdlibCall(Rule):
             f"`{qualified}()` cannot be traced: the graph breaks here",
             gb_ids=(gb,),
             help=hint,
+            confidence=_guarded_confidence(ctx),
         )
 
     invalid = (

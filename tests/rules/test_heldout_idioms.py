@@ -621,3 +621,112 @@ def test_a_decorator_that_hands_over_to_a_wrapper_factory(tmp_path):
     regions, found = _lint(tmp_path, DELEGATING_DECORATOR)
     assert "_memo.<locals>.g" in regions
     assert any(line == 14 for _code, line in found)
+
+
+PROPERTY_BREAK = """
+import functools
+import torch
+from torch import nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    @property
+    def scale(self):
+        return self.lin.weight.abs().mean().item()
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = y * self.scale
+        print("after")
+        return z + 1
+
+
+class Cached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    @functools.cached_property
+    def scale(self):
+        return self.lin.weight.abs().mean().item()
+
+    def forward(self, x):
+        z = self.lin(x) * self.scale
+        print("after")
+        return z + 1
+
+
+class Method(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def scale(self):
+        return self.lin.weight.abs().mean().item()
+
+    def forward(self, x):
+        z = self.lin(x) * self.scale()
+        print("after")
+        return z + 1
+
+
+a = torch.compile(Scaled())
+b = torch.compile(Cached())
+c = torch.compile(Method())
+"""
+
+
+def test_a_break_in_a_property_getter_drops_the_reading_frame(tmp_path):
+    """Dynamo resumes after a break only at a call instruction: a break inside a property getter
+    (``@property`` or ``functools.cached_property``) happens inside an attribute read, so the
+    reading ``forward`` is skipped and runs eagerly (measured: 1 break, the getter's ``.item()``,
+    no ``print`` break, one graph: the getter's own) -- while a method call resumes (``.item()``
+    and the ``print`` after it both break).  The getter's break is reported with that reason; the
+    ``print`` after the read is not a break."""
+    _regions, found = _lint(tmp_path, PROPERTY_BREAK)
+    assert ("TC101", 14) in found and ("TC101", 30) in found and ("TC101", 44) in found
+    assert ("TC104", 19) not in found and ("TC104", 34) not in found
+    assert ("TC104", 48) in found
+    result = lint_tree(str(tmp_path))
+    getter = next(d for d in result.diagnostics if d.code == "TC101" and d.span.start.line == 14)
+    assert "read as a property in Scaled.forward (line 18)" in getter.message
+
+
+LAYER_DROP_EVAL = """
+import random
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.p = 0.1
+
+    def forward(self, x):
+        if self.training and random.random() < self.p:
+            return x
+        y = self.lin(x)
+        return y if not self.training else y * torch.rand(()).item()
+
+
+model = torch.compile(Block().eval())
+"""
+
+
+def test_operands_after_a_training_test_run_only_in_that_mode(tmp_path):
+    """``self.training and random.random() < p`` never calls ``random.random`` in eval mode, and
+    the training branch of ``a if not self.training else b`` never runs there (measured on an
+    eval-mode module: no break); both are flagged at low confidence, marked not traced."""
+    write_tree(str(tmp_path), {"main.py": LAYER_DROP_EVAL})
+    result = lint_tree(str(tmp_path), settings={"min-confidence": "low"})
+    by_line = {(d.code, d.span.start.line): d for d in result.diagnostics}
+    for key in (("TC108", 14), ("TC101", 17)):
+        assert key in by_line, sorted(by_line)
+        assert "not traced" in by_line[key].message
+        assert by_line[key].confidence.name == "LOW"
