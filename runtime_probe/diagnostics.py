@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any
 
 from tclint.rules import registry
@@ -309,11 +310,44 @@ def to_diagnostics(report: Any) -> list[Diagnostic]:
                     path,
                     where.get("line"),
                     severity=Severity.ERROR if report.status in ("crashed", "memory", "timeout") else None,
+                    help=_module_hint(report),
                     extra={"status": report.status},
                 )
             )
     out.sort(key=lambda d: d.sort_key())
     return out
+
+
+def _module_hint(report: Any) -> str | None:
+    """``tclint probe app/run.py`` whose ``import app.model`` fails: as with ``python app/run.py``,
+    the script's own folder is the first import path, not the folder holding the package.  When
+    the missing module is a package or module in a folder above the script, say how to run it
+    the way the project does (``-m app.run`` from that folder)."""
+    script = str(getattr(report, "target", "") or "")
+    if not script.endswith(".py") or "::" in script:
+        return None
+    exc = next((e for e in report.errors if e["source"] == "run" and e["kind"] == "exception"), None)
+    if exc is None or not str(exc.get("type", "")).endswith("ModuleNotFoundError"):
+        return None
+    match = re.search(r"No module named '([\w.]+)'", str(exc.get("message", "")))
+    if match is None:
+        return None
+    top = match.group(1).split(".", 1)[0]
+    here = os.path.dirname(os.path.abspath(script))
+    folder = os.path.dirname(here)
+    while folder and folder != os.path.dirname(folder):
+        if os.path.isdir(os.path.join(folder, top)) or os.path.isfile(os.path.join(folder, top + ".py")):
+            rel = os.path.relpath(os.path.abspath(script), folder)[: -len(".py")]
+            module = ".".join(rel.split(os.sep))
+            shown = os.path.relpath(folder)
+            where = "this folder" if shown == "." else (folder if shown.startswith("..") else shown)
+            return (
+                f"`{top}` is in {where}, above the script's folder (the first import path when a"
+                f" script runs, as with `python {script}`): run it as a module from"
+                f" {'here' if shown == '.' else 'there'}, `tclint probe -m {module}`"
+            )
+        folder = os.path.dirname(folder)
+    return None
 
 
 def _exception_frame(report: Any) -> dict[str, Any] | None:

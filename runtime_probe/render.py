@@ -85,6 +85,8 @@ def concise(report: Any, diags: list[Diagnostic]) -> str:
         elif d.extra.get("predicted_by"):
             tag = f" [predicted by {', '.join(d.extra['predicted_by'])}]"
         out.append(line + tag)
+        if d.code == "TC906" and d.help:
+            out.append(f"  help: {d.help}")  # why the run stopped and what to do: not to be missed
     return "\n".join(out) + ("\n" if out else "") + summary_line(report)
 
 

@@ -105,6 +105,25 @@ def test_program_exit_status_and_exception(pool, options, tmp_path):
     assert codes == {"TC901", "TC906"}
 
 
+def test_a_script_importing_its_own_package_from_above_says_to_run_it_as_a_module(pool, options, tmp_path):
+    """``tclint probe app/run.py`` where run.py does ``from app.model import ...``: Python puts
+    app/ first on the import path, so the import fails (as with ``python app/run.py``); the TC906
+    says to run ``-m app.run`` from the folder holding ``app``.  An import of a module that is
+    nowhere gets no such hint."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "model.py").write_text("import torch\n")
+    run = tmp_path / "app" / "run.py"
+    run.write_text("from app.model import torch\n")
+    report = probe_program(str(run), options=options, pool=pool)
+    (stopped,) = [d for d in report.diagnostics() if d.code == "TC906"]
+    assert stopped.help is not None and "tclint probe -m app.run" in stopped.help
+    run.write_text("import no_such_module_anywhere\n")
+    report = probe_program(str(run), options=options, pool=pool)
+    (stopped,) = [d for d in report.diagnostics() if d.code == "TC906"]
+    assert stopped.help is None
+
+
 SERVE = fixture("serve", "serve.py")
 
 
