@@ -195,6 +195,18 @@ def lookup(
     return diagnostics, entries, targets
 
 
+def _parsed_for(root: Root, trees: Any) -> list[str]:
+    """The files TC312's judgement parsed in this process (``libconfig._TREES``) that ``root``'s
+    run can have read: under its folder, its environments' roots or their editable installs.
+    Files another workspace folder (or an earlier one) parsed are not this record's inputs: a
+    change there must not stop records from being written here."""
+    folders = [root.path]
+    for env in root.follow_envs:
+        folders += list(env.roots) + [str(p) for p in env.editable.values()]
+    prefixes = tuple(os.path.join(os.path.abspath(f), "") for f in folders if f)
+    return [p for p in trees if os.path.abspath(p).startswith(prefixes)]
+
+
 def remember(
     ws: Workspace,
     root: Root,
@@ -234,7 +246,7 @@ def remember(
         if project is None or not root.follow_envs:
             return False
         libconfig = sys.modules.get("tclint.rules.libconfig")
-        parsed = list(getattr(libconfig, "_TREES", {}))  # every file parsed by this process
+        parsed = _parsed_for(root, getattr(libconfig, "_TREES", {}))
         covered = {os.path.abspath(p) for p in root.disk} | {os.path.abspath(path)}
         deps = dependencies(root.follow_envs, project, covered, parsed)
         if deps is None:

@@ -202,3 +202,18 @@ def test_records_in_the_projects_cache_are_tclints_own(tmp_path, monkeypatch):
     assert _workspace(proj).warm_lint(path, USER, 1) is not None
     assert cachedir.foreign_entries(directory) == []
     assert cachedir.clean(directory) == [] and not os.path.exists(directory)  # `tclint clean` removes them
+
+
+def test_a_library_file_another_workspace_parsed_does_not_stop_records(tmp_path, monkeypatch):
+    """One server process, two workspace folders with their own environments: a library file
+    the first one's judgement parsed changes afterwards; the second folder's record is still
+    written (its inputs do not include the first folder's files) and read back."""
+    site_a, proj_a, path_a = _setup(tmp_path / "a", monkeypatch)
+    _full_lint(proj_a, path_a, USER)
+    layers = os.path.join(site_a, "warmlib", "layers.py")
+    with open(layers, "a") as fh:
+        fh.write("# edited\n")
+    _age(site_a)
+    _site_b, proj_b, path_b = _setup(tmp_path / "b", monkeypatch)
+    _full_lint(proj_b, path_b, USER)
+    assert _workspace(proj_b).warm_lint(path_b, USER, 1) is not None
