@@ -214,7 +214,9 @@ TENSORISH_METHODS = frozenset(
 # ``values`` is left out: a sparse tensor has it.
 PY_CONTAINER_METHODS = frozenset(
     {"items", "keys", "get", "setdefault", "popitem", "update", "append", "extend",
-     "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip", "format"}
+     "insert", "remove", "startswith", "endswith", "join", "lower", "upper", "strip", "format",
+     "copy", "pop", "count", "clear", "reverse", "replace", "lstrip", "rstrip", "splitlines",
+     "discard", "union", "intersection", "difference", "encode"}
 )  # fmt: skip
 
 # torch.* callables that do not return tensors.  Everything else under torch.* does.
