@@ -188,6 +188,16 @@ def scan(text: str, until: int | None = None, index: LineIndex | None = None) ->
 _MARKER = re.compile(r"noqa|tclint:", re.IGNORECASE)
 
 
+def _noqa_beside(comment: str, directive: re.Match[str], start: int) -> tuple[re.Match[str] | None, int]:
+    """A noqa on the line of a range directive, and the column its match counts from: after the
+    directive (``--add-noqa`` appends one there) or before it (a noqa and then the directive, in
+    one comment: ruff reads a noqa anywhere in a comment)."""
+    after = NOQA.search(comment[directive.end() :])
+    if after is not None:
+        return after, start + directive.end()
+    return NOQA.search(comment[: directive.start()]), start
+
+
 def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
     """Suppression directives, found by searching for the markers (not by walking every line),
     then read from the comments of the lines that hold a marker after a ``#``: :func:`scan`
@@ -231,12 +241,9 @@ def parse(text: str, index: LineIndex | None = None) -> list[Directive]:
                     closed = open_ranges.pop(key, None)
                     if closed is not None:
                         closed.end_line = lineno
-            # a `# noqa` may follow on the same line (`--add-noqa` appends one)
-            rest = comment[m.end() :]
-            n = NOQA.search(rest)
+            n, offset = _noqa_beside(comment, m, start)
             if n:
                 ncodes = tuple(c.upper() for c in CODE.findall(n.group("codes") or "")) or None
-                offset = start + m.end()
                 out.append(
                     Directive(
                         "line",

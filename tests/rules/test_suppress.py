@@ -104,3 +104,14 @@ def test_parse_scans_only_files_with_a_marker_after_a_hash(monkeypatch):
     assert calls == []
     assert [d.kind for d in suppress.parse("x = 1  # noqa: TC101\n" + "y = 2\n" * 50)] == ["line"]
     assert calls and calls[-1][0].startswith("x = 1")
+
+
+def test_a_noqa_before_a_disable_range_on_the_same_line_suppresses():
+    """``# noqa  # tclint: disable[TC104]``: the noqa comes first in the comment; it is read as
+    ruff reads a noqa anywhere in a comment, and ``--add-noqa`` (which sees it) adds nothing
+    (found by the add-noqa fuzz test: the finding stayed, so --add-noqa was not idempotent)."""
+    text = HEAD + "    y = x.item()  # noqa  # tclint: disable[TC104]\n    return y\n"
+    assert (5, "TC101") not in codes(text)
+    text = HEAD + "    y = x.item()  # noqa: TC101  # tclint: disable[TC104]\n    return y\n"
+    assert (5, "TC101") not in codes(text)
+    assert add_noqa(text, lint_text(text))[0] == text
