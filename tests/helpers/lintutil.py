@@ -55,3 +55,14 @@ def lint_code(
 
 def found(result: LintResult) -> set[tuple[int, str]]:
     return {(d.span.start.line, d.code) for d in result.diagnostics}
+
+
+def lint_main(root: str, source: str) -> tuple[set[str], set[tuple[str, int]]]:
+    """Lint ``source`` as ``main.py`` alone under ``root``: the qualnames of the compiled regions
+    and the (code, line) of the findings in ``main.py``."""
+    write_tree(root, {"main.py": source})
+    result = lint_tree(root)
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    found = {(d.code, d.span.start.line) for d in result.diagnostics if d.path.endswith("main.py")}
+    return regions, found

@@ -4,16 +4,11 @@ Dynamo 2.13 (CPU, ``backend="eager"``) reported running it."""
 
 from __future__ import annotations
 
-from tests.helpers.lintutil import lint_tree, write_tree
+from tests.helpers.lintutil import lint_main
 
 
 def _lint(tmp_path, source: str):
-    write_tree(str(tmp_path), {"main.py": source})
-    result = lint_tree(str(tmp_path))
-    assert result.project is not None
-    regions = {key.split("::", 1)[1] for key in result.project.regions}
-    found = {(d.code, d.span.start.line) for d in result.diagnostics if d.path.endswith("main.py")}
-    return regions, found
+    return lint_main(str(tmp_path), source)
 
 
 DICT_INDEXED_BY_KEY = """
