@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, file_variant_facts
+from tclint.rules.analysis.callctx import file_variant_facts, worth_a_look
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.facts import Candidate, FileFacts, Loc, VariantFacts
 from tclint.rules.model import Edit, Position, Span
@@ -121,13 +121,16 @@ class IncrementalAnalyzer:
         compiling_predicates: Iterable[str] = (),
         seeds: Any = None,
         rewalk: bool = False,
+        copy: bool = False,
     ) -> None:
         """``rewalk``: this analyzer makes the type refinement's re-walks of the file with
         ``seeds`` (``tclint.rules.argflow``); ``analyze`` is then given the refinement's
         ``returns_of``, and a snapshot's definitions are reused only when every return type their
         walk was told is still the same (the walk is deterministic: same text, seeds and answers,
         same facts).  The merge then copies what it moves instead of moving the old facts in
-        place: earlier re-walk results stay valid (they are kept for the text they are of)."""
+        place: earlier re-walk results stay valid (they are kept for the text they are of).
+        ``copy``: copy in the merge too (an open buffer's facts that a kept project holds: a
+        line-moving edit must not move their positions, ``Root.set_open``)."""
         self.path = path
         self.module = module
         self.is_package = is_package
@@ -135,6 +138,7 @@ class IncrementalAnalyzer:
         self.predicates = tuple(compiling_predicates)
         self.seeds = seeds
         self.rewalk = rewalk
+        self.copy = copy or rewalk
         self.snapshot: Snapshot | None = None
         self.enabled = True
         self._returns_of: Callable[[str], Any] | None = None
@@ -169,6 +173,22 @@ class IncrementalAnalyzer:
                 return self._full(text, lines, str(why))
         finally:
             self._returns_of = self._asked = None
+
+    def adopt(self, text: str, facts: FileFacts, answers: dict[str, Any], donor: Snapshot | None) -> bool:
+        """Take ``facts`` as the last analysis: a re-walk of ``text`` with this analyzer's seeds
+        that was told ``answers`` (every reference it asked about, and maybe more), kept from an
+        earlier edit (``tclint.rules.rewalks``) -- so that the next edit is diffed against
+        ``text``, not against an older text this analyzer walked (an edit and its undo would
+        otherwise make the next re-walk span both).  ``donor``: an analysis of the same text
+        (the buffer's plain one) giving its statements; without it nothing is taken.  True when
+        taken."""
+        if not self.rewalk or donor is None or donor.text != text or facts.error is not None:
+            return False
+        snap = self.snapshot
+        if snap is not None and snap.text == text and snap.facts is facts:
+            return False
+        self.snapshot = Snapshot(text, donor.lines, donor.chunks, facts, donor.context, dict(answers))
+        return True
 
     def _same_answers(self, snap: Snapshot) -> bool:
         """Does ``returns_of`` still give every answer the snapshot's walk was given?  (Each is
@@ -399,7 +419,7 @@ class IncrementalAnalyzer:
         old_tr = _Transformer(
             shift if delta else None,
             _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0),
-            copy=self.rewalk,
+            copy=self.copy,
         )
         syn_tr = _Transformer(None, _string_fn(self.module, syn_ids, None, 0))
 
@@ -432,7 +452,7 @@ def _variant_facts(text: str, path: str, module: str) -> VariantFacts | None:
     """The call contexts of the whole new text, as a full walk records them: the pass is cheap
     (one parse and one tree walk, only for a file that mentions a context word), while
     attributing its keys to statements would need the merge to know every kind it records."""
-    if not any(word in text for word in CALL_CONTEXT_WORDS):
+    if not worth_a_look(text):
         return None
     return file_variant_facts(_parse(text, path), LineIndex(text).char_col, module, text)
 

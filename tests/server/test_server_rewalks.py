@@ -105,3 +105,59 @@ def test_the_server_reads_the_clis_rewalks_and_writes_none(tmp_path, monkeypatch
         (d.code, d.span, d.message.replace(str(bare), str(tree))) for d in without
     ]
     assert _stored(tree) == before  # nothing written
+
+
+def _key(d) -> tuple:
+    return (d.code, d.span, d.message, d.severity)
+
+
+def test_a_rewalk_kept_from_an_earlier_edit_is_what_the_next_edit_is_diffed_against(tmp_path, monkeypatch):
+    """An edit, a line added, both undone (the undone text's re-walk is the one kept from the
+    first lint), then an edit elsewhere: the buffer's re-walk analyzer takes the kept re-walk as
+    its last analysis, so that re-walk covers only the last edit's statement (before: it was
+    diffed against the text with the line added, spanning both places, every fact below moved),
+    and the diagnostics are those of a fresh server on the same text."""
+    from tclint.server.incremental import IncrementalAnalyzer
+
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.tclint]\n')
+    (tree / "model.py").write_text(MODEL)
+    middle = "".join(f"\n\ndef unused{i}(v):\n    w = v + {i}\n    return w\n" for i in range(6))
+    helpers = HELPERS.replace("\n\ndef scale_of", middle + "\n\ndef scale_of")
+    (tree / "helpers.py").write_text(helpers)
+    changes: list[tuple[bool, object]] = []
+    real = IncrementalAnalyzer.analyze
+
+    def recording(self, text, full=False, returns_of=None):
+        out = real(self, text, full, returns_of)
+        changes.append((self.rewalk, out.changed))
+        return out
+
+    monkeypatch.setattr(IncrementalAnalyzer, "analyze", recording)
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    path = str(tree / "helpers.py")
+    ws.lint(path, helpers, 1)
+    root = ws.docs[path].root
+    while root.index_step(5.0):
+        pass
+    ws.lint(path, helpers, 2)
+    typed = helpers.replace("    y = y * 2\n", "    y = y * 3\n")
+    added = helpers.replace("    y = y * 2\n", "    y = y * 3\n    z = 1\n")
+    for version, text in enumerate((typed, added, helpers), start=3):
+        ws.lint(path, text, version)
+    assert any(rewalk and c is not None for rewalk, c in changes)  # the buffer is re-walked
+    changes.clear()
+    last = helpers.replace("    m = h * 2\n", "    m = h * 4\n")
+    got = ws.lint(path, last, 6).diagnostics
+    plain = [c for rewalk, c in changes if not rewalk]
+    rewalks = [c for rewalk, c in changes if rewalk]
+    assert plain and rewalks, changes
+    assert all(c == plain[0] for c in rewalks), changes  # diffed against the undone text
+    fresh = Workspace()
+    fresh.set_folders([str(tree)])
+    fresh.lint(path, last, 1)
+    while fresh.docs[path].root.index_step(5.0):
+        pass
+    assert sorted(map(_key, got)) == sorted(map(_key, fresh.lint(path, last, 2).diagnostics))
