@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tclint.rules.analysis.callctx import file_variant_facts, worth_a_look
+from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, file_variant_facts
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.facts import Candidate, FileFacts, Loc, VariantFacts
 from tclint.rules.model import Edit, Position, Span
@@ -121,16 +121,13 @@ class IncrementalAnalyzer:
         compiling_predicates: Iterable[str] = (),
         seeds: Any = None,
         rewalk: bool = False,
-        copy: bool = False,
     ) -> None:
         """``rewalk``: this analyzer makes the type refinement's re-walks of the file with
         ``seeds`` (``tclint.rules.argflow``); ``analyze`` is then given the refinement's
         ``returns_of``, and a snapshot's definitions are reused only when every return type their
         walk was told is still the same (the walk is deterministic: same text, seeds and answers,
         same facts).  The merge then copies what it moves instead of moving the old facts in
-        place: earlier re-walk results stay valid (they are kept for the text they are of).
-        ``copy``: copy in the merge too (an open buffer's facts that a kept project holds: a
-        line-moving edit must not move their positions, ``Root.set_open``)."""
+        place: earlier re-walk results stay valid (they are kept for the text they are of)."""
         self.path = path
         self.module = module
         self.is_package = is_package
@@ -138,7 +135,6 @@ class IncrementalAnalyzer:
         self.predicates = tuple(compiling_predicates)
         self.seeds = seeds
         self.rewalk = rewalk
-        self.copy = copy or rewalk
         self.snapshot: Snapshot | None = None
         self.enabled = True
         self._returns_of: Callable[[str], Any] | None = None
@@ -419,7 +415,7 @@ class IncrementalAnalyzer:
         old_tr = _Transformer(
             shift if delta else None,
             _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0),
-            copy=self.copy,
+            copy=self.rewalk,
         )
         syn_tr = _Transformer(None, _string_fn(self.module, syn_ids, None, 0))
 
@@ -452,7 +448,7 @@ def _variant_facts(text: str, path: str, module: str) -> VariantFacts | None:
     """The call contexts of the whole new text, as a full walk records them: the pass is cheap
     (one parse and one tree walk, only for a file that mentions a context word), while
     attributing its keys to statements would need the merge to know every kind it records."""
-    if not worth_a_look(text):
+    if not any(word in text for word in CALL_CONTEXT_WORDS):
         return None
     return file_variant_facts(_parse(text, path), LineIndex(text).char_col, module, text)
 
