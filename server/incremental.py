@@ -121,13 +121,16 @@ class IncrementalAnalyzer:
         compiling_predicates: Iterable[str] = (),
         seeds: Any = None,
         rewalk: bool = False,
+        copy: bool = False,
     ) -> None:
         """``rewalk``: this analyzer makes the type refinement's re-walks of the file with
         ``seeds`` (``tclint.rules.argflow``); ``analyze`` is then given the refinement's
         ``returns_of``, and a snapshot's definitions are reused only when every return type their
         walk was told is still the same (the walk is deterministic: same text, seeds and answers,
         same facts).  The merge then copies what it moves instead of moving the old facts in
-        place: earlier re-walk results stay valid (they are kept for the text they are of)."""
+        place: earlier re-walk results stay valid (they are kept for the text they are of).
+        ``copy``: copy in the merge too (an open buffer's facts that a kept project holds: a
+        line-moving edit must not move their positions, ``Root.set_open``)."""
         self.path = path
         self.module = module
         self.is_package = is_package
@@ -135,6 +138,7 @@ class IncrementalAnalyzer:
         self.predicates = tuple(compiling_predicates)
         self.seeds = seeds
         self.rewalk = rewalk
+        self.copy = copy or rewalk
         self.snapshot: Snapshot | None = None
         self.enabled = True
         self._returns_of: Callable[[str], Any] | None = None
@@ -415,7 +419,7 @@ class IncrementalAnalyzer:
         old_tr = _Transformer(
             shift if delta else None,
             _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0),
-            copy=self.rewalk,
+            copy=self.copy,
         )
         syn_tr = _Transformer(None, _string_fn(self.module, syn_ids, None, 0))
 

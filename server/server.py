@@ -423,8 +423,7 @@ class TclintServer(LanguageServer):
             facts = state.root.current_facts(out.path)
             if facts is not None and facts.error is None:
                 try:
-                    project, _cross = state.root.project()
-                    entries = entries_mod.compute(out.path, facts, project)
+                    entries = state.root.entries(out.path, facts)  # at the buffer's lines
                     targets = entries_mod.targets(facts)
                     self.ws.remember(out, entries, targets)  # for the next session's open
                 except Exception:

@@ -137,6 +137,10 @@ class Root:
         self.follow_envs: list[Any] = []  # the environments the project's libraries were followed in
         # the stat identity of the files the last cross-file findings read on disk (None: none to reuse)
         self._cross_read: dict[str, tuple[int, ...]] | None = None
+        # open buffers whose lines moved since the project was built (``set_open``): path -> (the
+        # line checksums of the text whose positions the project holds, its facts there, the map
+        # of those lines to the buffer's)
+        self._moved: dict[str, tuple[bytes, FileFacts, dict[int, int]]] = {}
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -287,17 +291,61 @@ class Root:
             self._previous = self._project  # its name resolutions may serve the next one
         self._project = None
         self._swaps.clear()
+        self._moved.clear()
 
-    def set_open(self, path: str, facts: FileFacts) -> None:
-        """New facts of an open buffer.  With the interface of those the project was built with
-        (``project_delta``: only candidates differ), the project is kept and the facts swapped in
-        when it is next asked for; otherwise it is built again."""
+    def set_open(self, path: str, facts: FileFacts, text: str | None = None) -> None:
+        """New facts of an open buffer (of ``text``).  With the interface of those the project was
+        built with (``project_delta``: only candidates differ), the project is kept and the facts
+        swapped in when it is next asked for; when they have it once moved back to the lines the
+        project's text had (an edit that moved lines: ``_moved_back``), the moved-back facts are
+        swapped in; otherwise the project is built again."""
         previous = self._swaps.get(path) or self.current_facts(path)
+        old_text = self.open_text(path) if path in self.open else None  # the text of ``previous``
         self.open[path] = facts
-        if self._project is not None and previous is not None and interface_equal(previous, facts):
+        if self._project is None or previous is None:
+            self.invalidate()
+        elif path not in self._moved and interface_equal(previous, facts):
             self._swaps[path] = facts
         else:
-            self.invalidate()
+            back = self._moved_back(path, previous, old_text, facts, text)
+            if back is None:
+                self.invalidate()
+            else:
+                self._swaps[path] = back
+
+    def _moved_back(
+        self, path: str, previous: FileFacts, old_text: str | None, facts: FileFacts, text: str | None
+    ) -> FileFacts | None:
+        """``facts`` (of ``text``) with their positions carried back to the lines of the text the
+        project's facts of ``path`` are of (``rules.relocate``), when they then have those facts'
+        interface: the edit moved lines only (as ``rerun`` does on the command line).  None when
+        not (or when that cannot be told).  The project keeps its positions; the diagnostics of
+        ``path`` and of the files naming it are moved to the buffer's lines (``_moved_diagnostics``)."""
+        from tclint.rules.relocate import Unmapped, line_hashes, line_map, move
+
+        if path in self._moved:
+            hashes, base, _lines = self._moved[path]
+        elif old_text is None or text is None or previous.error is not None or previous.dynamo_config:
+            return None  # (dynamo configuration positions are read across files as they are)
+        elif not os.path.basename(path).isascii():
+            return None  # a name ``rerun._mentions`` cannot find in other files' contexts
+        else:
+            hashes, base = line_hashes(old_text), previous
+        if text is None or facts.error is not None:
+            return None
+        lines = line_map(hashes, text)
+        try:
+            moved = move(facts, {}, {new: old for old, new in lines.items()})
+        except Unmapped:
+            return None  # facts on a line the project's text did not have
+        if not interface_equal(base, moved):
+            return None
+        same = len(lines) == len(hashes) // 4 == len(line_hashes(text)) // 4
+        if same and all(k == v for k, v in lines.items()):
+            self._moved.pop(path, None)  # every line back where it was
+            return facts
+        self._moved[path] = (hashes, base, lines)
+        return moved
 
     def _swapped(self) -> bool:
         """The pending swaps applied to the last project (``project_delta``); False when that
@@ -314,7 +362,7 @@ class Root:
         for path, facts in self._swaps.items():
             if path in kept.get(LIBRARY_MEMO, {}):
                 return False  # an installed file open in the editor: built again
-            replayed = replay_rewalks(project, path, self._reanalyze)
+            replayed = replay_rewalks(project, path, self._rewalk_back(path))
             if replayed is False:
                 return False
             swap_file(project, facts if replayed is None else replayed)
@@ -331,6 +379,25 @@ class Root:
             project.memo.update(derived)  # as unchanged as the findings: the hover's variants
         self.generation += 1
         return True
+
+    def _rewalk_back(self, path: str) -> Callable[[FileFacts, Any, Any], FileFacts | None]:
+        """The re-walk of ``path`` (``_reanalyze``, on the buffer's text), its result moved back to
+        the lines the project holds when the buffer's lines moved (None: it cannot be)."""
+        moved = self._moved.get(path)
+        if moved is None:
+            return self._reanalyze
+        back = {new: old for old, new in moved[2].items()}
+
+        def walk(ff: FileFacts, seeds: Any, returns_of: Any) -> FileFacts | None:
+            from tclint.rules.relocate import Unmapped, move
+
+            got = self._reanalyze(ff, seeds, returns_of)
+            try:
+                return None if got is None else cast(FileFacts, move(got, {}, back))
+            except Unmapped:
+                return None
+
+        return walk
 
     def _exports(self, project: Project, paths: list[str]) -> dict[str, str] | None:
         """``rerun.export_digest`` of each file's facts in ``project`` (None: not computable)."""
@@ -478,6 +545,11 @@ class Root:
         if facts is None:
             return [], settings
         project, cross = self.project()
+        if self._moved:
+            found = self._moved_diagnostics(path, src, facts, project, cross, settings, snapshot)
+            if found is not None:
+                return found, settings
+            project, cross = self.project()  # (built again when positions could not be moved)
         if path in project.memo.get(REWALKED, ()):
             facts = project.files.get(path, facts)  # walked again with its helpers' argument types
         if snapshot is not None and snapshot.text == src.text:
@@ -486,6 +558,109 @@ class Root:
             return diagnose_file(facts, project, cross, settings, src), settings
         finally:
             fixcheck.clear()
+
+    def entries(self, path: str, facts: FileFacts) -> list[Any]:
+        """The code-lens and hover entries of ``path`` (``entries.compute``) at its buffer's
+        lines: while buffers' lines have moved since the project was built (``set_open``), the
+        project is read through ``_MovedView``; when a position cannot be moved it is built again."""
+        from tclint.server import entries as entries_mod
+
+        project, _cross = self.project()
+        if self._moved:
+            from tclint.rules.relocate import Unmapped
+            from tclint.rules.variants import variants
+
+            try:
+                variants(project)  # memoised on the project as it is (its summaries hold no line)
+                view = _MovedView(project, {p: lines for p, (_h, _b, lines) in self._moved.items()})
+                return entries_mod.compute(path, facts, cast(Project, view))
+            except Unmapped as why:
+                log.info("entries of moved lines not carried (%s): the project is built again", why)
+                self.invalidate()
+                project, _cross = self.project()
+        return entries_mod.compute(path, facts, project)
+
+    def _moved_diagnostics(
+        self,
+        path: str,
+        src: SourceText,
+        facts: FileFacts,
+        project: Project,
+        cross: dict[str, list[Diagnostic]],
+        settings: Settings,
+        snapshot: Snapshot | None,
+    ) -> list[Diagnostic] | None:
+        """The diagnostics of ``path`` while open buffers' lines have moved since the project was
+        built (``set_open``: the project keeps their old positions), when they are of such a
+        buffer or name one: derived as a command-line re-run derives them (``rerun``), from the
+        file's context in the project (regions, answers, modes, dropped frames, cross-file
+        findings) with the moved files' positions carried to their buffers' lines
+        (``rerun._shift``).  None for any other file (the project says it as it is), and when a
+        position cannot be carried or the context lacks what the diagnostics ask: the project is
+        then dropped, to be built again."""
+        from tclint.rules import rerun
+        from tclint.rules.plaindata import decode_any
+        from tclint.rules.relocate import Unmapped, move
+
+        held = project.files.get(path)
+        if held is None:
+            return None
+        maps = {p: lines for p, (_h, _b, lines) in self._moved.items()}
+        try:
+            ctx = rerun.file_context(project, held, settings, cross.get(path, []))
+            if path not in maps and not {rerun._base(p) for p in maps}.intersection(rerun._mentions(ctx)):
+                return None
+            ctx = rerun._shift(ctx, path, maps)
+            view = rerun._ProjectView(path, ctx, project.dynamo_config)
+            if path in project.memo.get(REWALKED, ()):
+                facts = move(held, {}, maps[path]) if path in maps else held
+            if snapshot is not None and snapshot.text == src.text:
+                fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
+            return diagnose_file(facts, view, {path: decode_any(ctx["cross"])}, settings, src)  # type: ignore[arg-type]
+        except (Unmapped, rerun.ContextMiss) as why:
+            log.info("positions of moved lines not carried (%s): the project is built again", why)
+            self.invalidate()
+            return None
+        finally:
+            fixcheck.clear()
+
+
+class _MovedView:
+    """A project kept across line-moving edits (``Root.set_open``: it holds the lines of the texts
+    it was built on) as the code lenses and hovers read it (``entries.compute``): the functions of
+    the moved files at their buffers' lines, chain texts with their positions moved
+    (``relocate.move``: ``Unmapped`` when one cannot be); everything else as the project has it."""
+
+    def __init__(self, project: Project, maps: dict[str, dict[int, int]]) -> None:
+        self._project = project
+        self._maps = maps
+        self.functions = _MovedFunctions(project.functions, maps)
+
+    def chain_text(self, region: Any) -> str:
+        from tclint.rules.relocate import move
+
+        return cast(str, move(self._project.chain_text(region), self._maps))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._project, name)
+
+
+class _MovedFunctions:
+    """``Project.functions`` read with the functions of moved files at their new lines."""
+
+    def __init__(self, functions: dict[str, Any], maps: dict[str, dict[int, int]]) -> None:
+        self._functions = functions
+        self._maps = maps
+
+    def __getitem__(self, key: str) -> Any:
+        from tclint.rules.relocate import move
+
+        ff, fn = self._functions[key]
+        lines = self._maps.get(key.split("::", 1)[0])
+        return (ff, fn) if lines is None else (ff, move(fn, {}, lines))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._functions
 
 
 def _disk_reads(project: Project) -> dict[str, tuple[int, ...]]:
@@ -683,8 +858,8 @@ class Workspace:
         if state is None:
             root = self.root_for(path)
             module, is_package, import_root = module_for(path)
-            analyzer = IncrementalAnalyzer(
-                path, module, is_package, import_root, root.settings_for(path).compiling_predicates
+            analyzer = IncrementalAnalyzer(  # copy: the kept project holds its facts (``Root.set_open``)
+                path, module, is_package, import_root, root.settings_for(path).compiling_predicates, copy=True
             )
             state = self.docs[path] = DocState(path, analyzer, root)
         return state
@@ -765,7 +940,7 @@ class Workspace:
                 elapsed=time.perf_counter() - started,
             )
         if root.open.get(path) is not outcome.facts:
-            root.set_open(path, outcome.facts)
+            root.set_open(path, outcome.facts, text)
         state.last_good_text = text  # before the project is built: its re-walks read this text
         diags, settings = root.diagnostics(path, src, outcome.facts, outcome.snapshot)
         state.last_good = diags

@@ -21,10 +21,11 @@ import re
 import shutil
 
 import pytest
-from tclint.rules import argflow
+from tclint.rules import argflow, relocate
 from tclint.rules.discovery import module_for
 from tclint.rules.engine import SourceText, analyze_source, diagnose_file, project_diagnostics
 from tclint.rules.project import Project
+from tclint.server import entries as entries_mod
 from tclint.server.workspace import Workspace
 
 MODULES = (
@@ -180,8 +181,11 @@ def _first_walk(path: str, text: str, predicates):
     return _FIRST[key]
 
 
-def from_scratch(texts: dict[str, str], ws_root) -> tuple[dict[str, list], dict[str, tuple]]:
-    """Every file's diagnostics and the regions, by a project pass that reuses nothing."""
+def from_scratch(
+    texts: dict[str, str], ws_root, entries_of: dict[str, list] | None = None
+) -> tuple[dict[str, list], dict[str, tuple]]:
+    """Every file's diagnostics and the regions, by a project pass that reuses nothing;
+    ``entries_of``: filled with the code-lens entries of the files it names (its keys)."""
     settings = ws_root.root_settings()
     facts = [_first_walk(p, t, ws_root.settings_for(p).compiling_predicates) for p, t in texts.items()]
     project = Project(facts, settings)
@@ -208,6 +212,8 @@ def from_scratch(texts: dict[str, str], ws_root) -> tuple[dict[str, list], dict[
         out[ff.path] = diagnose_file(
             mine, project, cross, ws_root.settings_for(ff.path), SourceText(ff.path, texts[ff.path])
         )
+        if entries_of is not None and ff.path in entries_of:
+            entries_of[ff.path] = entries_mod.compute(ff.path, ff, project)
     return out, _regions(project)
 
 
@@ -230,7 +236,20 @@ def incremental(
 ) -> tuple[dict[str, list], dict[str, tuple]]:
     root = ws.roots[root_path]
     out = {path: root.diagnostics(path, SourceText(path, text))[0] for path, text in texts.items()}
-    return out, _regions(root.project()[0])
+    return out, _moved_regions(
+        _regions(root.project()[0]), {p: m[2] for p, m in getattr(root, "_moved", {}).items()}
+    )
+
+
+def _moved_regions(regions: dict[str, tuple], maps: dict[str, dict[int, int]]) -> dict[str, tuple]:
+    """Regions of a project kept across line-moving edits (``Root.set_open``: it holds the lines
+    of the texts it was built on) carried to the buffers' lines (``maps``: old line -> new)."""
+    out = {}
+    for key, (text, site, multiplier, caller, fullgraph, depth) in regions.items():
+        if caller is not None and caller[1] in maps:
+            caller = (caller[0], caller[1], maps[caller[1]][caller[2]], *caller[3:])
+        out[key] = (relocate.move(text, maps), site, multiplier, caller, fullgraph, depth)
+    return out
 
 
 # -- the edits -----------------------------------------------------------------------------------
@@ -378,3 +397,74 @@ def test_incremental_project_equals_from_scratch(tree):
     # the session compared both paths: projects reused (interface kept) and rebuilt
     assert counts.get("reused", 0) >= 2, counts
     assert sum(v for k, v in counts.items() if k != "reused") - counts.get("reused", 0) >= 4, counts
+
+
+def _plain_insert(text: str, rng: random.Random) -> str:
+    """A line that holds no facts (a comment, a constant assignment, a blank line) inserted in a
+    body: the lines below move, nothing else changes (as Enter and ``t = 1`` in an editor)."""
+    lines = text.split("\n")
+    i = rng.choice(_body_lines(lines))
+    indent = _SIMPLE.match(lines[i]).group(1)
+    lines.insert(i + 1, rng.choice([f"{indent}# moved", f"{indent}moved_flag = 1", ""]))
+    return "\n".join(lines)
+
+
+def run_moves(tree, seed: int, steps: int) -> dict[str, int]:
+    """Line-moving edits (a line holding no facts inserted in a body of one of four open files,
+    often undone, and edits that keep lines between them), each compared with a from-scratch
+    pass like ``run_session``; how many moved lines, and how many of those the workspace answered
+    from the project it already had."""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    texts = _files(tree)
+    names = ("model.py", "helpers.py", "linear.py", "container.py")
+    paths = [p for p in texts if os.path.basename(p) in names and _body_lines(texts[p].split("\n"))]
+    for version, path in enumerate(paths, start=1):  # open: the buffers' first texts are known
+        ws.lint(path, texts[path], version)
+        root = ws.docs[path].root
+        while root.index_step(5.0):
+            pass
+    counts = {"moved": 0, "kept": 0, "undone": 0}
+    version = 10
+    undo: list[tuple[str, str]] = []
+    for _n in range(steps):
+        if undo and rng.random() < 0.35:
+            path, new = undo.pop()
+            counts["undone"] += 1
+        else:
+            path = rng.choice(paths)
+            if rng.random() < 0.25:
+                _kind, new = _edit(texts[path], "same-line", rng)
+            else:
+                undo.append((path, texts[path]))
+                new = _plain_insert(texts[path], rng)
+        if not _parses(new):
+            continue
+        moved = texts[path].count("\n") != new.count("\n")
+        texts[path] = new
+        before = root._project
+        ws.lint(path, new, version)
+        version += 1
+        if moved:
+            counts["moved"] += 1
+            counts["kept"] += root._project is before and before is not None
+        want_entries: dict[str, list] = dict.fromkeys(paths)
+        want, want_regions = from_scratch(texts, root, want_entries)
+        got, got_regions = incremental(ws, texts, root.path)
+        assert got_regions == want_regions, f"regions differ after an edit of {os.path.basename(path)}"
+        for p in paths:  # code lenses and hovers (``Root.entries``) at the buffers' lines too
+            assert root.entries(p, root.current_facts(p)) == want_entries[p], os.path.basename(p)
+        for p in texts:
+            assert got[p] == want[p], (
+                f"{os.path.basename(p)}: diagnostics differ after {os.path.basename(path)}"
+            )
+    return counts
+
+
+def test_line_moving_edits_keep_the_project_and_equal_from_scratch(tree):
+    """An edit that moves lines keeps the project (its positions carried through line maps,
+    ``Root.set_open``) and gives every file the diagnostics of a from-scratch pass."""
+    counts = run_moves(tree, seed=26, steps=30)
+    assert counts["moved"] >= 10 and counts["undone"] >= 3, counts
+    assert counts["kept"] >= 0.8 * counts["moved"], counts
