@@ -128,6 +128,9 @@ class Project:
         self._resolve_cache: dict[tuple[str, str], tuple[str, str] | None] = {}
         self._mro_cache: dict[str, list[str]] = {}
         self._wrappers: dict[str, list[str]] = {}
+        # the classes capped dispatch is narrowed to in this region pass / the next (build)
+        self._held: frozenset[str] = frozenset()
+        self._next_held: frozenset[str] = frozenset()
         self.memo: dict[Any, Any] = {}  # per-project results shared by rules (calls into roots, ...)
 
     # ------------------------------------------------------------------ resolution
@@ -531,7 +534,17 @@ class Project:
         self._collect_config()
         roots = list(self._roots())
         self._collect_hooks()
-        self._bfs(roots)
+        self._held = frozenset()
+        self._bfs(_fresh_roots(roots))
+        for _ in range(HELD_PASSES):
+            # a dispatch was capped: narrow it to the classes the compiled code can hold, which
+            # uncaps regions that construct more classes (monotone, so a few passes settle it)
+            if self._next_held == self._held:
+                break
+            self._held = self._next_held
+            self.regions = {}
+            self.disabled_calls = []
+            self._bfs(_fresh_roots(roots))
 
     def _collect_disabled(self) -> None:
         for ff in self.files.values():
@@ -976,7 +989,8 @@ class Project:
         ``with_overrides``'s; torch's own classes are never followed.  A receiver typed as a class
         outside the project (``transform: torch.distributions.Transform``) that resolves to nothing
         runs one of the project's subclasses of it that define the method
-        (``external_overrides``), with the same caps."""
+        (``external_overrides``), with the same caps, except for the overrides that the classes
+        the compiled code can hold run (``_narrowed``)."""
         out: list[tuple[str, str | None, str | None, tuple[str, int] | None]] = [
             (c, m, r, None) for c, m, r in targets
         ]
@@ -998,13 +1012,102 @@ class Project:
                 key = f"{sff.path}::{qual}"
                 if not self.functions[key][1].placeholder and all(k != key for k, _s in overrides):
                     overrides.append((key, sub))
-            via = (cfn.cls, len(overrides))
-            out.extend((key, multiplier, sub, via) for key, sub in overrides)
+            out.extend(self._narrowed(overrides, cfn.name, (cfn.cls, len(overrides)), multiplier))
         if not targets and ff is not None and fn is not None and edge.method not in ("__call__", "forward"):
             for ref in self._external_receiver_refs(ff, fn, edge, receiver):
                 found = self.external_overrides(ref, edge.method)
                 via = (ref.rsplit(".", 1)[-1], len(found))
-                out.extend((key, None, sub, via) for key, sub in found if all(o[0] != key for o in out))
+                found = [(key, sub) for key, sub in found if all(o[0] != key for o in out)]
+                out.extend(self._narrowed(found, edge.method, via, None))
+        return out
+
+    def _narrowed(
+        self, overrides: list[tuple[str, str]], method: str, via: tuple[str, int], multiplier: str | None
+    ) -> list[tuple[str, str | None, str | None, tuple[str, int] | None]]:
+        """The dispatch entries of ``overrides`` ((override, its class) of ``method``): each capped
+        by ``via``, except the overrides that a class the compiled code can hold
+        (``held_classes``, known after a first pass) runs; those are what the call runs, not a
+        guess among all the subclasses, so they are not capped (zuko: 8 classes override
+        ``call_and_ladj``, the flows construct 4 of them in the compiled code or in the
+        constructors of the objects it runs on); their ``via`` counts 0 overrides (no cap; the
+        chain still names the base)."""
+        if overrides:
+            self._capped_dispatch = True
+        held = self._held_overrides(method) if self._held else set()
+        return [(key, multiplier, sub, (via[0], 0) if key in held else via) for key, sub in overrides]
+
+    def _held_overrides(self, method: str) -> set[str]:
+        """The functions ``method`` resolves to in the classes the compiled code can hold."""
+        memo = self.memo.setdefault(("held_overrides", self._held), {})
+        out = memo.get(method)
+        if out is None:
+            found = (self.call_method_of_class(k, method) for k in self._held)
+            out = memo[method] = {k for k in found if k is not None}
+        return out
+
+    def held_classes(self) -> frozenset[str]:
+        """The project classes the compiled code can hold an instance of, as far as their
+        construction is visible (rapid type analysis): the classes constructed in the functions
+        that contain the compile sites, in the regions reached without a capped dispatch, in
+        project functions those call by name (factories, two calls deep), and in the
+        ``__init__`` methods (through the MRO) of every such class and of the classes the regions
+        run on, transitively.  A class only a capped guess constructs is not evidence."""
+        todo: list[tuple[str, int]] = []
+        classes: set[str] = set()
+        for ff in {ff.path: ff for ff, _site in self.sites.values()}.values():
+            # a module-level compile site: the module's own statements are its function
+            classes.update(self._constructed_by(ff, ff.module_calls, todo))
+        for ff, site in self.sites.values():
+            if site.func is not None:
+                todo.append((f"{ff.path}::{site.func}", 0))
+        for key, region in self.regions.items():
+            if region.dispatch_cap is None:
+                todo.append((key, 0))
+                if region.receiver is not None:
+                    classes.add(region.receiver)
+        held: set[str] = set()
+        seen: set[str] = set()
+        pending = list(classes)
+        while todo or pending:
+            while pending:
+                cls_key = pending.pop()
+                if cls_key in held or cls_key not in self.classes:
+                    continue
+                held.add(cls_key)
+                for k in self.mro(cls_key):
+                    qual = self.classes[k][1].methods.get("__init__")
+                    if qual is not None:
+                        todo.append((f"{self.classes[k][0].path}::{qual}", 1))
+            if todo:
+                key, depth = todo.pop()
+                if key in seen or key not in self.functions:
+                    continue
+                seen.add(key)
+                ff, fn = self.functions[key]
+                for made in self._constructed_by(ff, fn.calls, todo if depth < 2 else None, depth + 1):
+                    pending.append(made)
+        return frozenset(held)
+
+    def _constructed_by(
+        self,
+        ff: FileFacts,
+        calls: list[CallEdge],
+        todo: list[tuple[str, int]] | None,
+        depth: int = 1,
+    ) -> list[str]:
+        """The project classes ``calls`` construct by name; the project functions they call by
+        name go on ``todo`` (when given)."""
+        out: list[str] = []
+        for edge in calls:
+            if edge.kind != "name":
+                continue
+            r = self.resolve(edge.target, ff)
+            if r is None:
+                continue
+            if r[0] == "class":
+                out.append(r[1])
+            elif todo is not None:
+                todo.append((r[1], depth))
         return out
 
     def autograd_function_forward(self, ref: str, ff: FileFacts) -> str | None:
@@ -1099,6 +1202,7 @@ class Project:
                     self._seen.add((key, region.receiver))
                     queue.append((key, region.receiver))
         self._path_cap: dict[tuple[str, str | None], int | None] = {}
+        self._capped_dispatch = False
         while queue:
             key, receiver = queue.popleft()
             region = self.regions[key]
@@ -1134,6 +1238,9 @@ class Project:
                     self._enqueue(
                         queue, callee, region, ff, fn, edge, multiplier, callee_receiver, via, path_cap
                     )
+        # what the next pass narrows capped dispatch to (resolved here, where a library-following
+        # project records the modules it misses)
+        self._next_held = self.held_classes() if self._capped_dispatch else self._held
 
     def decorator_wrappers(self, ff: FileFacts, fn: FunctionFacts) -> list[str]:
         """The wrapper functions a project decorator puts around ``fn``: they run inside the
@@ -1433,12 +1540,20 @@ class Project:
 
 # more overriding subclasses than this: which one runs is a guess, its findings are low confidence
 DISPATCH_MEDIUM_MAX = 3
+# region passes after the first that narrow capped dispatch to the held classes (Project.build)
+HELD_PASSES = 3
+
+
+def _fresh_roots(roots: list[tuple[str, Region]]) -> list[tuple[str, Region]]:
+    """Copies of the root regions, which ``_bfs`` extends in place, for one pass."""
+    return [(key, replace(r, links=list(r.links), options=dict(r.options))) for key, r in roots]
 
 
 def _dispatch_cap(parent: int | None, via: tuple[str, int] | None) -> int | None:
     """The confidence cap of a region reached from one capped ``parent`` through ``via``
-    (``subclass_dispatch``): medium among at most ``DISPATCH_MEDIUM_MAX`` overrides, low beyond."""
-    own = None if via is None else (T.MEDIUM if via[1] <= DISPATCH_MEDIUM_MAX else T.LOW)
+    (``subclass_dispatch``): medium among at most ``DISPATCH_MEDIUM_MAX`` overrides, low beyond;
+    none for 0 (the override of a class the compiled code holds: ``Project._narrowed``)."""
+    own = None if not via or not via[1] else (T.MEDIUM if via[1] <= DISPATCH_MEDIUM_MAX else T.LOW)
     if own is None or parent is None:
         return parent if own is None else own
     return max(parent, own)
