@@ -3,6 +3,7 @@
     python bench/server_latency.py                    # all sizes, 30 edits each, memory over 10,000 edits
     python bench/server_latency.py --quick            # 2,000 lines, 20 edits, memory over 1,000 edits
     python bench/server_latency.py --sizes 2000 --edits 50 --memory-edits 0 --json out.json
+    python bench/server_latency.py --sizes 2000 --in-process --checkout /tmp/before --checkout /tmp/after
 
 The real server runs as a child process and is driven over stdio.  The debounce is set to 0 (the
 issue's target excludes it), so a latency is "didChange sent" -> "publishDiagnostics for that
@@ -27,7 +28,9 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -247,6 +250,69 @@ async def measure(size: int, edits: int, workdir: Path, reps: int, checkout: str
     }
 
 
+def in_process(size: int, edits: int) -> dict:
+    """The same edits through ``Workspace.lint`` in this process, without the protocol and the
+    conversion to LSP: the CPU time (``time.process_time``) of each edit's analysis, project pass
+    and diagnostics, with the garbage collector tuned as the server tunes it at start-up."""
+    from tclint.server.__main__ import _tune_gc
+    from tclint.server.workspace import Workspace
+
+    _tune_gc()
+    root = Path(tempfile.mkdtemp(prefix="tclint-inprocess-"))
+    (root / "pyproject.toml").write_text('[project]\nname = "bench"\n\n[tool.tclint]\n')
+    text = model_source(size)
+    path = str(root / "model.py")
+    (root / "model.py").write_text(text)
+    (root / "train.py").write_text(TRAIN)
+    ws = Workspace()
+    ws.set_folders([str(root)])
+    ws.lint(path, text, 1)
+    while ws.index_pending():
+        ws.index_step(5.0)
+    ws.lint(path, text, 1)
+    editor = Editor(None, "", text)  # type: ignore[arg-type]  # only its texts are used
+    version = 1
+    for n in range(3):  # warm-up, as the server runs
+        editor.edit(n)
+        version += 1
+        ws.lint(path, editor.text, version)
+    cpu: list[float] = []
+    by_kind: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    for n in range(edits):
+        editor.edit(n)
+        version += 1
+        start = time.process_time()
+        ws.lint(path, editor.text, version)
+        ms = (time.process_time() - start) * 1000
+        cpu.append(ms)
+        by_kind[n % 3].append(ms)
+    shutil.rmtree(root, ignore_errors=True)
+    return {
+        "lines": text.count("\n"),
+        "edits": edits,
+        "cpu_median_ms": statistics.median(cpu),
+        "cpu_p95_ms": pct(cpu, 0.95),
+        "cpu_max_ms": max(cpu),
+        "kind_medians_ms": [statistics.median(by_kind[k]) for k in range(3)],
+    }
+
+
+def in_process_rows(sizes: list[int], edits: int, checkouts: list[str | None]) -> list[dict]:
+    """``in_process`` in a child per checkout (its own ``tclint``), in the same run."""
+    rows = []
+    for checkout in checkouts:
+        for size in sizes:
+            env = {**os.environ, **(server_env(checkout) or {})}
+            code = f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import server_latency as b; print(json.dumps(b.in_process({size}, {edits})))"
+            done = subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            )
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row["checkout"] = checkout or "(installed)"
+            rows.append(row)
+    return rows
+
+
 async def memory(edits: int, workdir: Path) -> dict:
     root = workdir / "mem"
     root.mkdir(parents=True, exist_ok=True)
@@ -305,7 +371,30 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="run the server from DIR/tclint (repeatable: each checkout measured in the same run)",
     )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="no server process: the same edits through Workspace.lint, CPU per edit (each checkout in a child)",
+    )
     args = p.parse_args(argv)
+    if args.in_process:
+        rows = in_process_rows(args.sizes, args.edits, args.checkout or [None])
+        print(
+            f"\nWorkspace.lint in process, CPU per edit (server GC tuning), load {os.getloadavg()[0]:.1f}\n"
+        )
+        print(
+            f"{'tclint':<28} {'lines':>6} {'edits':>5} {'median':>8} {'p95':>8} {'max':>8}  typed/Enter/undo medians"
+        )
+        for r in rows:
+            kinds = "/".join(f"{x:.0f}" for x in r["kind_medians_ms"])
+            print(
+                f"{r['checkout'][-28:]:<28} {r['lines']:>6} {r['edits']:>5} {r['cpu_median_ms']:>6.0f}ms"
+                f" {r['cpu_p95_ms']:>6.0f}ms {r['cpu_max_ms']:>6.0f}ms  {kinds} ms"
+            )
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"in_process": rows}, fh, indent=1)
+        return 0
     if args.quick:
         args.sizes, args.edits, args.memory_edits, args.full_reps = [2000], 20, 1000, 3
     results: dict = {
