@@ -267,7 +267,11 @@ class VariantFacts:
     ] = ()  # "<pos>|<target text>": torch.compile(<a callable the loop does not rebind>) in a loop
     sizes: dict[str, tuple[str, ...]] = field(
         default_factory=dict
-    )  # "<arg key>@<pos>|grows" / "|varies": a tensor whose size changes between loop iterations
+    )  # "<arg key>@<pos>|grows" / "|varies" / "|last": a tensor whose size changes between loop
+    # iterations; "|keys" / "|length" / "|items": a dict's keys, a list's length, a config object
+    param_grads: tuple[
+        str, ...
+    ] = ()  # "<pos>|False" / "|True" / "|?": eager code setting parameters' requires_grad (freezing)
 
 
 @_fast_pickle

@@ -126,14 +126,17 @@ class Variants:
             return None
         n = 1
         dynamic = False
+        ones = 0
         for d in self.dims:
             if d.becomes_dynamic:
                 dynamic = (
                     True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
                 )
+            elif d.kind == "single":
+                ones += 1  # a batch of one: a graph of its own beside the static and dynamic ones
             else:
                 n *= len(d.values)
-        return n * 2 if dynamic else n
+        return n * (2 + ones) if dynamic else n * (1 + ones)
 
     def summary(self) -> str:
         """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
@@ -206,11 +209,13 @@ def variants(project: Project) -> dict[str, Variants]:
             _setter_dimension(project, ff, fn),
             _batch_dimension(mine, dynamic),
             _size_dimension(mine, dynamic),
+            _param_grad_dimension(project, fn),
         ):
             if dim is not None:
                 v.dims.append(dim)
         if key not in dropped_whole(project):  # no graph of its own: its arguments guard nothing
             v.dims.extend(_arg_dimensions(mine, dynamic is False))
+            v.dims.extend(_structure_dimension(project, mine))
         v.dims.extend(_cast_dimensions(mine))
         if dynamic is False:
             looped = [
@@ -494,7 +499,89 @@ def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension
 SIZE_NOTES = {
     "grows": "a tensor that grows on every iteration (torch.cat onto itself)",
     "varies": "a tensor whose size is set per iteration",
+    "last": "a slice x[i:i + n] of a range(a, b, n) loop (the last one is shorter)",
 }
+STRUCTURE_NOTES = {
+    "keys": ("a dict whose keys are picked per iteration", "dict keys of `{}` (one graph per key set)"),
+    "length": ("a list whose length is set per iteration", "len({}) (one graph per length)"),
+    "items": (
+        "another object of the loop on each iteration",
+        "attributes of `{}` read inside (each new value recompiles; floats then go dynamic)",
+    ),
+}
+
+
+def _structure_dimension(project: Project, calls: list[callsites.RootCall]) -> list[Dimension]:
+    """Python containers and objects whose structure changes between the iterations of the loop
+    around the call (``analysis.callctx``): a dict built with keys picked per iteration, a list
+    whose length is, a config object the loop takes from a list (``for cfg in phases``; only for
+    a parameter typed as a project class that is not a module).  Dynamo guards a dict's keys, a
+    list's length and the attributes read off an object: each new one compiles (measured, torch
+    2.13: ``len(feats) != 2``, ``crops`` changed length, ``cfg.temperature`` changed).  Counted
+    as 2, the least such a loop makes: how many distinct ones come is the data's."""
+    found: dict[tuple[str, str], list[Source]] = {}
+    for call in calls:
+        vf = call.caller_file.variant_facts
+        fed = vf.sizes.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
+        for item in fed:
+            argkey, _, rest = item.partition("@")
+            how = rest.rpartition("|")[2]
+            name = _param_name(call, argkey) if how in STRUCTURE_NOTES else None
+            if name is None:
+                continue
+            if how == "items":
+                param = next(p for p in call.params if p.name == name)
+                ty = param.ty
+                cls = project.class_key_for(ty.ref, call.caller_file) if ty.kind == T.INSTANCE else None
+                if cls is None or project.is_module_class(cls):
+                    continue
+            found.setdefault((name, how), []).append(
+                Source(call.caller_file.path, call.edge.loc, STRUCTURE_NOTES[how][0])
+            )
+    return [
+        Dimension(
+            "structure",
+            STRUCTURE_NOTES[how][1].format(name),
+            ["first", "another"],
+            True,
+            _dedupe(sources),
+            "pass the same structure every call (fixed keys, padded lists; numbers as 0-d tensors), "
+            "or warm up each one; every distinct one is a compile",
+        )
+        for (name, how), sources in sorted(found.items())
+    ]
+
+
+def _param_grad_dimension(project: Project, fn: FunctionFacts) -> Dimension | None:
+    """A module's parameters frozen and unfrozen by eager code between calls (``for p in
+    m.backbone.parameters(): p.requires_grad = flag``, ``m.head.requires_grad_(False)``): Dynamo
+    guards each parameter's requires_grad, so the phase after the flip compiles again (measured,
+    torch 2.13: ``requires_grad mismatch`` on ``self.backbone...bias``, 2 compiles).  Needs both
+    values somewhere in the project (or one computed at run time); which module is not resolved,
+    so it is counted for every compiled module method."""
+    from tclint.rules.libfollow import LIBRARY_MEMO
+
+    if fn.cls is None:
+        return None
+    libraries = project.memo.get(LIBRARY_MEMO) or {}
+    flips: dict[str, list[Source]] = {}
+    for ff in project.files.values():
+        vf = ff.variant_facts if ff.path not in libraries else None
+        for item in vf.param_grads if vf is not None else ():
+            pos, _, flag = item.rpartition("|")
+            flips.setdefault(flag, []).append(Source(ff.path, _loc_of(pos), "sets parameters' requires_grad"))
+    if not flips or set(flips) in ({"True"}, {"False"}):
+        return None
+    sources = [s for flag in ("False", "?", "True") for s in flips.get(flag, [])]
+    return Dimension(
+        "requires_grad",
+        "tensor (parameter) requires_grad mismatch",
+        ["as built", "flipped"],
+        True,
+        _dedupe(sources),
+        "freeze before the first compiled call and keep it (or compile after the last flip); each "
+        "requires_grad pattern of the parameters is a compile",
+    )
 
 
 def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
@@ -513,6 +600,8 @@ def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension 
         for item in fed:
             _key, _, rest = item.partition("@")
             pos, _, how = rest.rpartition("|")
+            if how in STRUCTURE_NOTES:
+                continue  # a dict's keys, a list's length, a config object: _structure_dimension
             sources.append(
                 Source(call.caller_file.path, call.edge.loc, SIZE_NOTES.get(how, SIZE_NOTES["varies"]))
             )
@@ -946,6 +1035,10 @@ CAST_FAMILIES = {
         "requires_grad mismatch",
         "call it with inputs of one requires_grad setting (detach, or requires_grad_() on every call), or warm up both",
     ),
+    "single": (
+        "size 1 (specialised)",
+        "a batch of one compiles its own graph (Dynamo specialises size 1): warm it up, or pad single requests to 2",
+    ),
 }
 
 
@@ -983,6 +1076,8 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
             if tag is not None and tag.partition(":")[0] == family:
                 value = tag.partition(":")[2] or "requires_grad=True"
                 note = f"passes `{name}` with {value if family == 'requires_grad' else family + ' ' + value}"
+                if family == "single":
+                    value, note = "size 1", f"passes `{name}` as a batch of one (size 1 at dim 0)"
             else:
                 value = "requires_grad=False" if family == "requires_grad" else "as given"
                 note = f"passes `{name}` as given"

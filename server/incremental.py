@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tclint.rules.analysis.callctx import CALL_CONTEXT_WORDS, file_variant_facts
+from tclint.rules.analysis.callctx import file_variant_facts, worth_a_look
 from tclint.rules.engine import SourceText, analyze_source
 from tclint.rules.facts import Candidate, FileFacts, Loc, VariantFacts
 from tclint.rules.model import Edit, Position, Span
@@ -452,7 +452,7 @@ def _variant_facts(text: str, path: str, module: str) -> VariantFacts | None:
     """The call contexts of the whole new text, as a full walk records them: the pass is cheap
     (one parse and one tree walk, only for a file that mentions a context word), while
     attributing its keys to statements would need the merge to know every kind it records."""
-    if not any(word in text for word in CALL_CONTEXT_WORDS):
+    if not worth_a_look(text):
         return None
     return file_variant_facts(_parse(text, path), LineIndex(text).char_col, module, text)
 

@@ -43,6 +43,10 @@ WALK_WORDS = (
     "global ",
     "torch.compile(",
     "torch.cat(",
+    "unsqueeze(0)",
+    "[None",
+    "view(1,",
+    "reshape(1,",
 )  # the full pass
 CALL_CONTEXT_WORDS = (
     *WALK_WORDS,
@@ -278,6 +282,142 @@ def _cast_tag(expr: ast.expr) -> str | None:
     return None
 
 
+def _one_sample(expr: ast.expr) -> str | None:
+    """``single:1`` for an argument written as one sample made a batch of one (``x.unsqueeze(0)``,
+    ``x[None]``, ``x[None, ...]``, ``x.view(1, ...)`` / ``reshape(1, ...)``, through ``.to(...)``):
+    Dynamo specialises a size of 1, so it compiles a graph of its own next to batched calls
+    (measured, torch 2.13: a serving call after batched scoring recompiles)."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
+    ):
+        expr = expr.func.value
+    if isinstance(expr, ast.Subscript):
+        first = expr.slice.elts[0] if isinstance(expr.slice, ast.Tuple) and expr.slice.elts else expr.slice
+        return "single:1" if isinstance(first, ast.Constant) and first.value is None else None
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)):
+        return None
+    args = [*expr.args, *(kw.value for kw in expr.keywords if kw.arg == "dim")]
+    one = bool(args) and isinstance(args[0], ast.Constant) and args[0].value in (0, 1)
+    if expr.func.attr == "unsqueeze" and one and args[0].value == 0:  # type: ignore[attr-defined]
+        return "single:1"
+    if expr.func.attr in ("view", "reshape") and len(expr.args) >= 2 and one and args[0].value == 1:  # type: ignore[attr-defined]
+        return "single:1"
+    return None
+
+
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+def _flag(value: ast.expr) -> str:
+    """``True`` / ``False`` for a constant flag, ``?`` for one computed at run time."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+        return str(value.value)
+    return "?"
+
+
+def _strided_slice(expr: ast.expr, strided: set[str]) -> bool:
+    """``data[i:i + bs]`` (through ``.to(...)``) for ``i`` of a ``range(a, n, bs)`` loop: the
+    last slice is shorter unless ``bs`` divides ``n``."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
+    ):
+        expr = expr.func.value
+    if not isinstance(expr, ast.Subscript):
+        return False
+    sl = expr.slice.elts[0] if isinstance(expr.slice, ast.Tuple) and expr.slice.elts else expr.slice
+    return (
+        isinstance(sl, ast.Slice)
+        and isinstance(sl.lower, ast.Name)
+        and sl.lower.id in strided
+        and isinstance(sl.upper, ast.BinOp)
+        and isinstance(sl.upper.op, ast.Add)
+        and any(isinstance(n, ast.Name) and n.id == sl.lower.id for n in (sl.upper.left, sl.upper.right))
+    )
+
+
+def _iterated(it: ast.expr, names: set[str]) -> set[str]:
+    """The parameters a loop over ``it`` takes its count from: a bare parameter (``for n in
+    names``) or one inside ``range(...)`` / ``enumerate(...)`` / ``zip(...)``; not a subscript or
+    attribute of one (``for k in batch[0]``: a collate function keeps its input's keys)."""
+    if isinstance(it, ast.Name):
+        return {it.id} & names
+    if isinstance(it, ast.Call) and _tail(it.func) in ("range", "enumerate", "zip"):
+        ranged = _tail(it.func) == "range"
+        return {
+            n.id
+            for a in it.args
+            for n in ast.walk(a)
+            if isinstance(n, ast.Name) and n.id in names and (a is n or ranged)
+        }
+    return set()
+
+
+def _note_build(
+    node: ast.AST, over: set[str], names: set[str], built: dict[str, tuple[str, set[str]]]
+) -> None:
+    """``d[<key from a parameter>] = ...`` (or any store under a loop / ``if`` over ``over``, the
+    parameters their headers mention) -> ``d`` has keys from them; ``out.append(...)`` under such a
+    loop -> ``out`` has a length from them."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            key_params = {n.id for n in ast.walk(target.slice) if isinstance(n, ast.Name) and n.id in names}
+            if key_params | over:
+                built.setdefault(target.value.id, ("keys", set()))[1].update(key_params | over)
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "append"
+        and isinstance(node.func.value, ast.Name)
+        and over
+    ):
+        built.setdefault(node.func.value.id, ("length", set()))[1].update(over)
+
+
+def _shaped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, tuple[str, ...], frozenset[str]] | None:
+    """``(how, positional parameters, shaping parameters)`` for a function returning a container
+    whose structure follows its arguments: a dict whose keys come from a parameter (``{n: ... for
+    n in names}``, ``d[name] = ...``, a key stored under ``if <parameter ...>:``) -> ``"keys"``; a
+    list whose length does (``[f(i) for i in range(n)]``, appends in ``for k in range(n)``) ->
+    ``"length"``.  Dynamo guards a dict's keys and a list's length exactly: each new one compiles
+    (measured, torch 2.13: ``len(feats) != 2``, ``crops`` changed length)."""
+    params = tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
+    names = set(params) | {a.arg for a in fn.args.kwonlyargs}
+    if not names:
+        return None
+    built: dict[str, tuple[str, set[str]]] = {}  # container name -> (how, shaping params)
+    returns: list[ast.expr] = []
+    stack: list[tuple[ast.AST, set[str]]] = [(s, set()) for s in fn.body]
+    while stack:  # each node with the parameters its enclosing `for` / `if` headers mention
+        node, over = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            returns.append(node.value)
+        inner = over
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            inner = over | _iterated(node.iter, names)
+        elif isinstance(node, ast.If):
+            inner = over | {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name) and n.id in names}
+        _note_build(node, over, names, built)
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, inner))
+    for value in returns:
+        if isinstance(value, (ast.DictComp, ast.ListComp)):
+            shaping = {n for g in value.generators for n in _iterated(g.iter, names)}
+            if shaping:
+                return ("keys" if isinstance(value, ast.DictComp) else "length", params, frozenset(shaping))
+        if isinstance(value, ast.Name) and value.id in built:
+            how, shaping = built[value.id]
+            return how, params, frozenset(shaping)
+    return None
+
+
 def _value_kind(value: ast.expr, ints: set[str]) -> str:
     """What a global is rebound to: ``const:<repr>``, ``bool``, ``int``, ``float``, ``str`` or
     ``unknown`` (``ints``: names known to hold ints here, e.g. ``range`` loop variables)."""
@@ -367,6 +507,10 @@ _LINE_WORDS = (
     "register_buffer",
     "compile(",
     ".training",
+    "unsqueeze(0)",
+    "[None",
+    "view(1,",
+    "reshape(1,",
 )
 _GLOBAL_DECL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)$", re.M)
 
@@ -427,6 +571,11 @@ class _Pass:
             set()
         )  # module functions yielding such tensors (`def loader(): ... yield`)
         self.data_sized: set[str] = set()  # module functions returning a tensor sized by their data
+        # module functions returning a dict / list shaped by their arguments (_shaped)
+        self.shaped: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}
+        self.param_vars: set[str] = set()  # loop variables over `<module>.parameters()` here
+        self.strided: set[str] = set()  # `range(a, b, step)` loop variables here (x[i:i + step])
+        self.param_grads: list[str] = []
         self.cls: list[str] = []
         self.training_readers: set[str] = set()
         self.marks: list[dict[str, str]] = [{}]  # per function scope: name -> cast tag of the tensor it holds
@@ -477,6 +626,9 @@ class _Pass:
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
             if not parent and _data_sized(node):
                 self.data_sized.add(node.name)
+            shaped = _shaped(node) if not parent else None
+            if shaped is not None:
+                self.shaped[node.name] = shaped
             self.funcs.append(parent + node.name)
             self.body(node.body)
             self.funcs.pop()
@@ -565,6 +717,7 @@ class _Pass:
                 and _cast_tag(call) == "requires_grad"
             ):
                 self.marks[-1][call.func.value.id] = "requires_grad"  # x.requires_grad_()
+            self.module_grad(call)
             self.inplace(call)
         else:
             for _field, value in ast.iter_fields(node):
@@ -600,7 +753,7 @@ class _Pass:
         """Cast tags of names (``xh = x.half()``), rebound globals, flag-dict items, subscript
         writes into buffers (``self.keys[:, i] = self.kv(x)``) and names bound in a loop."""
         value = node.value
-        tag = _cast_tag(value)
+        tag = _cast_tag(value) or _one_sample(value)
         sized = self.sized[-1]
         how = self.sized_value(value) if self.size_bound or sized else None
         for target in node.targets:
@@ -635,13 +788,45 @@ class _Pass:
                     and not self.no_grad()
                 ):
                     self.buffer_writes.append((self.cls[-1], attr, self.pos(node)))
-            elif (
-                isinstance(target, ast.Attribute)
-                and target.attr == "requires_grad"
-                and isinstance(target.value, ast.Name)
-            ):
-                if isinstance(value, ast.Constant) and value.value is True:
-                    self.marks[-1][target.value.id] = "requires_grad"
+            elif isinstance(target, ast.Attribute):
+                self.requires_grad_write(target, value, node)
+
+    def requires_grad_write(self, target: ast.Attribute, value: ast.expr, node: ast.stmt) -> None:
+        """``x.requires_grad = True`` marks an input tensor; ``p.requires_grad = flag`` for ``p`` of a
+        ``for p in m.parameters()`` loop freezes or unfreezes parameters."""
+        if target.attr != "requires_grad" or not isinstance(target.value, ast.Name):
+            return
+        if isinstance(value, ast.Constant) and value.value is True:
+            self.marks[-1][target.value.id] = "requires_grad"
+        if target.value.id in self.param_vars:
+            self.flip(node, _flag(value))
+
+    def flip(self, node: ast.AST, flag: str) -> None:
+        """Record a change of parameters' requires_grad made after construction (not in an
+        ``__init__``: what a module freezes while it is built is the state every call sees)."""
+        if not (self.funcs and self.funcs[-1].rpartition(".")[2] == "__init__"):
+            self.param_grads.append(f"{self.pos(node)}|{flag}")
+
+    def module_grad(self, call: ast.Call) -> None:
+        """``m.backbone.requires_grad_(False)`` (a module's or a loop parameter's, not a plain
+        tensor name's: ``x.requires_grad_()`` marks an input) sets parameters' requires_grad."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "requires_grad_"):
+            return
+        recv = func.value
+        value = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
+        )
+        flag = "True" if value is None else _flag(value)
+        if (
+            isinstance(recv, ast.Name)
+            and recv.id in self.param_vars
+            or (isinstance(recv, ast.Attribute) and _dotted(recv) is not None)
+            or flag != "True"
+        ):
+            self.flip(call, flag)
 
     def no_grad(self) -> bool:
         return any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in self.ctx)
@@ -713,8 +898,33 @@ class _Pass:
         if isinstance(gen, ast.Name) and gen.id in self.varying_gens:
             for name in _names(node.target):
                 self.sized[-1][name] = f"{self.pos(node.iter)}|varies"
+        elif (
+            isinstance(node.iter, (ast.Name, ast.List, ast.Tuple))
+            and where is None
+            and isinstance(target, ast.Name)
+        ):
+            self.sized[-1][target.id] = (
+                f"{self.pos(node.iter)}|items"  # `for cfg in phases`: another object each time
+            )
+        params = (
+            _names(target)[-1:]
+            if isinstance(source, ast.Call) and _tail(source.func) in ("parameters", "named_parameters")
+            else []
+        )
+        strided = (
+            [node.target.id]
+            if isinstance(node.iter, ast.Call)
+            and _tail(node.iter.func) == "range"
+            and len(node.iter.args) == 3
+            and isinstance(node.target, ast.Name)
+            else []
+        )
+        self.param_vars.update(params)
+        self.strided.update(strided)
         self.body(node.body)
         self.body(node.orelse)
+        self.param_vars.difference_update(params)
+        self.strided.difference_update(strided)
         self.leave_loop(before)
         self.loop_names.pop()
         for name in added:
@@ -748,6 +958,16 @@ class _Pass:
         name it rebinds, or an expression of a name already sized (``x = aug(x)``: the size follows)."""
         sized = self.sized[-1]
         bound = set().union(*self.size_bound) if self.size_bound else set()
+        if self.strided and _strided_slice(value, self.strided):
+            return "last"
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.shaped:
+            how, params, shaping = self.shaped[value.func.id]
+            given = [
+                *((params[i] if i < len(params) else "", a) for i, a in enumerate(value.args)),
+                *((kw.arg or "", kw.value) for kw in value.keywords),
+            ]
+            if any(name in shaping and _mentions(arg, bound) for name, arg in given):
+                return how  # `make_batch(32, names)` with `names` picked per iteration
         for node in ast.walk(value):
             if isinstance(node, ast.Name) and node.id in sized:
                 return sized[node.id].rpartition("|")[2]
@@ -769,7 +989,14 @@ class _Pass:
         """Record every call (and ``self.training`` read) in an expression; a lambda's body runs
         where the lambda is called, so its calls get no context from here."""
         lines = self.lines
-        if lines is not None and not (self.ctx or self.batches[-1] or self.marks[-1] or self.sized[-1]):
+        if lines is not None and not (
+            self.ctx
+            or self.batches[-1]
+            or self.marks[-1]
+            or self.sized[-1]
+            or self.size_bound
+            and (self.strided or self.shaped)
+        ):
             first = getattr(root, "lineno", None)
             if first is not None:
                 i = bisect.bisect_left(lines, first)
@@ -826,18 +1053,28 @@ class _Pass:
                     fed.append(f"{kw.arg}@{batches[name]}")
             if fed:
                 self.facts.batches[key] = tuple(fed)
+        if self.size_bound:
+            self.fed_sizes(node, key)
+
+    def fed_sizes(self, node: ast.Call, key: str) -> None:
+        """The arguments of a call in a loop whose size or structure changes per iteration: a name
+        sized earlier, or an expression written in the call (``f(make_crops(img, n))``,
+        ``m(x[i:i + bs])``)."""
         sized = self.sized[-1]
-        if sized and self.size_bound:
-            grown = [
-                f"{argkey}@{sized[name]}"
-                for argkey, arg in [
-                    *((f"#{i}", a) for i, a in enumerate(node.args)),
-                    *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
-                ]
-                if (name := _root_name(arg)) is not None and name in sized
-            ]
-            if grown:
-                self.facts.sizes[key] = tuple(grown)
+        grown = []
+        for argkey, arg in [
+            *((f"#{i}", a) for i, a in enumerate(node.args)),
+            *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+        ]:
+            name = _root_name(arg)
+            if name is not None and name in sized:
+                grown.append(f"{argkey}@{sized[name]}")
+            elif isinstance(arg, (ast.Call, ast.Subscript)) and (self.strided or self.shaped):
+                how = self.sized_value(arg)
+                if how is not None:
+                    grown.append(f"{argkey}@{self.pos(arg)}|{how}")
+        if grown:
+            self.facts.sizes[key] = tuple(grown)
 
     def call_args(self, node: ast.Call, key: str) -> None:
         """Cast tags of the arguments; ``self.register_buffer("b", ...)``; ``torch.compile`` of a
@@ -874,7 +1111,7 @@ class _Pass:
             *((f"#{i}", a) for i, a in enumerate(node.args)),
             *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
         ]:
-            tag = _cast_tag(arg)
+            tag = _cast_tag(arg) or _one_sample(arg)
             if tag is None and marks:
                 name = arg.id if isinstance(arg, ast.Name) else None
                 tag = marks.get(name) if name is not None else None
@@ -897,6 +1134,7 @@ class _Pass:
         )
         facts.fresh_compiles = tuple(self.fresh)
         facts.loop_compiles = tuple(self.rewraps)
+        facts.param_grads = tuple(self.param_grads)
         return facts
 
 
@@ -970,9 +1208,19 @@ def file_variant_facts(tree: ast.Module, char_col, module: str, text: str) -> Va
     """``FileFacts.variant_facts`` of a whole parsed file: None for a file that mentions no context
     word.  One function for the analyser and the server's incremental merge (which re-runs this
     whole-file pass on the new text instead of attributing contexts to statements)."""
-    if not any(word in text for word in CALL_CONTEXT_WORDS):
+    if not worth_a_look(text):
         return None
     return call_contexts(tree, char_col, module, text)
+
+
+# `for cfg in phases:`: a loop over the items of a plain name (each may be another config object)
+_ITEM_LOOP = re.compile(r"^[ \t]*(?:async[ \t]+)?for[ \t]+\w+[ \t]+in[ \t]+(?:\w+[ \t]*:|[\[(])", re.M)
+
+
+def worth_a_look(text: str) -> bool:
+    """Whether a file's text can hold anything the pass records (a context word, or a loop over
+    the items of a name): the others get no VariantFacts at all."""
+    return any(word in text for word in CALL_CONTEXT_WORDS) or _ITEM_LOOP.search(text) is not None
 
 
 def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts:  # type: ignore[no-untyped-def]
@@ -980,7 +1228,7 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     ``node_loc`` does, so keys match ``CallEdge.loc``).  A file that mentions none of the context
     words only gets the cheap scan for constant choices."""
     flags = [n for n in _module_dicts(tree) if f"{n}[" in text] if "{" in text else []
-    if not flags and not any(word in text for word in WALK_WORDS):
+    if not flags and not any(word in text for word in WALK_WORDS) and _ITEM_LOOP.search(text) is None:
         return _cheap(tree, char_col, module, text)
     names = _rebound_names(tree, text, flags)
     p = _Pass(char_col, _interesting_lines(text, names), names)
