@@ -156,6 +156,85 @@ async def measure(ws: Path, edits: int, checkout: str | None) -> dict:
     }
 
 
+def in_process(ws: Path, edits: int, reference: int) -> dict:
+    """The same editing session against ``Workspace`` in this process (the server's lint thread
+    without the protocol; its garbage-collector tuning applied): CPU and wall time per edit of
+    ``Workspace.lint`` plus the code-lens entries the server computes for the publish.  Then, as a
+    same-run reference, ``reference`` more edits with line moves handled as before ``Root.set_open``
+    carried them (``_moved_back`` answers None: the project is built again).  Counts
+    ``Project.build`` calls in each part."""
+    import gc
+
+    from tclint.rules.project import Project
+    from tclint.server.__main__ import _tune_gc
+    from tclint.server.workspace import Root, Workspace
+
+    builds = [0]
+    build = Project.build
+
+    def counted(self: Project) -> None:
+        builds[0] += 1
+        build(self)
+
+    Project.build = counted  # type: ignore[method-assign]
+    _tune_gc()
+    path = str(ws / TARGET)
+    text = Path(path).read_text()
+    work = Workspace()
+    work.set_folders([str(ws)])
+    started = time.perf_counter()
+    work.lint(path, text, 1)
+    root = work.docs[path].root
+    while root.index_step(5.0):
+        pass
+    work.lint(path, text, 2)  # the first pass over the whole index
+    ready_s = time.perf_counter() - started
+    editor = PrefixEditor(None, "", text)  # type: ignore[arg-type]
+    version = 2
+
+    def one(n: int) -> tuple[int, float, float]:
+        nonlocal version
+        editor.edit(n)  # (keeps ``editor.text`` in step)
+        version += 1
+        cpu, wall = time.process_time(), time.perf_counter()
+        work.lint(path, editor.text, version)
+        facts = root.current_facts(path)
+        if facts is not None and facts.error is None:
+            root.entries(path, facts)
+        return n % 3, (time.process_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
+
+    def session(count: int, start: int) -> dict:
+        before = builds[0]
+        rows = [one(n) for n in range(start, start + count)]
+        cpu = [c for _k, c, _w in rows]
+        wall = [w for _k, _c, w in rows]
+        kinds = {k: [c for kk, c, _w in rows if kk == k] for k in (0, 1, 2)}
+        return {
+            "edits": count,
+            "cpu_median_ms": statistics.median(cpu),
+            "cpu_p95_ms": pct(cpu, 0.95),
+            "cpu_max_ms": max(cpu),
+            "wall_median_ms": statistics.median(wall),
+            "wall_p95_ms": pct(wall, 0.95),
+            "typing_cpu_median_ms": statistics.median(kinds[0]),
+            "newline_cpu_median_ms": statistics.median(kinds[1]),
+            "delete_cpu_median_ms": statistics.median(kinds[2]),
+            "builds": builds[0] - before,
+        }
+
+    for n in range(3):
+        one(n)  # warm-up
+    gc.collect()
+    measured = session(edits, 3)
+    carried = Root._moved_back
+    Root._moved_back = lambda *args: None  # type: ignore[method-assign,assignment]
+    try:
+        ref = session(reference, 3 + edits)
+    finally:
+        Root._moved_back = carried  # type: ignore[method-assign]
+    return {"ready_s": ready_s, "carried": measured, "rebuilt": ref}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tree", required=True, help="the transformers package folder (holding models/)")
@@ -164,9 +243,36 @@ def main(argv: list[str] | None = None) -> int:
         "--checkout", action="append", help="run the server from DIR/tclint (repeatable: A/B in one run)"
     )
     p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--in-process",
+        type=int,
+        metavar="N",
+        help="measure Workspace in this process instead (``in_process``), then N edits rebuilding as before",
+    )
+    p.add_argument("--work", help="prepare (or reuse) the workspace and its cache in DIR/ws, kept afterwards")
     args = p.parse_args(argv)
     tree = Path(args.tree)
     files = sum(1 for _ in tree.rglob("*.py"))
+    if args.in_process is not None:
+        work = Path(args.work or tempfile.mkdtemp(prefix="tclint-scale-server-"))
+        ws = workspace(tree, work)
+        cache_s = fill_cache(ws, None)
+        got = {"files": files, "cache_fill_s": cache_s, **in_process(ws, args.edits, args.in_process)}
+        print(
+            f"\nin process, {TARGET} inside the whole package ({files:,} files), load {os.getloadavg()[0]:.1f}"
+        )
+        for name in ("carried", "rebuilt"):
+            r = got[name]
+            print(
+                f"{name:<8} {r['edits']:>3} edits  CPU median {r['cpu_median_ms']:.0f} ms  p95 {r['cpu_p95_ms']:.0f}  "
+                f"max {r['cpu_max_ms']:.0f}  (typing/newline/delete median {r['typing_cpu_median_ms']:.0f}/"
+                f"{r['newline_cpu_median_ms']:.0f}/{r['delete_cpu_median_ms']:.0f})  wall p95 {r['wall_p95_ms']:.0f} ms  "
+                f"Project.build x{r['builds']}"
+            )
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(got, fh, indent=1)
+        return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="tclint-scale-server-") as tmp:
         ws = workspace(tree, Path(tmp))
