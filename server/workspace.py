@@ -965,6 +965,12 @@ class Workspace:
         state = self.open_doc(path)
         root = state.root
         if not root.discovered or root.pending:
+            # a record needs every file indexed: the rule catalog is imported before the budget
+            # starts (in a fresh process it is most of the first file's analysis, over the whole
+            # budget on a loaded machine, and the open then missed the record)
+            from tclint.rules.engine import ruleset
+
+            ruleset()
             root.discover()
             root.index_step(FIRST_INDEX_BUDGET)
         settings = root.settings_for(path)
