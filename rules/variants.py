@@ -242,6 +242,8 @@ def variants(project: Project) -> dict[str, Variants]:
         fresh = fresh_sites(project).get(key)
         if fresh:
             v.dims.append(_fresh_dimension(fresh))
+        if v.runs_eagerly_from is not None and _nothing_retraced(project, members):
+            v.dims = []  # no frame below runs compiled on a later call: no guard to fail
         inside = state.get(key)
         if inside:
             v.dims.append(
@@ -1115,6 +1117,26 @@ def _region_members(project: Project) -> dict[str, list[str]]:
             members.sort(key=lambda k: k != key)
         project.memo["variants_members"] = index
     return index
+
+
+def _nothing_retraced(project: Project, members: list[str]) -> bool:
+    """For a root whose frame Dynamo drops: whether every project frame of its region is dropped
+    too (a loop caller of a break, or a reader of a property whose getter breaks:
+    ``engine.caller_drops``) or is a ``cached_property`` getter, which runs on the first read
+    only.  Then no frame is compiled again on a later call, whatever the calls' grad mode,
+    autocast or arguments (measured, torch 2.13: ``TinyLM.forward`` dropped by its blocks'
+    ``@functools.cached_property`` break, a call under ``torch.no_grad()``: 0 recompiles; with a
+    plain ``@property`` the getter is compiled again, 1 recompile)."""
+    from tclint.rules import engine
+
+    drops = engine.caller_drops(project, project.settings)
+    for member in members[1:]:
+        if member in drops:
+            continue
+        found = project.functions.get(member)
+        if found is None or not any(d.rsplit(".", 1)[-1] == "cached_property" for d in found[1].decorators):
+            return False
+    return True
 
 
 def _global_dimensions(project: Project, members: list[str]) -> list[Dimension]:

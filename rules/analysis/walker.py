@@ -1098,6 +1098,11 @@ class Walker(AnalyzerBase):
         if parent.kind == "function":
             prefix = parent.qualname + ".<locals>."
         qualname = f"{prefix}{node.name}"
+        accessor = _accessor_of(node) if in_class and qualname in self.facts.functions else None
+        if accessor is not None:
+            # `@scale.setter def scale(...)` after the getter: its own function, the getter's
+            # facts (what a read of the property runs) stay under the property's name
+            qualname = f"{qualname}.{accessor}"
         loc = node_loc(node, self.index)
         name_line = node.lineno
         name_col = self.index.line(name_line).find(node.name, self.index.char_col(name_line, node.col_offset))
@@ -1115,7 +1120,7 @@ class Walker(AnalyzerBase):
         facts.compile_marker = bool(self.marker_lines & (head_lines | {min(head_lines) - 1}))
         facts.placeholder = in_class and _is_placeholder(node)
         self.facts.functions[qualname] = facts
-        if in_class and parent.cls is not None:
+        if in_class and parent.cls is not None and accessor is None:
             parent.cls.methods[node.name] = qualname
         if parent.kind == "function":
             parent.local_defs[node.name] = qualname
@@ -1186,6 +1191,20 @@ class Walker(AnalyzerBase):
                 self.stmt(stmt)
         finally:
             self.scope = parent
+
+
+def _accessor_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """``"setter"`` / ``"deleter"`` for ``@<its own name>.setter`` (a property's other accessors,
+    which Python defines under the getter's name), else None."""
+    for dec in node.decorator_list:
+        if (
+            isinstance(dec, ast.Attribute)
+            and dec.attr in ("setter", "deleter")
+            and isinstance(dec.value, ast.Name)
+            and dec.value.id == node.name
+        ):
+            return dec.attr
+    return None
 
 
 def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
