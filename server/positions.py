@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from lsprotocol import types
 from tclint.rules.model import Span
@@ -67,7 +68,11 @@ class Lines:
     @classmethod
     def of(cls, text: str) -> Lines:
         starts = [0]
-        starts.extend(m.end() for m in _LINE_END.finditer(text))
+        if "\r" in text:
+            starts.extend(m.end() for m in _LINE_END.finditer(text))
+        else:  # only LF endings: the same starts from str.split, ~16x faster than the regex
+            # (a warm open's related locations convert whole library files: 0.66 MB for hf_user.py)
+            starts.extend(accumulate(len(line) + 1 for line in text.split("\n")[:-1]))
         return cls(text, starts, text.isascii())
 
     def line_length(self, index: int) -> int:
