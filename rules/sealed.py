@@ -147,7 +147,13 @@ def _mac(key: bytes, kind: str, name: str, payload: bytes) -> bytes:
 
 def seal(key: bytes, kind: str, name: str, value: Any) -> bytes:
     """The bytes of an entry holding ``value`` (plain data; marshal raises ValueError otherwise)."""
-    payload = marshal.dumps(value, MARSHAL_VERSION)
+    return seal_payload(key, kind, name, marshal.dumps(value, MARSHAL_VERSION))
+
+
+def seal_payload(key: bytes, kind: str, name: str, payload: bytes) -> bytes:
+    """The bytes of an entry whose value is already ``payload`` (``marshal.dumps(value,
+    MARSHAL_VERSION)``): what a writer that must not hold every value until the key is known
+    keeps instead (``rerun.store_full``)."""
     return MAGIC + _mac(key, kind, name, payload) + payload
 
 
@@ -198,3 +204,8 @@ def write(path: str, key: bytes, kind: str, name: str, value: Any) -> None:
     """Store ``value`` as the entry file ``path`` (raises OSError, or ValueError for a value that
     is not plain data)."""
     write_atomic(path, seal(key, kind, name, value))
+
+
+def write_payload(path: str, key: bytes, kind: str, name: str, payload: bytes) -> None:
+    """Store the marshalled value ``payload`` as the entry file ``path`` (see ``seal_payload``)."""
+    write_atomic(path, seal_payload(key, kind, name, payload))

@@ -199,3 +199,47 @@ def test_a_command_line_run_with_a_cache_keeps_no_file_text(tmp_path, monkeypatc
     assert stored  # the state was stored
     src = result.sources["model.py"]
     assert src._text is None and src.text == REFINED
+
+
+def test_the_stored_rerun_state_waits_for_the_flush_as_bytes(tmp_path, monkeypatch):
+    """``rerun.store_full`` builds every indexed file's context after the project pass, and they
+    wait for the cache's flush: held as plain dicts and lists they were the peak of a cold run
+    (transformers: ~100 MiB); held as the marshal bytes they are written as, the memory they keep
+    is about what the flush writes."""
+    import tracemalloc
+
+    from tclint.rules import rerun
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    for i in range(40):
+        (tmp_path / f"m{i}.py").write_text(
+            REFINED
+            + "".join(
+                f"\n\ndef helper_{i}_{j}(x, y=1):\n    z = x + y\n    return z * {j}\n" for j in range(30)
+            )
+        )
+    monkeypatch.chdir(tmp_path)
+    held = []
+    real = rerun.store_full
+
+    def measured(*a, **k):
+        real(*a, **k)  # once first: what it builds for the project (codecs, chains) stays with it
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        real(*a, **k)  # the state again: what the second writer waiting for the flush holds
+        held.append(tracemalloc.get_traced_memory()[0] - before)
+        tracemalloc.stop()
+
+    monkeypatch.setattr(rerun, "store_full", measured)
+    cache = Cache(str(tmp_path / "cache"))
+    Linter(ConfigResolver(), cache, jobs=1, exits_after_run=True).lint_paths(["."])
+    cache.flush()
+    folder = os.path.join(str(tmp_path / "cache"), rerun.FOLDER)
+    written = sum(
+        os.path.getsize(os.path.join(d, f))
+        for d, _, names in os.walk(folder)
+        for f in names
+        if not f.endswith(".state")
+    )
+    assert held and written > 40 * 1000
+    assert held[0] < 1.5 * written, (held[0], written)
