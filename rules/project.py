@@ -454,11 +454,12 @@ class Project:
             return self.deferred_type(ret.ref, ff, depth + 1)
         return ret
 
-    def param_targets(self, ff: FileFacts, spec: Any) -> list[str]:
+    def param_targets(self, ff: FileFacts, spec: Any, method: str = "__call__") -> list[str]:
         """What runs when ``self.net(...)`` is called, ``self.net`` being a constructor argument
         (``self.net = net`` in ``__init__``): the forwards of what the project's constructor calls
         pass there, by position or keyword (``AutoregressiveWrapper(TransformerWrapper(...))``,
-        ``Bottleneck(enc, quantizer=VectorQuantize(...))``)."""
+        ``Bottleneck(enc, quantizer=VectorQuantize(...))``); with ``method``, that method of the
+        instances passed (``self.base_kernel.forward(x)``, ``self.strategy.kl_divergence()``)."""
         if len(spec.refs) != 2:
             return []
         name, cls_ref = spec.refs
@@ -477,15 +478,16 @@ class Project:
         guard.add(cls_key)
         try:
             out: list[str] = []
-            for eff, edge, owner in self._constructions(cls_key) if cls_key is not None else ():
-                made = self.resolve(edge.target, eff)
-                if made is None or self.find_method(made[1], "__init__") != init:
+            for eff, edge, owner, reached in self._constructions(cls_key) if cls_key is not None else ():
+                if reached != init:
                     continue  # a subclass with its own constructor: its arguments mean something else
                 given = {"#0": edge.arg0} if edge.arg0 is not None else {}
                 given.update((k, (kind, ref, meth)) for k, kind, ref, meth in edge.more_args)
                 kind, ref, meth = next((given[k] for k in keys if k in given), ("unknown", None, None))
                 if kind == "unknown":
                     continue
+                if method != "__call__" and kind == "instance" and ref:
+                    kind, meth = "method", method  # the class constructed there (a factory's join is not)
                 probe = _target_probe("param", (kind, ref, meth), edge.loc, owner)
                 for key in self._site_targets(eff, probe)[0]:
                     if key not in out:
@@ -494,20 +496,32 @@ class Project:
         finally:
             guard.discard(cls_key)
 
-    def _constructions(self, cls_key: str) -> list[tuple[FileFacts, CallEdge, str | None]]:
+    def _constructions(self, cls_key: str) -> list[tuple[FileFacts, CallEdge, str | None, str | None]]:
         """The project's calls constructing ``cls_key`` (or a subclass) with a described module
-        argument (computed once)."""
+        argument, each with the ``__init__`` it runs (computed once).  A subclass constructor's
+        ``super().__init__(strategy)`` counts as a construction of the base it reaches."""
         index = self.memo.get("constructions")
         if index is None:
             index = {}
             for ff in self.files.values():
                 for edge, owner in self._all_edges(ff):
-                    if edge.kind == "name" and (
-                        edge.more_args or (edge.arg0 is not None and edge.arg0[0] != "unknown")
-                    ):
+                    if edge.kind == "name" and _describes_a_module_arg(edge):
                         r = self.resolve(edge.target, ff)
                         if r is not None and r[0] == "class":
-                            index.setdefault(r[1], []).append((ff, edge, owner))
+                            reached = self.find_method(r[1], "__init__")
+                            index.setdefault(r[1], []).append((ff, edge, owner, reached))
+                for fn in ff.functions.values():
+                    if fn.name != "__init__" or not fn.cls:
+                        continue
+                    sub = f"{ff.path}::{fn.cls}"
+                    for edge in fn.calls:
+                        if (
+                            edge.kind == "super"
+                            and edge.method == "__init__"
+                            and _describes_a_module_arg(edge)
+                        ):
+                            reached = self.find_method(sub, "__init__", after=sub)
+                            index.setdefault(sub, []).append((ff, edge, f"{ff.module}.{fn.cls}", reached))
             self.memo["constructions"] = index
         out = list(index.get(cls_key, ()))
         for sub in self.subclasses(cls_key):
@@ -1444,8 +1458,8 @@ class Project:
             if spec.kind == "func" and spec.refs:
                 r = self.resolve(spec.refs[0], sff)
                 return [(r[1], None)] if r and r[0] == "function" else []
-            if spec.kind == "param" and edge.method in ("__call__", "forward"):
-                return [(k, None) for k in self.param_targets(sff, spec)]
+            if spec.kind == "param" and not edge.method.startswith("@"):
+                return [(k, None) for k in self.param_targets(sff, spec, edge.method)]
             if spec.kind == "deferred" and spec.refs and edge.method == "__call__":
                 ty = self.deferred_type(spec.refs[0], sff)
                 if ty.kind == T.FUNC:
@@ -1626,6 +1640,11 @@ def _display(fn: FunctionFacts) -> str:
 
 def _short_label(label: str) -> str:
     return label.split(" (called from", 1)[0]
+
+
+def _describes_a_module_arg(edge: CallEdge) -> bool:
+    """Whether a constructor call passes an argument described as a module or callable."""
+    return bool(edge.more_args) or (edge.arg0 is not None and edge.arg0[0] != "unknown")
 
 
 def _target_probe(

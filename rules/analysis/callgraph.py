@@ -241,7 +241,13 @@ class CallGraph(AnalyzerBase):
                 and isinstance(func.value.func, ast.Name)
                 and func.value.func.id == "super"
             ):
-                self._edge("super", "", method or "__call__", node)
+                edge = self._edge("super", "", method or "__call__", node)
+                if edge is not None and method == "__init__":
+                    # `super().__init__(strategy)`: the base's constructor is given what this passes
+                    # (and may store it: `self.strategy = strategy`)
+                    if node.args and isinstance(node.args[0], _TARGET_EXPRS):
+                        edge.arg0 = self._describe_target(node.args[0])
+                    edge.more_args = self._module_args(node)
                 return
             if method in HOOK_METHODS:
                 # the hook runs inside the compiled code that calls the module

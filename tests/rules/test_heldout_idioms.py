@@ -832,3 +832,111 @@ def test_dispatch_narrowed_to_the_classes_the_compiled_code_constructs(tmp_path,
     assert by_line[("TC102", 13)].confidence.name in ("MEDIUM", "HIGH")
     assert by_line[("TC102", 20)].confidence.name == "LOW"
     assert "via a subclass of Transform" in " ".join(r.message for r in by_line[("TC102", 13)].related)
+
+
+BASE_STORES_WHAT_SUPER_INIT_PASSES = """
+import torch
+from torch import nn
+
+
+class Strategy(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.register_buffer("ready", torch.tensor(False))
+        self.lin = nn.Linear(size, size)
+
+    def __call__(self, x):
+        if not self.ready.item():
+            self.ready.fill_(True)
+        return self.lin(x)
+
+
+class Plain(nn.Module):
+    def forward(self, x):
+        print("plain")
+        return x
+
+
+class BaseModel(nn.Module):
+    def __init__(self, strategy):
+        super().__init__()
+        self.strategy = strategy
+
+    def forward(self, x):
+        return self.strategy(x)
+
+
+class Model(BaseModel):
+    def __init__(self, size):
+        strategy = Strategy(size)
+        super().__init__(strategy)
+        self.size = size
+
+
+class Other(BaseModel):
+    def __init__(self, size):
+        super().__init__(nn.Identity())
+        self.plain = Plain()
+
+
+model = torch.compile(Model(4), backend="eager")
+model(torch.randn(2, 4))
+"""
+
+
+def test_a_base_calls_what_a_subclass_hands_to_super_init(tmp_path):
+    """gpytorch's ``ApproximateGP``: the user's subclass builds a ``VariationalStrategy`` and hands it
+    to ``super().__init__(variational_strategy)``; the base stores it (``self.variational_strategy =
+    variational_strategy``) and its ``__call__`` calls it.  Dynamo 2.13 eager (this program): GB0124 at
+    ``self.ready.item()`` in ``Strategy.__call__`` (line 13 here).  ``Plain.forward`` (never handed to
+    the base) stays out of the region."""
+    regions, found = _lint(tmp_path, BASE_STORES_WHAT_SUPER_INIT_PASSES)
+    assert "Strategy.__call__" in regions
+    assert "Plain.forward" not in regions
+    assert ("TC101", 13) in found
+
+
+METHOD_OF_A_CONSTRUCTOR_ARGUMENT = """
+import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def __call__(self, x):
+        return self.forward(x)
+
+
+class Inner(Base):
+    def forward(self, x):
+        if torch.equal(x, x):
+            return x * 2
+        return x
+
+    def unused(self, x):
+        print("never called")
+        return x
+
+
+class Scale(Base):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner.forward(x) * 3
+
+
+model = torch.compile(Scale(Inner()), backend="eager")
+model(torch.randn(2, 4))
+"""
+
+
+def test_a_method_called_on_a_constructor_argument(tmp_path):
+    """gpytorch's ``ScaleKernel(RBFKernel())``: ``ScaleKernel.forward`` calls
+    ``self.base_kernel.forward(x1, x2)``, a method (not the call) of the module the constructor was
+    given.  Dynamo 2.13 eager (this program): GB0033 at ``torch.equal(x, x)`` in ``Inner.forward``
+    (line 13 here).  ``Inner.unused`` (never called) stays out of the region."""
+    regions, found = _lint(tmp_path, METHOD_OF_A_CONSTRUCTOR_ARGUMENT)
+    assert "Inner.forward" in regions
+    assert "Inner.unused" not in regions
+    assert ("TC101", 13) in found
