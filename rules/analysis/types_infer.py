@@ -509,15 +509,21 @@ class TypeInference(AnalyzerBase):
     def _numpy_call_type(self, q: str, node: ast.Call) -> Ty:
         """``np.mean(arr)`` for an array made from a tensor (``t.cpu().numpy()``): in compiled code
         Dynamo traces NumPy as tensor ops (trace_numpy), so the result is a tensor too, and
-        ``float(np.mean(arr))`` or ``np.where(arr > 0)`` break as their torch twins do.  NumPy calls
-        on anything else stay opaque values."""
+        ``float(np.mean(arr))`` or ``np.where(arr > 0)`` break as their torch twins do.  A NumPy
+        function of Python values (``np.prod(x.shape[1:])``, ``np.sum([1, 2])``) is traced too: its
+        result is an ndarray in the graph, so ``range()``, ``int()`` or an ``if`` on it breaks
+        (GB0059, GB0124, GB0170; Dynamo 2.13): medium confidence, as the value is only used as a
+        number.  Type queries (``np.shape``, ``np.ndim``, ...) and ``np.random`` (not traced:
+        TC108) stay opaque values."""
+        last = q.rsplit(".", 1)[-1]
+        if last in ("shape", "ndim", "size", "result_type", "dtype") or ".random." in q:
+            return T.T_OTHER
         tensors = [t for t in (self.type_of(a) for a in node.args) if t.kind == T.TENSOR]
         if not tensors:
-            return T.T_OTHER
+            if last in _NUMPY_NOT_ARRAYS or not last[:1].islower():
+                return T.T_OTHER
+            return Ty(T.TENSOR, T.MEDIUM, None)
         conf = min(t.conf for t in tensors)
-        last = q.rsplit(".", 1)[-1]
-        if last in ("shape", "ndim", "size", "result_type", "dtype"):
-            return T.T_OTHER
         if last == "nonzero" or (last == "where" and len(node.args) == 1 and not node.keywords):
             return Ty(T.TLIST, conf, "int")  # a tuple of index arrays, as torch.where(cond)
         return Ty(T.TENSOR, conf, None)
@@ -756,6 +762,18 @@ def _is_class_ref(ref: str | None) -> bool:
     )
 
 
+# NumPy functions whose result is not an array (dtype and type queries, settings, I/O, helpers
+# returning Python objects): a call of them on Python values is not a traced ndarray
+_NUMPY_NOT_ARRAYS = frozenset(
+    {
+        "iinfo", "finfo", "isscalar", "issubdtype", "can_cast", "promote_types", "min_scalar_type",
+        "errstate", "seterr", "geterr", "printoptions", "set_printoptions", "get_printoptions",
+        "broadcast_shapes", "ndindex", "nditer", "vectorize", "frompyfunc", "load", "save", "savez",
+        "loadtxt", "savetxt", "genfromtxt", "fromfile", "array_equal", "array_equiv", "allclose",
+        "shares_memory", "may_share_memory", "iscomplexobj", "isrealobj", "isfortran", "typename",
+        "array2string", "array_repr", "array_str", "format_float_positional", "base_repr", "binary_repr",
+    }
+)  # fmt: skip
 _SUBMODULE_ITERATORS = {"children": "*", "named_children": "*", "modules": "**", "named_modules": "**"}
 _MODULE_LIKE = (T.MODULE, T.INSTANCE, T.ELEM, T.MODLIST, T.DEFERRED, T.COMPILED)
 

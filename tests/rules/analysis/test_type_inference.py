@@ -134,7 +134,11 @@ ROWS: list[tuple[str, str, Ty]] = [
     (MODULE, "xs[0]", Ty(T.TENSOR, HIGH)),
     (MODULE, "x if x is not None else None", Ty(T.TENSOR, HIGH, "float")),
     # other libraries
-    (MODULE, "np.zeros(3)", T.T_OTHER),
+    # a NumPy function of Python values: a traced ndarray in compiled code (range() of it breaks)
+    (MODULE, "np.zeros(3)", Ty(T.TENSOR, MEDIUM)),
+    (MODULE, "np.shape(x)", T.T_OTHER),
+    (MODULE, "np.finfo(np.float32)", T.T_OTHER),
+    (MODULE, "np.random.rand(3)", T.T_OTHER),
     (MODULE, "logging.getLogger(__name__)", Ty(T.INSTANCE, HIGH, None, "logging.Logger")),
     # project code: classes, factories, functions, compile
     (MODULE, "nn.Linear(2, 2)", Ty(T.MODULE, HIGH, None, "torch.nn.Linear")),
