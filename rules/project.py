@@ -1009,7 +1009,13 @@ class Project:
             (c, m, r, None) for c, m, r in targets
         ]
         if edge.kind == "self" and "." not in edge.target and edge.method == "__call__":
-            return out
+            # `self.m(x)`: with_overrides's; `self.t(c)` on a submodule typed as a base class
+            # (zuko's `Flow.transform: LazyTransform`, whose forward is abstract) dispatches
+            own = receiver or (
+                f"{ff.path}::{fn.cls}" if ff is not None and fn is not None and fn.cls else None
+            )
+            if own is None or own not in self.classes or self.find_method(own, edge.target) is not None:
+                return out
         for callee, multiplier, _recv in targets:
             cff, cfn = self.functions[callee]
             if not cfn.placeholder or cfn.cls is None or _is_torch_module(cff.module):

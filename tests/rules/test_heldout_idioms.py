@@ -940,3 +940,78 @@ def test_a_method_called_on_a_constructor_argument(tmp_path):
     assert "Inner.forward" in regions
     assert "Inner.unused" not in regions
     assert ("TC101", 13) in found
+
+
+LAZY_SHIFT = """
+import abc
+
+import torch
+from torch import nn
+
+
+class LazyShift(nn.Module, abc.ABC):
+    @abc.abstractmethod
+    def forward(self, c):
+        ...
+
+
+class Gated(LazyShift):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, c):
+        h = self.lin(c)
+        if h.sum() > 0:
+            h = -h
+        return h
+
+
+class Clipped(LazyShift):
+    def forward(self, c):
+        if c.max() > 10:
+            c = c.clamp(-10, 10)
+        return c
+
+
+class Zero(LazyShift):
+    def forward(self, c):
+        return torch.zeros_like(c)
+
+
+class Same(LazyShift):
+    def forward(self, c):
+        return c
+
+
+class Flow(nn.Module):
+    def __init__(self, shift: LazyShift):
+        super().__init__()
+        self.shift = shift
+
+    def forward(self, x, c):
+        return x + self.shift(c)
+
+
+def main():
+    model = torch.compile(Flow(Gated()), backend="eager")
+    model(torch.randn(3), torch.randn(3))
+
+
+main()
+"""
+
+
+def test_a_submodule_typed_as_an_abstract_module_base_runs_the_constructed_subclass(tmp_path):
+    """zuko's ``Flow.forward`` calls ``self.transform(c)`` on an attribute annotated with its
+    abstract ``LazyTransform`` (an ``nn.Module`` whose ``forward`` is abstract): the forward that
+    runs is a subclass's, which nothing named, so ``Gated.forward`` was not in any region.  Four
+    subclasses override it; the compile site's function constructs ``Gated`` only, so its
+    forward is reported at the default confidence and ``Clipped``'s stays low.  Dynamo 2.13 eager
+    (this program): one break, GB0170 at ``if h.sum() > 0:`` (line 21); none at line 28."""
+    write_tree(str(tmp_path), {"main.py": LAZY_SHIFT})
+    result = lint_tree(str(tmp_path), settings={"min-confidence": "low"})
+    by_line = {(d.code, d.span.start.line): d for d in result.diagnostics}
+    assert ("TC102", 21) in by_line and ("TC102", 28) in by_line, sorted(by_line)
+    assert by_line[("TC102", 21)].confidence.name in ("MEDIUM", "HIGH")
+    assert by_line[("TC102", 28)].confidence.name == "LOW"
