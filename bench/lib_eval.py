@@ -176,6 +176,20 @@ LIBS: dict[str, LibSpec] = {
             "pml_user.py",
             ("pytorch_metric_learning.*:*.forward",),
         ),
+        LibSpec(
+            "normflows",
+            "normflows",
+            ("normflows",),
+            "normflows_user.py",
+            (
+                "normflows.*:*.forward",
+                "normflows.*:*.inverse",
+                "normflows.core:*.forward_kld",
+                "normflows.core:*.reverse_kld",
+                "normflows.core:*.log_prob",
+                "normflows.core:*.sample",
+            ),
+        ),
     ]
 }
 
