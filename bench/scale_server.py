@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="tclint-scale-server-") as tmp:
-        ws = workspace(tree, Path(tmp))
+        ws = workspace(tree, Path(args.work or tmp))
         for checkout in args.checkout or [None]:
             cache_s = fill_cache(ws, checkout)
             row = asyncio.run(measure(ws, args.edits, checkout))
