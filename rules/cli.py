@@ -231,7 +231,8 @@ def run_check(argv: list[str]) -> int:
     if args.add_noqa:
         return _add_noqa(run, result, writes)
     diags = result.diagnostics
-    sources: Mapping[str, str | None] = Texts(result.sources)
+    # one file's text held at a time while the findings are fixed and reported (sorted by path)
+    sources: Mapping[str, str | None] = Texts(result.sources, release=run.linter.exits_after_run)
     out = io.StringIO()
     fixed = 0
     any_fix = False

@@ -62,9 +62,15 @@ def resolve_fixes(
     dropped, and when the preferred fix is, the next alternative that remains becomes the
     preferred one.  Findings without one are kept as is."""
     out = []
+    last_path = None
     for d in diags:
         fixes = offered(d)
         if any(f.codemod for f in fixes):
+            if last_path is not None and d.path != last_path:
+                from tclint.rules import codemods
+
+                codemods.forget_parses()  # one file's parsed trees held at a time
+            last_path = d.path
             text = text_of(d.path)
             if d.cell is None:
                 done = [resolve(f, text) if f.codemod else f for f in fixes]

@@ -187,11 +187,21 @@ class Texts(Mapping[str, "str | None"]):
     """path -> text of the files of a run, decoded only for the paths a reporter or fixer asks
     for (the full format shows lines of files with findings; a warm run decodes nothing else)."""
 
-    def __init__(self, sources: Mapping[str, SourceText]) -> None:
+    def __init__(self, sources: Mapping[str, SourceText], release: bool = False) -> None:
+        """``release``: keep the decoded text of the last file asked for only (a command-line
+        run: findings come sorted by path, so each file is decoded once and the texts of every
+        file with findings are not all held at the end; ``SourceText.release``)."""
         self._sources = sources
+        self._release = release
+        self._last: SourceText | None = None
 
     def __getitem__(self, path: str) -> str | None:
-        return self._sources[path].text
+        src = self._sources[path]
+        if self._release and src is not self._last:
+            if self._last is not None:
+                self._last.release()
+            self._last = src
+        return src.text
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._sources)

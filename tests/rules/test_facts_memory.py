@@ -243,3 +243,43 @@ def test_the_stored_rerun_state_waits_for_the_flush_as_bytes(tmp_path, monkeypat
     )
     assert held and written > 40 * 1000
     assert held[0] < 1.5 * written, (held[0], written)
+
+
+LOOP_COMPILE = """import torch
+
+
+def step(x):
+    return x * 2
+
+
+def run(xs):
+    for x in xs:
+        fast = torch.compile(step)
+        fast(x)
+"""
+
+
+def test_reporting_holds_one_files_text_and_parsed_trees_at_a_time(tmp_path, monkeypatch):
+    """A command-line run reports (and, for JSON/SARIF, computes codemod fixes) file after file:
+    it held the decoded text of every file with findings and the last four files' libcst trees
+    with their metadata (transformers cold, JSON output: 384 MiB after the project pass, 505 MiB
+    in the report), though findings come sorted by path."""
+    from tclint.rules import codemods
+    from tclint.rules.fixes import resolve_fixes
+    from tclint.rules.reading import Texts
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text(LOOP_COMPILE)
+    monkeypatch.chdir(tmp_path)
+    result = Linter(ConfigResolver(), None, jobs=1, exits_after_run=True).lint_paths(["."])
+    with_codemods = {
+        d.path for d in result.diagnostics if any(f.codemod for f in (d.fix, *d.alternatives) if f)
+    }
+    assert with_codemods == {"a.py", "b.py", "c.py"}
+    codemods.forget_parses()
+    texts = Texts(result.sources, release=True)
+    resolved = resolve_fixes(result.diagnostics, texts.get)
+    assert codemods._parsed.cache_info().currsize == 1  # c.py's only
+    assert [src._text is None for _, src in sorted(result.sources.items())] == [True, True, False]
+    assert any(d.fix is not None and d.fix.edits for d in resolved if d.path == "a.py")
