@@ -1424,12 +1424,10 @@ class Project:
                 return [(forward, None)] if forward else []
             if r[0] == "function":
                 return [(r[1], None)]
-            # constructing a project class: plain classes' __init__ is traced; nn.Modules built
-            # in forward are their own hazard (TC120), their __init__ is not followed.
-            if not self.is_module_class(r[1]):
-                init = self.find_method(r[1], "__init__")
-                return [(init, None)] if init else []
-            return []
+            # constructing a project class in compiled code: Dynamo traces its __init__, an
+            # nn.Module's too (its nn.Parameter / nn.Buffer break there: TC127)
+            init = self.find_method(r[1], "__init__")
+            return [(init, None)] if init else []
         if kind == "self":
             if cls_key is None or cls_key not in self.classes:
                 # self inside a nested function of a method: use the enclosing class
