@@ -232,6 +232,26 @@ def noqa_edit(code: str, line_no: int | None, lines: Lines, encoding: str) -> di
     return {"range": _range_json(rng), "newText": "  " + NOQA_PREFIX + code}
 
 
+def lsp_range(lines: Lines, span: Any, encoding: str) -> tuple[int, int, int, int]:
+    """A model span (1-based lines) as an LSP (start line, character, end line, character) in
+    ``encoding``, clamped into the text, never reversed."""
+    sl, sc = lines.lsp_pos(span.start.line - 1, span.start.column, encoding)
+    el, ec = lines.lsp_pos(span.end.line - 1, span.end.column, encoding)
+    if (el, ec) < (sl, sc):
+        el, ec = sl, sc
+    return sl, sc, el, ec
+
+
+def range_text(rng: tuple[int, int, int, int]) -> str:
+    sl, sc, el, ec = rng
+    return f'{{"start":{{"line":{sl},"character":{sc}}},"end":{{"line":{el},"character":{ec}}}}}'
+
+
+# an LSP range already known for a related location in another file, by (absolute path, start
+# line, start column, end line, end column of its span, encoding): a warm-open record's
+KnownRanges = dict[tuple[str, int, int, int, int, str], tuple[int, int, int, int]]
+
+
 class Converter:
     """Converts one document's diagnostics for one client."""
 
@@ -245,6 +265,7 @@ class Converter:
         others: OtherFiles,
         open_texts: dict[str, str] | None = None,
         base: str | None = None,
+        known_ranges: KnownRanges | None = None,
     ) -> None:
         """``base``: the workspace folder of the document; paths below it in messages ("called
         from Model.forward at /home/me/proj/model.py:46") are shown relative to it, as the CLI
@@ -257,6 +278,9 @@ class Converter:
         self.features = features
         self.others = others
         self.open_texts = open_texts or {}
+        # ``known_ranges``: related locations' ranges in files not open, known without their
+        # line tables (``warmopen``: the record's, computed from the same files)
+        self.known_ranges = known_ranges or {}
         # file_settings come from the EditorResolver: `unsafe-fixes` already follows the precedence
         if file_settings is not None:
             self.unsafe = bool(file_settings.unsafe_fixes)
@@ -276,11 +300,7 @@ class Converter:
         return "[" + ",".join(self.convert_text(d, here) for d in diags) + "]"
 
     def _range(self, lines: Lines, span: Any) -> str:
-        sl, sc = lines.lsp_pos(span.start.line - 1, span.start.column, self.encoding)
-        el, ec = lines.lsp_pos(span.end.line - 1, span.end.column, self.encoding)
-        if (el, ec) < (sl, sc):
-            el, ec = sl, sc
-        return f'{{"start":{{"line":{sl},"character":{sc}}},"end":{{"line":{el},"character":{ec}}}}}'
+        return range_text(lsp_range(lines, span, self.encoding))
 
     def shown(self, text: str) -> str:
         """``text`` with absolute paths below the workspace folder made relative to it."""
@@ -358,14 +378,31 @@ class Converter:
         related = []
         for rel in diag.related:
             rel_path = _abspath(rel.path)
-            if rel_path == here:
-                rel_lines: Lines | None = self.lines
+            span = rel.span
+            known = None
+            if rel_path != here and rel_path not in self.open_texts and self.known_ranges:
+                known = self.known_ranges.get(
+                    (
+                        rel_path,
+                        span.start.line,
+                        span.start.column,
+                        span.end.line,
+                        span.end.column,
+                        self.encoding,
+                    )
+                )
+            if known is not None:
+                rng = range_text(known)
             else:
-                rel_lines = self.others.lines(rel_path, self.open_texts.get(rel_path))
-            if rel_lines is None:
-                continue
+                if rel_path == here:
+                    rel_lines: Lines | None = self.lines
+                else:
+                    rel_lines = self.others.lines(rel_path, self.open_texts.get(rel_path))
+                if rel_lines is None:
+                    continue
+                rng = self._range(rel_lines, span)
             related.append(
-                f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{self._range(rel_lines, rel.span)}}},"message":{_js(self.shown(rel.message))}}}'
+                f'{{"location":{{"uri":{_js(path_to_uri(rel_path))},"range":{rng}}},"message":{_js(self.shown(rel.message))}}}'
             )
         return related
 

@@ -31,7 +31,7 @@ from tclint.rules.config import CONFIG_FILES, ConfigError, Settings
 from tclint.rules.model import Diagnostic
 from tclint.rules.version import __version__
 from tclint.server import entries as entries_mod
-from tclint.server.convert import ClientFeatures, Converter, OtherFiles
+from tclint.server.convert import ClientFeatures, Converter, KnownRanges, OtherFiles
 from tclint.server.documents import Document, Documents, uri_to_path
 from tclint.server.positions import Lines, encoding_name
 from tclint.server.protocol import TclintProtocol, is_parse_error
@@ -339,8 +339,8 @@ class TclintServer(LanguageServer):
             found = self.ws.warm_lint(path, text, version)
             if found is None:
                 return None
-            out, entries, targets = found
-            return self.build_published(uri, out, ctx, (entries, targets))
+            out, entries, targets, ranges = found
+            return self.build_published(uri, out, ctx, (entries, targets), ranges)
 
         try:
             pub = await self.run_job(job, URGENT, key=("lint", uri))
@@ -394,9 +394,12 @@ class TclintServer(LanguageServer):
         out: LintOutput,
         ctx: dict[str, Any],
         known: tuple[list[entries_mod.Entry], list[tuple[int, int, str]]] | None = None,
+        known_ranges: KnownRanges | None = None,
     ) -> Published:
         """Convert one lint output (lint thread).  ``known``: its code-lens entries and probe
-        targets, already known (a warm open's record): no project is asked for them."""
+        targets, already known (a warm open's record): no project is asked for them;
+        ``known_ranges``: its related locations' ranges in library files (the record's): no
+        line table of those files is built."""
         diags = out.diagnostics
         if self.probes is not None and not out.too_large:
             diags = self.probes.store.apply(out.path, out.text, diags)
@@ -412,6 +415,7 @@ class TclintServer(LanguageServer):
             self.others,
             ctx["open_texts"],
             base=self.ws.folder_of(out.path),
+            known_ranges=known_ranges,
         )
         body = conv.convert_all(diags, out.path)
         entries: list[entries_mod.Entry] = []
@@ -425,7 +429,8 @@ class TclintServer(LanguageServer):
                 try:
                     entries = state.root.entries(out.path, facts)  # at the buffer's lines
                     targets = entries_mod.targets(facts)
-                    self.ws.remember(out, entries, targets)  # for the next session's open
+                    # for the next session's open (with the line tables this conversion used)
+                    self.ws.remember(out, entries, targets, self.others.lines)
                 except Exception:
                     log.exception("computing entry points failed")
         self.stats["lints"] += 1

@@ -19,6 +19,10 @@ targets, under a key of
   TC312's judgement parsed in this process and every module lookup, checked again
   (``libfollow.dependencies_hold``) before the record is used.
 
+The record also holds the LSP ranges, in each position encoding, of the related locations in
+other files whose content the key or the dependencies pin (the installed library files TC312
+points into), so that answering the open reads no library file to build its line table.
+
 Everything the diagnostics are computed from is in the key or in that record, so a record that
 matches is exactly what the full computation gives; the server still runs it right after
 (``TclintServer._lint``), and publishes its result only where it differs.  One record per
@@ -36,7 +40,11 @@ from tclint.rules.model import Position, Span
 from tclint.server.entries import Entry
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tclint.rules.model import Diagnostic
+    from tclint.server.convert import KnownRanges
+    from tclint.server.positions import Lines
     from tclint.server.workspace import Root, Workspace
 
 KIND = "open-record-1"
@@ -158,9 +166,50 @@ def _decode_entries(plain: Any) -> list[Entry]:
     return out
 
 
+def _related_ranges(
+    diagnostics: list[Diagnostic], path: str, pinned: set[str], lines_of: Callable[[str], Lines | None]
+) -> list[list[Any]]:
+    """[file, span's 4 numbers, then its LSP range in UTF-8, UTF-16 and UTF-32] of every related
+    location in a file other than ``path`` whose content the record pins (``pinned``: absolute
+    paths), from that file's line table (``lines_of``)."""
+    from tclint.server.convert import lsp_range
+    from tclint.server.positions import UTF8, UTF16, UTF32
+
+    here = os.path.abspath(path)
+    out: list[list[Any]] = []
+    seen: set[tuple[str, int, int, int, int]] = set()
+    for diag in diagnostics:
+        for rel in diag.related:
+            rel_path = os.path.abspath(rel.path)
+            s = rel.span
+            key = (rel_path, s.start.line, s.start.column, s.end.line, s.end.column)
+            if rel_path == here or rel_path not in pinned or key in seen:
+                continue
+            seen.add(key)
+            lines = lines_of(rel_path)
+            if lines is None:
+                continue
+            out.append([*key, *(list(lsp_range(lines, s, enc)) for enc in (UTF8, UTF16, UTF32))])
+    return out
+
+
+def _known_ranges(plain: Any) -> KnownRanges:
+    """The record's related ranges (``_related_ranges``) as the converter looks them up."""
+    from tclint.server.positions import UTF8, UTF16, UTF32
+
+    known: KnownRanges = {}
+    for rel_path, sl, sc, el, ec, *ranges in plain or ():
+        if not isinstance(rel_path, str) or len(ranges) != 3:
+            raise TypeError("not a range")
+        for enc, rng in zip((UTF8, UTF16, UTF32), ranges, strict=True):
+            a, b, c, d = (int(v) for v in rng)
+            known[(rel_path, int(sl), int(sc), int(el), int(ec), enc)] = (a, b, c, d)
+    return known
+
+
 def lookup(
     ws: Workspace, root: Root, path: str, text: str
-) -> tuple[list[Diagnostic], list[Entry], list[tuple[int, int, str]]] | None:
+) -> tuple[list[Diagnostic], list[Entry], list[tuple[int, int, str]], KnownRanges] | None:
     """(diagnostics, code-lens entries, probe targets) of ``path`` holding ``text`` as the last
     session stored them, when every input still reads the same; else None.  ``root`` must be
     indexed (no file pending)."""
@@ -190,9 +239,10 @@ def lookup(
         diagnostics = decode_diagnostics(value["diagnostics"])
         entries = _decode_entries(value["entries"])
         targets = [(int(a), int(b), str(c)) for a, b, c in value["targets"]]
+        known = _known_ranges(value.get("ranges"))
     except (KeyError, TypeError, ValueError):
         return None
-    return diagnostics, entries, targets
+    return diagnostics, entries, targets, known
 
 
 def _parsed_for(root: Root, trees: Any) -> list[str]:
@@ -215,11 +265,14 @@ def remember(
     diagnostics: list[Diagnostic],
     entries: list[Entry],
     targets: list[tuple[int, int, str]],
+    lines_of: Callable[[str], Lines | None] | None = None,
 ) -> bool:
     """Store what a full lint of ``path`` holding ``text`` gave, for the next session's first
     open (see the module doc); False when it must not be stored: a buffer of the root differs
     from its file, files are still being indexed, or following read a file that changed or was
-    modified too recently to be trusted (``libfollow.dependencies``)."""
+    modified too recently to be trusted (``libfollow.dependencies``).  ``lines_of``: the line
+    table of a file on disk (the server's, already built for this publish), for the LSP ranges
+    of related locations in other files; None: none recorded (the open builds them)."""
     from tclint.rules.plaindata import encode_diagnostics
 
     cache = _store(root)
@@ -251,6 +304,12 @@ def remember(
         deps = dependencies(root.follow_envs, project, covered, parsed)
         if deps is None:
             return False
+    ranges: list[list[Any]] = []
+    if lines_of is not None:
+        # the library files the dependencies pin (stat); the project's own are converted as usual
+        pinned = {os.path.abspath(row[0]) for row in (deps or {}).get("files", ())}
+        pinned.difference_update(os.path.abspath(p) for p in root.disk)
+        ranges = _related_ranges(diagnostics, path, pinned, lines_of)
     try:
         value = {
             "key": key,
@@ -258,6 +317,7 @@ def remember(
             "entries": _encode_entries(entries),
             "targets": [list(t) for t in targets],
             "dependencies": deps,
+            "ranges": ranges,
         }
     except (TypeError, ValueError):
         return False

@@ -951,9 +951,10 @@ class Workspace:
 
     def warm_lint(
         self, path: str, text: str, version: int
-    ) -> tuple[LintOutput, list[Any], list[tuple[int, int, str]]] | None:
+    ) -> tuple[LintOutput, list[Any], list[tuple[int, int, str]], dict[Any, Any]] | None:
         """A document's first lint answered from the record the last session left for the same
-        text and inputs (``warmopen``): (its output, code-lens entries, probe targets), with no
+        text and inputs (``warmopen``): (its output, code-lens entries, probe targets, the LSP
+        ranges of its related locations in library files: ``convert.KnownRanges``), with no
         project built; None when there is none (the full lint answers).  The document's state is
         left as before its first lint: the full lint runs next all the same."""
         from tclint.server import warmopen
@@ -979,14 +980,21 @@ class Workspace:
         found = warmopen.lookup(self, root, path, text)
         if found is None:
             return None
-        diags, entries, targets = found
+        diags, entries, targets, ranges = found
         out = LintOutput(
             path, text, version, diags, settings, mode="warm", elapsed=time.perf_counter() - started
         )
-        return out, entries, targets
+        return out, entries, targets, ranges
 
-    def remember(self, out: LintOutput, entries: list[Any], targets: list[tuple[int, int, str]]) -> None:
-        """Leave the warm-open record of a full lint's result (``warmopen.remember``)."""
+    def remember(
+        self,
+        out: LintOutput,
+        entries: list[Any],
+        targets: list[tuple[int, int, str]],
+        lines_of: Callable[[str], Any] | None = None,
+    ) -> None:
+        """Leave the warm-open record of a full lint's result (``warmopen.remember``; ``lines_of``:
+        a file's line table, for the related locations' ranges in library files)."""
         state = self.docs.get(out.path)
         if state is None or out.mode == "warm" or out.parse_error or out.excluded or out.too_large:
             return
@@ -995,7 +1003,9 @@ class Workspace:
         try:
             from tclint.server import warmopen
 
-            warmopen.remember(self, state.root, out.path, out.text, out.diagnostics, entries, targets)
+            warmopen.remember(
+                self, state.root, out.path, out.text, out.diagnostics, entries, targets, lines_of
+            )
         except Exception:  # a record is an optimisation: never fail the lint for it
             log.exception("writing the warm-open record of %s failed", out.path)
 

@@ -109,7 +109,7 @@ def test_a_second_session_opens_from_the_record_as_the_cli_says(tmp_path, monkey
     ws = _workspace(proj)
     found = ws.warm_lint(path, USER, 1)
     assert found is not None
-    out, warm_entries, warm_targets = found
+    out, warm_entries, warm_targets, _ranges = found
     root = ws.docs[path].root
     assert root._project is None and path not in root.open  # nothing built, the doc not analysed yet
     assert out.diagnostics == diags and warm_entries == entries and warm_targets == targets
@@ -254,3 +254,56 @@ def test_a_library_file_another_workspace_parsed_does_not_stop_records(tmp_path,
     _site_b, proj_b, path_b = _setup(tmp_path / "b", monkeypatch)
     _full_lint(proj_b, path_b, USER)
     assert _workspace(proj_b).warm_lint(path_b, USER, 1) is not None
+
+
+def test_a_warm_open_builds_no_line_table_of_a_library_file(tmp_path, monkeypatch):
+    """The record holds the LSP ranges (every encoding) of the related locations in the library
+    files its dependencies pin: converting the warm open's diagnostics reads none of those files
+    (``Lines.of`` of them was ~10 ms of a second-session open on hf_user.py), and gives the same
+    JSON as converting them from the files."""
+    from tclint.server import convert, positions
+    from tclint.server.settings import EditorSettings
+
+    site, proj, path = _setup(tmp_path, monkeypatch)
+    ws = _workspace(proj)
+    out = ws.lint(path, USER, 1)
+    root = ws.docs[path].root
+    facts = root.current_facts(path)
+    project, _cross = root.project()
+    ws.remember(
+        out, entries_mod.compute(path, facts, project), entries_mod.targets(facts), convert.OtherFiles().lines
+    )
+
+    found = _workspace(proj).warm_lint(path, USER, 1)
+    assert found is not None
+    warm, _entries, _targets, ranges = found
+    layers = os.path.join(site, "warmlib", "layers.py")
+    assert {p for p, *_rest in ranges} == {layers}
+    features = convert.ClientFeatures(related_information=True)
+
+    def body(known, encoding):
+        conv = convert.Converter(
+            positions.Lines.of(USER),
+            encoding,
+            EditorSettings(),
+            warm.settings,
+            features,
+            convert.OtherFiles(),
+            {},
+            known_ranges=known,
+        )
+        return conv.convert_all(warm.diagnostics, path)
+
+    built: list[str] = []
+    real = positions.Lines.of.__func__
+    monkeypatch.setattr(
+        positions.Lines, "of", classmethod(lambda cls, text: built.append(text) or real(cls, text))
+    )
+    for encoding in (positions.UTF8, positions.UTF16, positions.UTF32):
+        built.clear()
+        warm_body = body(ranges, encoding)
+        assert built == [USER]  # the document's own table only
+        assert '"relatedInformation"' in warm_body and "layers.py" in warm_body
+        built.clear()
+        assert body(None, encoding) == warm_body  # converted from the file: the same ranges
+        assert len(built) == 2 and "class Layer" in built[1]  # ... reading layers.py
