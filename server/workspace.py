@@ -57,6 +57,11 @@ FIRST_INDEX_BUDGET = 1.0  # seconds of indexing before a root's first document i
 # cross-file findings by a swap that changes no export (``Root._swapped``)
 CROSS_MEMO = ("variants",)
 REWALKERS_PER_FILE = 2  # incremental re-walk analyzers kept per open buffer (one per seeds: memory)
+# a line-moving edit carried through line maps moves the buffer's facts and its re-walk back
+# (``Root._moved_back``, ``Root._rewalk_back``): it is carried when that costs less than the
+# project's last ``Project.build`` (a rebuild also refines and runs the cross-file rules again)
+CARRIED_MOVES = 2
+REMEASURE_MOVES = 16  # line-moving edits rebuilt on an old measure before the move is timed again
 
 
 @dataclass
@@ -141,6 +146,13 @@ class Root:
         # line checksums of the text whose positions the project holds, its facts there, the map
         # of those lines to the buffer's)
         self._moved: dict[str, tuple[bytes, FileFacts, dict[int, int]]] = {}
+        # seconds the last ``Project.build`` took (what carrying a line-moving edit is weighed
+        # against, ``_carry_pays``) and each open buffer's last move of its facts (``_moved_back``)
+        self._build_s: float | None = None
+        self._move_s: dict[str, tuple[float, int]] = {}  # path -> (seconds, edits rebuilt since)
+        # a moved file's last re-walk (``_rewalk_back``): path -> (the facts swapped in, at the
+        # project's lines; the same walk at the buffer's lines, which its diagnostics read)
+        self._walked: dict[str, tuple[FileFacts, FileFacts]] = {}
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -292,6 +304,7 @@ class Root:
         self._project = None
         self._swaps.clear()
         self._moved.clear()
+        self._walked.clear()
 
     def set_open(self, path: str, facts: FileFacts, text: str | None = None) -> None:
         """New facts of an open buffer (of ``text``).  With the interface of those the project was
@@ -333,12 +346,16 @@ class Root:
             hashes, base = line_hashes(old_text), previous
         if text is None or facts.error is not None:
             return None
+        if not self._carry_pays(path, count=True):
+            return None  # as the last move of this file measured: a rebuild is cheaper
         lines = line_map(hashes, text)
+        started = time.perf_counter()
         try:
             moved = move(facts, {}, {new: old for old, new in lines.items()})
         except Unmapped:
             return None  # facts on a line the project's text did not have
-        if not interface_equal(base, moved):
+        self._move_s[path] = (time.perf_counter() - started, 0)
+        if not self._carry_pays(path) or not interface_equal(base, moved):
             return None
         same = len(lines) == len(hashes) // 4 == len(line_hashes(text)) // 4
         if same and all(k == v for k, v in lines.items()):
@@ -346,6 +363,25 @@ class Root:
             return facts
         self._moved[path] = (hashes, base, lines)
         return moved
+
+    def _carry_pays(self, path: str, count: bool = False) -> bool:
+        """Whether carrying a line-moving edit of ``path`` (``CARRIED_MOVES`` moves of its facts,
+        as long as its last one took) costs less than building the project again (as long as
+        its last ``Project.build`` took): a file that is most of a small project is rebuilt, one
+        of a large project carried.  Unmeasured: carried.  ``count``: an edit decided on an old
+        measure (``REMEASURE_MOVES`` such rebuilds, then the move is timed again)."""
+        last = self._move_s.get(path)
+        if last is None or self._build_s is None:
+            return True
+        seconds, rebuilt = last
+        if CARRIED_MOVES * seconds < self._build_s:
+            return True
+        if count:
+            if rebuilt + 1 >= REMEASURE_MOVES:
+                del self._move_s[path]  # the next line-moving edit measures again
+            else:
+                self._move_s[path] = (seconds, rebuilt + 1)
+        return False
 
     def _swapped(self) -> bool:
         """The pending swaps applied to the last project (``project_delta``); False when that
@@ -392,10 +428,14 @@ class Root:
             from tclint.rules.relocate import Unmapped, move
 
             got = self._reanalyze(ff, seeds, returns_of)
+            if got is None:
+                return None
             try:
-                return None if got is None else cast(FileFacts, move(got, {}, back))
+                moved = cast(FileFacts, move(got, {}, back))
             except Unmapped:
                 return None
+            self._walked[path] = (moved, got)  # its diagnostics read ``got``, not moved forward again
+            return moved
 
         return walk
 
@@ -438,7 +478,9 @@ class Root:
             if self._previous is not None:
                 share_resolution(self._previous, project)
                 self._previous = None
+            started = time.perf_counter()
             project.build()
+            self._build_s = time.perf_counter() - started
             try:
                 if project.settings.follow_libraries:  # into installed packages (tclint.rules.libfollow)
                     from tclint.rules import libfollow
@@ -613,7 +655,11 @@ class Root:
             ctx = rerun._shift(ctx, path, maps)
             view = rerun._ProjectView(path, ctx, project.dynamo_config)
             if path in project.memo.get(REWALKED, ()):
-                facts = move(held, {}, maps[path]) if path in maps else held
+                walked = self._walked.get(path)
+                if walked is not None and walked[0] is held:  # the re-walk swapped in, at the buffer's lines
+                    facts = walked[1]
+                else:
+                    facts = move(held, {}, maps[path]) if path in maps else held
             if snapshot is not None and snapshot.text == src.text:
                 fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
             return diagnose_file(facts, view, {path: decode_any(ctx["cross"])}, settings, src)  # type: ignore[arg-type]

@@ -462,9 +462,85 @@ def run_moves(tree, seed: int, steps: int) -> dict[str, int]:
     return counts
 
 
-def test_line_moving_edits_keep_the_project_and_equal_from_scratch(tree):
+def test_line_moving_edits_keep_the_project_and_equal_from_scratch(tree, monkeypatch):
     """An edit that moves lines keeps the project (its positions carried through line maps,
-    ``Root.set_open``) and gives every file the diagnostics of a from-scratch pass."""
+    ``Root.set_open``) and gives every file the diagnostics of a from-scratch pass.  The cost
+    gate is forced open (in a tree this small a rebuild may cost less than the moves)."""
+    from tclint.server import workspace as ws_mod
+
+    monkeypatch.setattr(ws_mod.Root, "_carry_pays", lambda self, path, count=False: True)
     counts = run_moves(tree, seed=26, steps=30)
     assert counts["moved"] >= 10 and counts["undone"] >= 3, counts
     assert counts["kept"] >= 0.8 * counts["moved"], counts
+
+
+def _enter_in_helpers(tree, monkeypatch, carry: bool | None, build_s: float | None = None):
+    """``helpers.py`` (walked again with its parameters' types) open with the rest of ``tree``,
+    then a blank line inserted in ``gate`` (Enter): the workspace's root, the number of
+    ``Project.build`` calls and of whole-file moves (``relocate.move`` of a ``FileFacts``) that
+    edit made, and its diagnostics with a from-scratch pass's.  ``carry``: the cost gate
+    (``Root._carry_pays``) forced either way, None to leave it to the measures; ``build_s``:
+    the last build's measured seconds, as the gate reads them."""
+    from tclint.rules.facts import FileFacts
+    from tclint.server import workspace as ws_mod
+
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    texts = _files(tree)
+    path = next(p for p in texts if os.path.basename(p) == "helpers.py")
+    ws.lint(path, texts[path], 1)
+    root = ws.docs[path].root
+    while root.index_step(5.0):
+        pass
+    root.diagnostics(path, SourceText(path, texts[path]))
+    if carry is not None:
+        monkeypatch.setattr(ws_mod.Root, "_carry_pays", lambda self, path, count=False: carry, raising=False)
+    if build_s is not None:
+        root._build_s = build_s
+    counts = {"build": 0, "move": 0}
+    build, move = Project.build, relocate.move
+
+    def counted_build(self, *args, **kwargs):
+        counts["build"] += 1
+        return build(self, *args, **kwargs)
+
+    def counted_move(value, *args, **kwargs):
+        counts["move"] += isinstance(value, FileFacts)
+        return move(value, *args, **kwargs)
+
+    monkeypatch.setattr(Project, "build", counted_build)
+    monkeypatch.setattr(relocate, "move", counted_move)
+    texts[path] = texts[path].replace("    y = h.mean(-1)\n", "    y = h.mean(-1)\n\n")
+    ws.lint(path, texts[path], 2)
+    got = {p: root.diagnostics(p, SourceText(p, t))[0] for p, t in texts.items()}
+    monkeypatch.setattr(Project, "build", build)
+    monkeypatch.setattr(relocate, "move", move)
+    want, _regions = from_scratch(texts, root)
+    return root, counts, got, want
+
+
+def test_a_carried_line_moving_edit_moves_the_file_once_each_way(tree, monkeypatch):
+    """Carried, an Enter moves the buffer's facts back and its re-walk back (``CARRIED_MOVES``),
+    and the file's diagnostics read that re-walk as it was walked, on the buffer's lines
+    (``Root._walked``), instead of moving the project's copy forward again (4 moves before)."""
+    from tclint.server import workspace as ws_mod
+
+    root, counts, got, want = _enter_in_helpers(tree, monkeypatch, carry=True)
+    assert root._moved and counts["build"] == 0, counts  # carried: the project kept
+    assert counts["move"] == 2 == getattr(ws_mod, "CARRIED_MOVES", 2), counts
+    assert got == want
+
+
+def test_a_line_moving_edit_is_rebuilt_when_the_build_is_cheaper(tree, monkeypatch):
+    """The gate (``Root._carry_pays``): an Enter whose moves would cost more than the project's
+    last ``Project.build`` builds the project again; a cheaper one is carried.  Both equal a
+    from-scratch pass."""
+    # the last build measured as free: any move costs more, the project is built again
+    root, counts, got, want = _enter_in_helpers(tree, monkeypatch, carry=None, build_s=0.0)
+    assert counts["build"] >= 1 and not root._moved, counts  # (the refinement builds its rounds too)
+    assert counts["move"] == 1, counts  # (the move that measured it)
+    assert got == want
+    # measured as slow: carried
+    root, counts, got, want = _enter_in_helpers(tree, monkeypatch, carry=None, build_s=1e9)
+    assert counts["build"] == 0 and root._moved, counts
+    assert got == want
