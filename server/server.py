@@ -158,11 +158,12 @@ class TclintServer(LanguageServer):
         settings = dict(self.folder_settings)
         folders = list(self.folders)
 
-        def job() -> None:
+        def job() -> bool:
             self.ws.set_folders(folders)
-            self.ws.set_editor(settings)
+            return self.ws.set_editor(settings)
 
-        await self.run_job(job, URGENT)
+        if not await self.run_job(job, URGENT):
+            return  # the settings in force: nothing to re-read or re-lint
         self.wake_indexer()
         self.relint_all()
 

@@ -824,10 +824,17 @@ class Workspace:
             return self.editor[folder]
         return self.editor.get("", EditorSettings())
 
-    def set_editor(self, settings: dict[str, EditorSettings]) -> None:
-        """New editor settings: rebuild every resolver (they cache configuration)."""
-        self.editor = dict(settings)
+    def set_editor(self, settings: dict[str, EditorSettings]) -> bool:
+        """New editor settings: rebuild every resolver (they cache configuration) and re-read
+        everything; False, changing nothing, when they are the settings in force (the client's
+        answer to ``workspace/configuration`` repeating its initialization options: after a warm
+        open that reset re-indexed the whole project for nothing)."""
+        settings = dict(settings)
+        if settings == self.editor:
+            return False
+        self.editor = settings
         self.reset_configuration()
+        return True
 
     def reset_configuration(self) -> None:
         """Configuration files or settings changed: new resolvers, re-read everything."""

@@ -307,3 +307,21 @@ def test_a_warm_open_builds_no_line_table_of_a_library_file(tmp_path, monkeypatc
         built.clear()
         assert body(None, encoding) == warm_body  # converted from the file: the same ranges
         assert len(built) == 2 and "class Layer" in built[1]  # ... reading layers.py
+
+
+def test_the_settings_in_force_again_do_not_reindex_the_project(tmp_path, monkeypatch):
+    """The client's answer to ``workspace/configuration`` repeating the settings the server
+    already has (after a warm open, while the full lint runs) re-read every file of the project
+    a second time; the same settings now change nothing, other settings still reset the root."""
+    from tclint.server.settings import EditorSettings
+
+    _site, proj, path = _setup(tmp_path, monkeypatch)
+    ws = _workspace(proj)
+    ws.set_editor({"": EditorSettings()})
+    ws.lint(path, USER, 1)
+    root = ws.docs[path].root
+    assert root.discovered and root.disk
+    assert ws.set_editor({"": EditorSettings()}) is False
+    assert root.discovered and root.disk  # kept: not indexed again
+    assert ws.set_editor({"": EditorSettings(unsafe_fixes=True)}) is True
+    assert not root.discovered and not root.disk
