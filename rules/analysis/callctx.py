@@ -385,7 +385,11 @@ def _shaped(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, tuple[str,
     n in names}``, ``d[name] = ...``, a key stored under ``if <parameter ...>:``) -> ``"keys"``; a
     list whose length does (``[f(i) for i in range(n)]``, appends in ``for k in range(n)``) ->
     ``"length"``.  Dynamo guards a dict's keys and a list's length exactly: each new one compiles
-    (measured, torch 2.13: ``len(feats) != 2``, ``crops`` changed length)."""
+    (measured, torch 2.13: ``len(feats) != 2``, ``crops`` changed length).  Only a function whose
+    last statement returns such a container (a name or a comprehension) is looked into."""
+    last = fn.body[-1]
+    if not (isinstance(last, ast.Return) and isinstance(last.value, (ast.Name, ast.DictComp, ast.ListComp))):
+        return None
     params = tuple(a.arg for a in [*fn.args.posonlyargs, *fn.args.args])
     names = set(params) | {a.arg for a in fn.args.kwonlyargs}
     if not names:
@@ -626,9 +630,6 @@ class _Pass:
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
             if not parent and _data_sized(node):
                 self.data_sized.add(node.name)
-            shaped = _shaped(node) if not parent else None
-            if shaped is not None:
-                self.shaped[node.name] = shaped
             self.funcs.append(parent + node.name)
             self.body(node.body)
             self.funcs.pop()
@@ -990,12 +991,7 @@ class _Pass:
         where the lambda is called, so its calls get no context from here."""
         lines = self.lines
         if lines is not None and not (
-            self.ctx
-            or self.batches[-1]
-            or self.marks[-1]
-            or self.sized[-1]
-            or self.size_bound
-            and (self.strided or self.shaped)
+            self.ctx or self.batches[-1] or self.marks[-1] or self.sized[-1] or self.strided
         ):
             first = getattr(root, "lineno", None)
             if first is not None:
@@ -1231,7 +1227,15 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     if not flags and not any(word in text for word in WALK_WORDS) and _ITEM_LOOP.search(text) is None:
         return _cheap(tree, char_col, module, text)
     names = _rebound_names(tree, text, flags)
-    p = _Pass(char_col, _interesting_lines(text, names), names)
+    # module functions returning a dict / list shaped by their arguments: the lines calling
+    # them are worth a scan (a call in a loop may feed another structure per iteration)
+    shaped = {
+        stmt.name: found
+        for stmt in tree.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (found := _shaped(stmt)) is not None
+    }
+    p = _Pass(char_col, _interesting_lines(text, names | set(shaped)), names)
+    p.shaped = shaped
     p.flag_dicts.update(flags)
     p.body(tree.body)
     return p.finish(module)
