@@ -347,9 +347,9 @@ def run(x):
 
 
 def test_a_root_whose_own_frame_starts_dropping_runs_the_full_pass(tmp_path, hits):
-    """A print in the compiled root's loop drops its frame, so its counter guards nothing and the
-    TC208 in main.py (another file) loses its 'unbounded' summary (variants.dropped_roots): the
-    edit keeps model.py's interface but changes its exports."""
+    """A print in the compiled root's loop drops its frame, so its counter guards nothing and
+    nothing below it is traced again: the TC208 in main.py (another file) disappears
+    (variants.dropped_roots): the edit keeps model.py's interface but changes its exports."""
     write_tree(str(tmp_path), ROOT_DROP)
     cache = str(tmp_path / "c")
     before = lint(str(tmp_path), cache)
@@ -358,8 +358,9 @@ def test_a_root_whose_own_frame_starts_dropping_runs_the_full_pass(tmp_path, hit
     model.write_text(model.read_text().replace("x = blk(x)\n", "x = blk(x); print(x)\n"))
     fresh = lint(str(tmp_path), None)
     (was,) = [d["message"] for d in before if d["code"] == "TC208"]
-    (now,) = [d["message"] for d in fresh if d["code"] == "TC208"]
-    assert "unbounded" in was and "runs eagerly from" in now
+    # Dynamo 2.13 compiles nothing there any more (measured: 0 frames over a grad-mode flip, the
+    # blocks are torch's own Linear), so the variants vanish (b3186d3, variants._nothing_retraced).
+    assert "unbounded" in was and not [d for d in fresh if d["code"] == "TC208"]
     assert lint(str(tmp_path), cache) == fresh
     assert hits == [False]
 
