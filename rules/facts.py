@@ -303,3 +303,5 @@ class FileFacts:
     allow_in_graph: list[DisableSite] = field(default_factory=list)  # torch.compiler.allow_in_graph(fn)
     api_calls: dict[str, list[str]] = field(default_factory=dict)  # torch API -> dotted first arguments
     variant_facts: VariantFacts | None = None  # call contexts for the variant analysis (issue 13)
+    star_imports: tuple[str, ...] = ()  # modules this module star-imports (`from .core import *`)
+    exports: tuple[str, ...] | None = None  # a literal `__all__` (what a star import of it takes)

@@ -27,11 +27,12 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
 class AliasTable:
     """Local name -> qualified dotted name, for one scope (module, or a function's own imports)."""
 
-    __slots__ = ("names", "parent")
+    __slots__ = ("names", "parent", "stars")
 
     def __init__(self, parent: AliasTable | None = None) -> None:
         self.names: dict[str, str] = {}
         self.parent = parent
+        self.stars: list[str] = []  # modules star-imported here (`from .core import *`), in order
 
     def bind(self, local: str, qualified: str) -> None:
         self.names[local] = qualified
@@ -57,6 +58,8 @@ class AliasTable:
         base = resolve_relative(module, is_package, node.level or 0, node.module)
         for alias in node.names:
             if alias.name == "*":
+                if base and base not in self.stars:
+                    self.stars.append(base)
                 continue
             local = alias.asname or alias.name
             self.bind(local, f"{base}.{alias.name}" if base else alias.name)
@@ -131,3 +134,26 @@ def canonical(qualified: str | None) -> str | None:
     if qualified is None:
         return None
     return _CANONICAL.get(qualified, qualified)
+
+
+def literal_all(body: list[ast.stmt]) -> tuple[str, ...] | None:
+    """A module's literal ``__all__`` (sorted), which limits what ``from m import *`` takes; None
+    when there is none or it is computed (then a star import takes every public name)."""
+    found: tuple[str, ...] | None = None
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        try:
+            listed = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            return None
+        if not isinstance(listed, (list, tuple)) or not all(isinstance(v, str) for v in listed):
+            return None
+        found = tuple(sorted(set(listed)))
+    return found

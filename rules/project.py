@@ -181,6 +181,19 @@ class Project:
                 target = ".".join([alias, *rest[1:]])
                 if target != ref:
                     return self.resolve(target, ff, depth + 1)
+            if alias is None and not rest[0].startswith("_"):
+                # a package re-exporting with `from .core import *` (the name is bound by the star
+                # import, which the facts do not bind): look it up in the modules it star-imports
+                # that are indexed (a followed library's are loaded by name: libfollow.StarExports)
+                for star in ff.star_imports:
+                    if star == ff.module or not self.by_module.get(star):
+                        continue
+                    star_ff = self.module_file(star, ff)
+                    exports = star_ff.exports if star_ff is not None else None
+                    if exports is None or rest[0] in exports:
+                        via_star = self.resolve(".".join([star, *rest]), ff, depth + 1)
+                        if via_star is not None:
+                            return via_star
             return None
         # a module-less reference (script module "" or top-level name)
         ff = self.module_file(parts[0], near)

@@ -115,6 +115,8 @@ def _names(ff: FileFacts) -> tuple[Any, ...]:
         tuple(ff.functions),
         tuple((q, c.bases, tuple(c.methods.items())) for q, c in ff.classes.items()),
         tuple(ff.aliases.items()),
+        ff.star_imports,
+        ff.exports,
     )
 
 

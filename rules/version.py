@@ -6,4 +6,4 @@ TARGET_TORCH = "2.13"
 # The shape of ``facts.FileFacts`` as cached on disk: bump it when the facts change shape, so that
 # caches written by an installed copy with the same version are not read back wrongly.  Kept here,
 # not in facts.py, so that a warm run answered from the whole-run cache never imports the facts.
-FACTS_SCHEMA = 16  # 5: Fix.codemod; 6: FileFacts.variant_facts; 7: codemod positions are Spans; 8: fix alternatives; 9: VariantFacts casts/globals/buffers/fresh compiles; 10: FuncFacts.returns_declared; 11: typed Candidate (frame, severity, user_ctx, requires); 12: VariantFacts.global_writes loop flag; 13: Candidate.mode; 14: VariantFacts.loop_compiles; 15: VariantFacts.sizes; 16: VariantFacts.param_grads
+FACTS_SCHEMA = 17  # 5: Fix.codemod; 6: FileFacts.variant_facts; 7: codemod positions are Spans; 8: fix alternatives; 9: VariantFacts casts/globals/buffers/fresh compiles; 10: FuncFacts.returns_declared; 11: typed Candidate (frame, severity, user_ctx, requires); 12: VariantFacts.global_writes loop flag; 13: Candidate.mode; 14: VariantFacts.loop_compiles; 15: VariantFacts.sizes; 16: VariantFacts.param_grads; 17: FileFacts.star_imports

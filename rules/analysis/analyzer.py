@@ -23,7 +23,7 @@ from tclint.rules.analysis.types_infer import TypeInference
 from tclint.rules.analysis.walker import Walker
 from tclint.rules.facts import Candidate, FileFacts, FrameEffect, Loc, Need, Requirement
 from tclint.rules.model import Fix, Severity
-from tclint.rules.names import AliasTable
+from tclint.rules.names import AliasTable, literal_all
 from tclint.rules.source import LineIndex
 from tclint.rules.types import Ty
 
@@ -87,6 +87,8 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         for stmt in tree.body:
             self.stmt(stmt)
         self.facts.aliases = dict(self.module_aliases.names)
+        self.facts.star_imports = tuple(self.module_aliases.stars)
+        self.facts.exports = literal_all(tree.body)
         self.facts.module_vars = {k: v for k, v in self.module_scope.env.items() if v.kind != T.UNKNOWN}
         self.facts.variant_facts = file_variant_facts(tree, self.index.char_col, self.module, self.text)
         return self.facts

@@ -1015,3 +1015,61 @@ def test_a_submodule_typed_as_an_abstract_module_base_runs_the_constructed_subcl
     assert ("TC102", 21) in by_line and ("TC102", 28) in by_line, sorted(by_line)
     assert by_line[("TC102", 21)].confidence.name in ("MEDIUM", "HIGH")
     assert by_line[("TC102", 28)].confidence.name == "LOW"
+
+
+STAR_REEXPORT = {
+    "flows/__init__.py": "from .core import *\nfrom .base import *\n",
+    "flows/base.py": """\
+import torch
+from torch import nn
+
+__all__ = ["Flow"]
+
+
+class Flow(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return x
+""",
+    "flows/core.py": """\
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        print(h.shape)
+        return h
+""",
+    "main.py": """\
+import torch
+import flows
+from flows import Flow
+
+model = torch.compile(flows.Model().eval())
+flow = torch.compile(Flow())
+""",
+}
+
+
+def test_a_package_that_re_exports_with_a_star_import(tmp_path):
+    """normflows' ``from .core import *`` in its ``__init__``: ``flows.Model`` and ``from flows
+    import Flow`` name classes the package binds only through star imports.  Dynamo 2.13 breaks at
+    the print ("Failed to trace builtin operator") and at the tensor test (generic_jump)."""
+    write_tree(str(tmp_path), STAR_REEXPORT)
+    result = lint_tree(str(tmp_path))
+    assert result.project is not None
+    regions = {key.split("::", 1)[1] for key in result.project.regions}
+    assert {"Model.forward", "Flow.forward"} <= regions
+    found = {
+        (d.path.replace("\\", "/").rsplit("/", 2)[-1], d.code, d.span.start.line) for d in result.diagnostics
+    }
+    assert ("core.py", "TC104", 12) in found
+    assert ("base.py", "TC102", 9) in found
+    assert not [d for d in result.diagnostics if d.code == "TC311"]  # no unresolved compile site
