@@ -71,6 +71,12 @@ def full(diags: list[Diagnostic], sources: Mapping[str, str | None], unsafe_fixe
         chain = d.extra.get("region")
         if chain:
             lines.append(f"  = region: {printable(chain)}")
+        if d.extra.get("library_sites"):  # TC312: where in the installed library, hottest first
+            lines.extend(
+                f"  = in library: {printable(r.path)}:{r.span.start.line}:{r.span.start.column + 1}: "
+                f"{printable(r.message)}"
+                for r in d.related
+            )
         if d.help:
             lines.append(f"  = help: {printable(d.help)}")
         for n, fix in enumerate(offered(d)):
