@@ -129,6 +129,9 @@ def break_diagnostic(b: dict[str, Any]) -> Diagnostic:
             "frame_dropped": b["frame_dropped"],
             "compile_ids": b["compile_ids"],
             "explanation": b.get("explanation"),
+            # where Dynamo reported it (an installed library's line when the break is inside one):
+            # what a TC312 library site is matched against (merge._confirm_library_sites)
+            "reported_at": [at["file"], at["line"]] if (at := b.get("reported_at")) else None,
         },
     )
 

@@ -200,13 +200,24 @@ def _confirm_library_sites(
         for i, pd in enumerate(probe):
             if pd.code != "TC901":
                 continue
-            path, line = _real(pd.path), pd.span.start.line
+            # the break's site in the user's files, and where Dynamo reported it (inside the library
+            # when a user frame called into it: the site is then the user's call)
+            places = [(_real(pd.path), pd.span.start.line)]
+            at = pd.extra.get("reported_at")
+            if at and at[0]:
+                places.append((_real(at[0]), int(at[1])))
             for site in marked:
-                if (
-                    _real(site["path"]) == path
-                    and site["line"] <= line <= (site.get("end_line") or site["line"])
-                    and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids)
-                ):
+                match = next(
+                    (
+                        (p, n)
+                        for p, n in places
+                        if _real(site["path"]) == p
+                        and site["line"] <= n <= (site.get("end_line") or site["line"])
+                    ),
+                    None,
+                )
+                if match is not None and (set(site["gb_ids"]) & set(pd.gb_ids) or not pd.gb_ids):
+                    path = match[0]
                     confirmed_probe.add(i)
                     if not site.get("confirmed"):
                         site["confirmed"] = True

@@ -778,10 +778,19 @@ def build_report(outcome: Outcome, spec: dict[str, Any], target: str) -> ProbeRe
         report.target_location = target_location(spec)
     report.files = sorted(
         {b["file"] for b in breaks if not b["in_library"]}
-        | {c["frame"]["file"] for c in compiles if c["frame"]["file"]}
+        | {c["frame"]["file"] for c in compiles if c["frame"]["file"] and not installed(c["frame"]["file"])}
         | {e["file"] for e in errors if e.get("file")}
     )
     return report
+
+
+def installed(path: str) -> bool:
+    """Is ``path`` an installed package's file (a compiled library frame: a Hugging Face model's
+    ``forward``)?  Those are not the user's files: the static side reaches them through the user's
+    compile site (TC312, ``follow-libraries``), and linted as files of their own they would be
+    reported as if they were the project's."""
+    parts = os.path.realpath(path).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 def _search_files(spec: dict[str, Any], result: dict[str, Any]) -> list[str]:

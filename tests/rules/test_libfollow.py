@@ -525,6 +525,49 @@ def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
     assert [(d.code, d.span.start.line) for d in merged if d.code == "TC901"] == [("TC901", 9)]
 
 
+def test_a_break_at_the_users_call_confirms_the_library_site_dynamo_reported(tmp_path):
+    """A break inside the library whose stack holds a user frame is the probe's TC901 at the user's
+    line (the call into the library); Dynamo's own report names the library line, which is what the
+    summary's site is matched with (found on a GPT-2 training script: the loss warning's break was
+    a 'probe only' TC901 at the script's call and the TC312 stayed unconfirmed)."""
+    from tclint.runtime_probe.diagnostics import _diag
+    from tclint.runtime_probe.merge import merge
+
+    python, site = _site(tmp_path)
+    proj = os.path.join(str(tmp_path), "proj")
+    write_tree(proj, {"train.py": USER})
+    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
+    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
+    layer = os.path.join(site, "fakelib", "layers.py")
+    gb = next(s["gb_ids"] for s in summary.extra["library_sites"] if s["line"] == 10)
+    train = os.path.join(proj, "train.py")
+    at_call = _diag(
+        "TC901", "Graph break", train, 4, gb_ids=tuple(gb[:1]), extra={"hits": 3, "reported_at": [layer, 10]}
+    )
+    merged = merge([summary], [at_call])
+    [after] = [d for d in merged if d.code == "TC312"]
+    assert after.extra["confirmed_sites"] == 1
+    assert {s["line"]: s.get("confirmed", False) for s in after.extra["library_sites"]} == {
+        10: True,
+        6: False,
+    }
+    assert not [d for d in merged if d.code == "TC901"]  # said once, by the summary
+    elsewhere = _diag(
+        "TC901", "Graph break", train, 4, gb_ids=tuple(gb[:1]), extra={"hits": 3, "reported_at": [layer, 9]}
+    )
+    assert [d.code for d in merge([summary], [elsewhere]) if d.code == "TC901"] == ["TC901"]
+
+
+def test_compiled_library_frames_are_not_the_users_files():
+    """The probe lints the files its report names; a compiled frame of an installed package (a
+    library model's forward) is reached through the user's compile site instead (TC312)."""
+    from tclint.runtime_probe.report import installed
+
+    assert installed(os.path.join(os.sep, "env", "lib", "python3.11", "site-packages", "lib", "m.py"))
+    assert installed(os.path.join(os.sep, "usr", "lib", "python3", "dist-packages", "m.py"))
+    assert not installed(os.path.join(os.sep, "work", "proj", "train.py"))
+
+
 CONFIGLIB = {
     "cfglib/__init__.py": BOOBY_TRAP,
     "cfglib/config.py": textwrap.dedent("""
