@@ -498,10 +498,8 @@ def test_a_factory_declared_to_return_a_class_is_followed(tmp_path):
     ]
 
 
-def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
-    from tclint.runtime_probe.diagnostics import _diag
-    from tclint.runtime_probe.merge import merge
-
+def _fakelib_summary(tmp_path):
+    """USER's TC312 over fakelib, its layers.py and the GB ids of the site at line 10, the project."""
     python, site = _site(tmp_path)
     proj = os.path.join(str(tmp_path), "proj")
     write_tree(proj, {"train.py": USER})
@@ -509,6 +507,14 @@ def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
     [summary] = [d for d in result.diagnostics if d.code == "TC312"]
     layer = os.path.join(site, "fakelib", "layers.py")
     gb = next(s["gb_ids"] for s in summary.extra["library_sites"] if s["line"] == 10)
+    return summary, layer, gb, proj
+
+
+def test_the_probe_confirms_the_library_sites_it_saw_break(tmp_path):
+    from tclint.runtime_probe.diagnostics import _diag
+    from tclint.runtime_probe.merge import merge
+
+    summary, layer, gb, proj = _fakelib_summary(tmp_path)
     seen = _diag(
         "TC901", "Graph break", layer, 10, gb_ids=tuple(gb[:1]), extra={"hits": 2, "in_library": True}
     )
@@ -533,13 +539,7 @@ def test_a_break_at_the_users_call_confirms_the_library_site_dynamo_reported(tmp
     from tclint.runtime_probe.diagnostics import _diag
     from tclint.runtime_probe.merge import merge
 
-    python, site = _site(tmp_path)
-    proj = os.path.join(str(tmp_path), "proj")
-    write_tree(proj, {"train.py": USER})
-    result = lint_tree(proj, ["train.py"], {"follow-libraries": True, "probe": {"python": python}})
-    [summary] = [d for d in result.diagnostics if d.code == "TC312"]
-    layer = os.path.join(site, "fakelib", "layers.py")
-    gb = next(s["gb_ids"] for s in summary.extra["library_sites"] if s["line"] == 10)
+    summary, layer, gb, proj = _fakelib_summary(tmp_path)
     train = os.path.join(proj, "train.py")
     at_call = _diag(
         "TC901", "Graph break", train, 4, gb_ids=tuple(gb[:1]), extra={"hits": 3, "reported_at": [layer, 10]}

@@ -62,14 +62,20 @@ def _stored(tree) -> list[str]:
     return sorted(out)
 
 
-def _server(tree, walked: list[str]) -> list:
+def _opened_and_indexed(tree, path: str, text: str):
+    """A workspace on ``tree`` with ``path`` open as ``text`` (version 1), its project indexed."""
     ws = Workspace()
     ws.set_folders([str(tree)])
-    path = str(tree / "model.py")
-    ws.lint(path, MODEL, 1)
+    ws.lint(path, text, 1)
     root = ws.docs[path].root
     while root.index_step(5.0):
         pass
+    return ws, root
+
+
+def _server(tree, walked: list[str]) -> list:
+    path = str(tree / "model.py")
+    ws, root = _opened_and_indexed(tree, path, MODEL)
     out = ws.lint(path, MODEL + "\n", 2).diagnostics
     return [*out, *root.diagnostics(str(tree / "helpers.py"), workspace.SourceText("h", HELPERS))[0]]
 
@@ -135,13 +141,8 @@ def test_a_rewalk_kept_from_an_earlier_edit_is_what_the_next_edit_is_diffed_agai
         return out
 
     monkeypatch.setattr(IncrementalAnalyzer, "analyze", recording)
-    ws = Workspace()
-    ws.set_folders([str(tree)])
     path = str(tree / "helpers.py")
-    ws.lint(path, helpers, 1)
-    root = ws.docs[path].root
-    while root.index_step(5.0):
-        pass
+    ws, root = _opened_and_indexed(tree, path, helpers)
     ws.lint(path, helpers, 2)
     typed = helpers.replace("    y = y * 2\n", "    y = y * 3\n")
     added = helpers.replace("    y = y * 2\n", "    y = y * 3\n    z = 1\n")
