@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from tclint.rules.facts import FileFacts
+from tclint.rules.names import literal_names
 from tclint.rules.project import Project
 
 # Modules never followed: torch's own code is what the rules model, not something to walk; the
@@ -625,7 +626,7 @@ def _module_bindings(
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             bound |= names
-            listed = _literal_names(stmt.value) if "__all__" in names and stmt.value is not None else None
+            listed = literal_names(stmt.value) if "__all__" in names and stmt.value is not None else None
             if listed is not None:
                 exported.append(listed)
     return stars, bound, exported[0] if exported else None
@@ -645,15 +646,6 @@ def _import_bindings(
             bound.add(alias.asname or alias.name)
         elif base:
             stars.append(base)
-
-
-def _literal_names(node: ast.expr) -> set[str] | None:
-    """A literal ``__all__``'s names; None when it is computed (then every public name is taken)."""
-    try:
-        value = ast.literal_eval(node)
-    except ValueError:
-        return None
-    return {str(v) for v in value} if isinstance(value, (list, tuple)) else None
 
 
 # Dispatch tables a library indexes with a key derived from the model's class, read as data from the

@@ -136,9 +136,19 @@ def canonical(qualified: str | None) -> str | None:
     return _CANONICAL.get(qualified, qualified)
 
 
+def literal_names(node: ast.expr) -> set[str] | None:
+    """The names of a literal ``__all__`` value; None when it is computed (then a star import takes
+    every public name)."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    return {str(v) for v in value} if isinstance(value, (list, tuple)) else None
+
+
 def literal_all(body: list[ast.stmt]) -> tuple[str, ...] | None:
-    """A module's literal ``__all__`` (sorted), which limits what ``from m import *`` takes; None
-    when there is none or it is computed (then a star import takes every public name)."""
+    """A module's literal ``__all__`` (sorted, the last assignment's), which limits what ``from m
+    import *`` takes; None when there is none or it is computed."""
     found: tuple[str, ...] | None = None
     for stmt in body:
         if isinstance(stmt, ast.Assign):
@@ -149,11 +159,8 @@ def literal_all(body: list[ast.stmt]) -> tuple[str, ...] | None:
             continue
         if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             continue
-        try:
-            listed = ast.literal_eval(value)
-        except (ValueError, TypeError, SyntaxError, RecursionError):
+        listed = literal_names(value)
+        if listed is None:
             return None
-        if not isinstance(listed, (list, tuple)) or not all(isinstance(v, str) for v in listed):
-            return None
-        found = tuple(sorted(set(listed)))
+        found = tuple(sorted(listed))
     return found
