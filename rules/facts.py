@@ -271,7 +271,9 @@ class VariantFacts:
     # iterations; "|keys" / "|length" / "|items": a dict's keys, a list's length, a config object
     param_grads: tuple[
         str, ...
-    ] = ()  # "<pos>|False" / "|True" / "|?": eager code setting parameters' requires_grad (freezing)
+    ] = ()  # "<pos>|False|<module>" / "|True|" / "|?|": eager code setting parameters' requires_grad
+    # (freezing); <module>: "<dotted receiver>@<line:col of the call its first name was assigned
+    # from in that function, or empty>", or empty when the parameters' module is not a name
 
 
 @_fast_pickle

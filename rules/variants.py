@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,7 +210,7 @@ def variants(project: Project) -> dict[str, Variants]:
             _setter_dimension(project, ff, fn),
             _batch_dimension(mine, dynamic),
             _size_dimension(mine, dynamic),
-            _param_grad_dimension(project, fn),
+            _param_grad_dimension(project, key, fn),
         ):
             if dim is not None:
                 v.dims.append(dim)
@@ -554,24 +555,30 @@ def _structure_dimension(project: Project, calls: list[callsites.RootCall]) -> l
     ]
 
 
-def _param_grad_dimension(project: Project, fn: FunctionFacts) -> Dimension | None:
+Frozen = tuple[str, tuple[str, ...]]  # (the class of the object named, the attribute path below it)
+
+
+def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dimension | None:
     """A module's parameters frozen and unfrozen by eager code between calls (``for p in
     m.backbone.parameters(): p.requires_grad = flag``, ``m.head.requires_grad_(False)``): Dynamo
     guards each parameter's requires_grad, so the phase after the flip compiles again (measured,
     torch 2.13: ``requires_grad mismatch`` on ``self.backbone...bias``, 2 compiles).  Needs both
-    values somewhere in the project (or one computed at run time); which module is not resolved,
-    so it is counted for every compiled module method."""
-    from tclint.rules.libfollow import LIBRARY_MEMO
-
-    if fn.cls is None:
-        return None
-    libraries = project.memo.get(LIBRARY_MEMO) or {}
+    values (or one computed at run time) on the parameters this root's graph reads: a change on
+    a module of its region (its class, a submodule, a module a function of the region calls), or
+    on a module inside it.  A compiled callable that never reads the frozen module compiles once
+    (measured: a GAN freezing D for the G step, the compiled G; a fine-tune freezing the base of
+    one model, a compiled critic next to it).  A change whose module cannot be told
+    (``_frozen_modules``) counts for every compiled module method, as a guess."""
     flips: dict[str, list[Source]] = {}
-    for ff in project.files.values():
-        vf = ff.variant_facts if ff.path not in libraries else None
-        for item in vf.param_grads if vf is not None else ():
-            pos, _, flag = item.rpartition("|")
-            flips.setdefault(flag, []).append(Source(ff.path, _loc_of(pos), "sets parameters' requires_grad"))
+    for flag, source, frozen in _param_flips(project):
+        if frozen is None:
+            if fn.cls is None:
+                continue
+            source = dataclasses.replace(source, note=source.note + " (of a module tclint cannot tell)")
+        elif not any(_reads_frozen(project, key, fn, node) for node in frozen):
+            continue
+        for value in ("False", "True") if flag == "?" else (flag,):
+            flips.setdefault(value, []).append(source)
     if not flips or set(flips) in ({"True"}, {"False"}):
         return None
     sources = [s for flag in ("False", "?", "True") for s in flips.get(flag, [])]
@@ -584,6 +591,157 @@ def _param_grad_dimension(project: Project, fn: FunctionFacts) -> Dimension | No
         "freeze before the first compiled call and keep it (or compile after the last flip); each "
         "requires_grad pattern of the parameters is a compile",
     )
+
+
+def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | None]]:
+    """(flag, where, the modules whose parameters it sets or None) for every requires_grad change
+    of the project's eager code (``VariantFacts.param_grads``) (memoised per project)."""
+    cached = project.memo.get("variants_flips")
+    if cached is not None:
+        return cached
+    from tclint.rules.libfollow import LIBRARY_MEMO
+
+    libraries = project.memo.get(LIBRARY_MEMO) or {}
+    out = []
+    for ff in project.files.values():
+        vf = ff.variant_facts if ff.path not in libraries else None
+        for item in vf.param_grads if vf is not None else ():
+            pos, flag, module = item.split("|", 2)
+            loc = _loc_of(pos)
+            source = Source(ff.path, loc, "sets parameters' requires_grad")
+            out.append((flag, source, _frozen_modules(project, ff, loc, module)))
+    project.memo["variants_flips"] = out
+    return out
+
+
+def _enclosing(ff: FileFacts, line: int) -> FunctionFacts | None:
+    """The innermost function of ``ff`` whose body holds ``line`` (None: module-level code)."""
+    best = None
+    for fn in ff.functions.values():
+        if fn.loc.line <= line <= fn.loc.end_line and (best is None or fn.loc.line >= best.loc.line):
+            best = fn
+    return best
+
+
+def _frozen_modules(project: Project, ff: FileFacts, loc: Loc, module: str) -> list[Frozen] | None:
+    """The modules a requires_grad change at ``loc`` sets the parameters of, as (class of the
+    first name, attribute path): ``D`` (a module-level ``D = Disc()``), ``model.base`` (a local
+    ``model = Adapted()``, by the call it was assigned from), ``self.backbone`` (the method's
+    class), ``net`` (a parameter: what every caller passes); None when it cannot be told."""
+    dotted, _, origin = module.rpartition("@")
+    if not dotted:
+        return None
+    root, *path = dotted.split(".")
+    owners = _name_classes(project, ff, _enclosing(ff, loc.line), root, origin, 0)
+    return [(owner, tuple(path)) for owner in owners] if owners else None
+
+
+def _name_classes(
+    project: Project, ff: FileFacts, fn: FunctionFacts | None, name: str, origin: str, depth: int
+) -> list[str]:
+    """The module classes a plain name stands for in ``fn`` (or module-level code); [] unknown."""
+    if fn is not None and fn.cls is not None and name == (fn.self_name or "self"):
+        return [f"{ff.path}::{fn.cls}"]
+    if origin:
+        line, col = (int(p) for p in origin.split(":"))
+        for site in ff.compile_sites:
+            if (site.loc.line, site.loc.col) == (line, col):
+                return _site_classes(project, site.id)
+        for edge in fn.calls if fn is not None else ff.module_calls:
+            if (edge.loc.line, edge.loc.col) == (line, col) and edge.kind == "name":
+                found = project.resolve(edge.target, ff)
+                if found is not None and found[0] == "class":
+                    return [found[1]]
+                return project.deferred_class_keys(edge.target, ff)  # a factory's return
+        return []
+    if fn is not None and fn.cls is None and depth < 3:
+        names = [p.name for p in fn.params]
+        if name in names:
+            return _passed_as(project, ff, fn, names.index(name), name, depth)
+    ty = ff.module_vars.get(name)
+    if ty is None:  # a local compiled where it is named: `cD = torch.compile(D)` in the same function
+        where = fn.qualname if fn is not None else None
+        arg = re.compile(r"[\w.]+\(\s*" + re.escape(name) + r"\s*[,)]")
+        return [
+            k
+            for site in ff.compile_sites
+            if site.func == where and arg.match(site.text)
+            for k in _site_classes(project, site.id)
+        ]
+    if ty.kind == T.COMPILED:
+        return _site_classes(project, ty.ref)
+    return project.class_keys_for(ty.ref, ff) if ty.kind == T.INSTANCE else []
+
+
+def _passed_as(
+    project: Project, ff: FileFacts, fn: FunctionFacts, i: int, name: str, depth: int
+) -> list[str]:
+    """The module classes every caller of ``fn`` passes as its parameter ``i`` (``set_requires_grad(D,
+    False)``); [] when a caller passes something else or ``fn`` is handed on as a value."""
+    out: list[str] = []
+    calls = _callers(project).get(f"{ff.path}::{fn.qualname}", [])
+    for cff, cfn, cedge in calls:
+        kind = dict(cedge.args).get(f"#{i}", dict(cedge.args).get(name)) if cedge is not None else None
+        if kind is None or not kind.startswith("name:"):
+            return []
+        got = _name_classes(project, cff, cfn, kind[5:], "", depth + 1)
+        if not got:
+            return []
+        out.extend(got)
+    return out
+
+
+def _site_classes(project: Project, site_id: str | None) -> list[str]:
+    """The classes of the compiled module methods a compile site compiles."""
+    out = []
+    for key in project.site_targets.get(site_id or "", ()):
+        if key in project.functions:
+            rff, fn = project.functions[key]
+            if fn.cls is not None:
+                out.append(f"{rff.path}::{fn.cls}")
+    return out
+
+
+def _reads_frozen(project: Project, key: str, fn: FunctionFacts, frozen: Frozen) -> bool:
+    """Whether the compiled root ``key`` reads the parameters of ``frozen``: the object named is
+    one of its region's modules (its class or a base, a submodule, a module a function of the
+    region calls), or the frozen attribute path holds one (``model.blocks`` frozen, the compiled
+    ``Block.forward``)."""
+    owner, path = frozen
+    region = _region_classes(project, key, fn)
+    if owner in region:
+        return True
+    current = [owner]
+    for attr in path:
+        below: list[str] = []
+        for cls_key in current:
+            found = project.find_attr(cls_key, attr) if cls_key in project.classes else None
+            if found is not None:
+                below.extend(k for ref in found[1].refs for k in project.class_keys_for(ref, found[0]))
+        current = below
+    inside = {k for cls_key in current for k in project.submodule_classes(cls_key, True)}
+    return bool(inside & region)
+
+
+def _region_classes(project: Project, key: str, fn: FunctionFacts) -> set[str]:
+    """The module classes whose parameters the compiled root ``key`` reads: its class with its
+    bases and submodules, and the classes of the methods its region calls (memoised)."""
+    index = project.memo.setdefault("variants_region_classes", {})
+    found = index.get(key)
+    if found is not None:
+        return found
+    classes: set[str] = set()
+    if fn.cls is not None:
+        classes.update(project.submodule_classes(f"{key.partition('::')[0]}::{fn.cls}", True))
+    for member in _region_members(project).get(key, [key]):
+        got = project.functions.get(member)
+        if got is not None and got[1].cls is not None:
+            classes.add(f"{got[0].path}::{got[1].cls}")
+    out = {
+        base for cls_key in classes if cls_key in project.classes for base in project.mro(cls_key)
+    } | classes
+    index[key] = out
+    return out
 
 
 def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:

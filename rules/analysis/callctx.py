@@ -577,7 +577,11 @@ class _Pass:
         self.data_sized: set[str] = set()  # module functions returning a tensor sized by their data
         # module functions returning a dict / list shaped by their arguments (_shaped)
         self.shaped: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}
-        self.param_vars: set[str] = set()  # loop variables over `<module>.parameters()` here
+        # loop variables over `<module>.parameters()` here -> the module (``_Pass.receiver``)
+        self.param_vars: dict[str, str] = {}
+        # (function qualname or "", name) -> "line:col" of the last call assigned to the name there
+        # (``model = Net()``): what the variant analysis types a frozen module's name by
+        self.origins: dict[tuple[str, str], str] = {}
         self.strided: set[str] = set()  # `range(a, b, step)` loop variables here (x[i:i + step])
         self.param_grads: list[str] = []
         self.cls: list[str] = []
@@ -764,6 +768,10 @@ class _Pass:
                 elif how is None:
                     sized.pop(name, None)
             if isinstance(target, ast.Name):
+                if isinstance(value, ast.Call):
+                    scope = self.funcs[-1] if self.funcs else ""
+                    line = value.lineno
+                    self.origins[(scope, target.id)] = f"{line}:{self.char_col(line, value.col_offset)}"
                 if tag is not None:
                     self.marks[-1][target.id] = tag
                 else:
@@ -800,13 +808,24 @@ class _Pass:
         if isinstance(value, ast.Constant) and value.value is True:
             self.marks[-1][target.value.id] = "requires_grad"
         if target.value.id in self.param_vars:
-            self.flip(node, _flag(value))
+            self.flip(node, _flag(value), self.param_vars[target.value.id])
 
-    def flip(self, node: ast.AST, flag: str) -> None:
+    def flip(self, node: ast.AST, flag: str, module: str) -> None:
         """Record a change of parameters' requires_grad made after construction (not in an
-        ``__init__``: what a module freezes while it is built is the state every call sees)."""
+        ``__init__``: what a module freezes while it is built is the state every call sees), with
+        the module whose parameters change (``receiver``)."""
         if not (self.funcs and self.funcs[-1].rpartition(".")[2] == "__init__"):
-            self.param_grads.append(f"{self.pos(node)}|{flag}")
+            self.param_grads.append(f"{self.pos(node)}|{flag}|{module}")
+
+    def receiver(self, expr: ast.expr) -> str:
+        """``<dotted path>@<origin>`` for the module an expression names (``D``, ``model.base``,
+        ``self.backbone``): the origin is the ``line:col`` of the call last assigned to its first
+        name in this function (``model = Net()``), or empty; ``""`` for anything else."""
+        dotted = _dotted(expr)
+        if dotted is None:
+            return ""
+        scope = self.funcs[-1] if self.funcs else ""
+        return f"{dotted}@{self.origins.get((scope, dotted.split('.', 1)[0]), '')}"
 
     def module_grad(self, call: ast.Call) -> None:
         """``m.backbone.requires_grad_(False)`` (a module's or a loop parameter's, not a plain
@@ -821,13 +840,10 @@ class _Pass:
             else next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
         )
         flag = "True" if value is None else _flag(value)
-        if (
-            isinstance(recv, ast.Name)
-            and recv.id in self.param_vars
-            or (isinstance(recv, ast.Attribute) and _dotted(recv) is not None)
-            or flag != "True"
-        ):
-            self.flip(call, flag)
+        if isinstance(recv, ast.Name) and recv.id in self.param_vars:
+            self.flip(call, flag, self.param_vars[recv.id])
+        elif (isinstance(recv, ast.Attribute) and _dotted(recv) is not None) or flag != "True":
+            self.flip(call, flag, self.receiver(recv))
 
     def no_grad(self) -> bool:
         return any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in self.ctx)
@@ -912,6 +928,11 @@ class _Pass:
             if isinstance(source, ast.Call) and _tail(source.func) in ("parameters", "named_parameters")
             else []
         )
+        owner = (
+            self.receiver(source.func.value)
+            if params and isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute)
+            else ""
+        )
         strided = (
             [node.target.id]
             if isinstance(node.iter, ast.Call)
@@ -920,11 +941,12 @@ class _Pass:
             and isinstance(node.target, ast.Name)
             else []
         )
-        self.param_vars.update(params)
+        self.param_vars.update(dict.fromkeys(params, owner))
         self.strided.update(strided)
         self.body(node.body)
         self.body(node.orelse)
-        self.param_vars.difference_update(params)
+        for name in params:
+            self.param_vars.pop(name, None)
         self.strided.difference_update(strided)
         self.leave_loop(before)
         self.loop_names.pop()

@@ -1,0 +1,185 @@
+"""Variant counts that must not over-approximate (issue 12): a requires_grad change counts only
+for the compiled callables that read the frozen module's parameters, and dimensions that always
+change together at the calls (train/eval with grad mode, grad mode with autocast, an input that
+requires grad on one call) count the combinations the calls make, not their product.
+
+Each program's compile counts per function were measured with torch 2.13 CPU (backend eager);
+the static test checks the prediction against them, the ``dynamo`` test re-measures them."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from tclint.rules.variants import variants
+
+from tests.helpers.lintutil import lint_code
+
+GAN = """
+import torch
+import torch.nn as nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, z):
+        return torch.tanh(self.fc(z))
+
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+# (id, program after GAN or standalone, {compiled qualname: compiles measured})
+CASES = [
+    (
+        "gan-freezes-D-through-a-helper",
+        GAN
+        + """
+G = Gen()
+D = Disc()
+cG = torch.compile(G, backend="eager")
+cD = torch.compile(D, backend="eager")
+
+
+def set_requires_grad(net, flag):
+    for p in net.parameters():
+        p.requires_grad_(flag)
+
+
+def main():
+    for step in range(3):
+        z = torch.randn(8, 4)
+        set_requires_grad(D, True)
+        (cD(torch.randn(8, 4)).mean() - cD(cG(z).detach()).mean()).backward()
+        set_requires_grad(D, False)
+        (-cD(cG(z)).mean()).backward()
+""",
+        {"Disc.forward": 2, "Gen.forward": 1},
+    ),
+    (
+        "gan-locals-in-main",
+        GAN
+        + """
+def set_requires_grad(net, flag):
+    for p in net.parameters():
+        p.requires_grad = flag
+
+
+def main():
+    G = Gen()
+    D = Disc()
+    cG = torch.compile(G, backend="eager")
+    cD = torch.compile(D, backend="eager")
+    for step in range(3):
+        z = torch.randn(8, 4)
+        D.requires_grad_(True)
+        (cD(torch.randn(8, 4)).mean() - cD(cG(z).detach()).mean()).backward()
+        set_requires_grad(D, False)
+        (-cD(cG(z)).mean()).backward()
+""",
+        {"Disc.forward": 2, "Gen.forward": 1},
+    ),
+    (
+        "gan-trainer-attributes",
+        GAN
+        + """
+class Trainer:
+    def __init__(self):
+        self.G = Gen()
+        self.D = Disc()
+        self.cG = torch.compile(self.G, backend="eager")
+        self.cD = torch.compile(self.D, backend="eager")
+
+    def step(self):
+        z = torch.randn(8, 4)
+        for p in self.D.parameters():
+            p.requires_grad = True
+        (self.cD(torch.randn(8, 4)).mean() - self.cD(self.cG(z).detach()).mean()).backward()
+        for p in self.D.parameters():
+            p.requires_grad = False
+        (-self.cD(self.cG(z)).mean()).backward()
+
+
+def main():
+    t = Trainer()
+    for _ in range(3):
+        t.step()
+""",
+        {"Disc.forward": 2, "Gen.forward": 1},
+    ),
+    (
+        "staged-fine-tune-of-one-model-next-to-a-critic",
+        """
+import torch
+import torch.nn as nn
+
+
+class Adapted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(4, 4)
+        self.lora = nn.Linear(4, 4, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.lora(x)
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = Adapted()
+critic = Critic()
+cmodel = torch.compile(model, backend="eager")
+ccritic = torch.compile(critic, backend="eager")
+
+
+def main():
+    for epoch in range(4):
+        model.base.requires_grad_(epoch >= 2)
+        ccritic(cmodel(torch.randn(8, 4))).mean().backward()
+""",
+        {"Adapted.forward": 2, "Critic.forward": 1},
+    ),
+]
+
+
+def _predicted(result) -> dict[str, int | None]:
+    return {v.qualname: v.count for v in variants(result.project).values()}
+
+
+@pytest.mark.parametrize(("program", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_predicted_variant_counts_match_the_measured_compiles(tmp_path, program, expected):
+    result = lint_code(tmp_path, textwrap.dedent(program))
+    assert _predicted(result) == expected
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize(("program", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_the_measured_compiles_are_what_dynamo_does(tmp_path, program, expected):
+    pytest.importorskip("torch")
+    from tests.helpers.dynamo_harness import run_example
+
+    code = textwrap.dedent(program)
+    result = lint_code(tmp_path, code)
+    lines = {
+        v.qualname: result.project.functions[v.key][1].loc.line for v in variants(result.project).values()
+    }
+    ran = run_example(str(tmp_path / "measured.py"), code, "main()")
+    assert ran.error is None, ran.error_text
+    got = {q: sum(n for (name, line), n in ran.frames.items() if line == lines[q]) for q in expected}
+    assert got == expected, ran.recompile_reasons
