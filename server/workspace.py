@@ -155,6 +155,9 @@ class Root:
         # a moved file's last re-walk (``_rewalk_back``): path -> (the facts swapped in, at the
         # project's lines; the same walk at the buffer's lines, which its diagnostics read)
         self._walked: dict[str, tuple[FileFacts, FileFacts]] = {}
+        # the project an edit that changed a buffer's interface left (``_change``): an edit back to
+        # the interface it was built with (an undo, a toggle) takes it back instead of a rebuild
+        self._left: _Left | None = None
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -307,6 +310,7 @@ class Root:
         self._swaps.clear()
         self._moved.clear()
         self._walked.clear()
+        self._left = None  # (``_change`` keeps the project it leaves: a change from elsewhere keeps none)
 
     def set_open(self, path: str, facts: FileFacts, text: str | None = None) -> None:
         """New facts of an open buffer (of ``text``).  With the interface of those the project was
@@ -318,15 +322,49 @@ class Root:
         old_text = self.open_text(path) if path in self.open else None  # the text of ``previous``
         self.open[path] = facts
         if self._project is None or previous is None:
-            self.invalidate()
+            self._change(path, previous)
         elif path not in self._moved and interface_equal(previous, facts):
             self._swaps[path] = facts
         else:
             back = self._moved_back(path, previous, old_text, facts, text)
             if back is None:
-                self.invalidate()
+                self._change(path, previous)
             else:
                 self._swaps[path] = back
+
+    def _change(self, path: str, previous: FileFacts | None) -> None:
+        """An edit of ``path`` changed what the project holds of it (``set_open``; ``previous``:
+        the facts it had): the project is left, remembered with the inputs it was built on
+        (``_Left``), and the project left before is taken back when every file now has the
+        interface of that one's inputs (an undo or a toggle of an edit that changed an
+        interface: the buffers' facts are swapped in, as when an edit keeps the interface);
+        otherwise the project is built again when next asked for."""
+        back = self._left
+        leaving = self._leaving(path, previous)
+        self.invalidate()
+        self._left = leaving
+        if back is None or not back.holds(self):
+            return
+        self._project, self._cross, self._cross_read = back.project, back.cross, back.cross_read
+        self._previous = None
+        self._swaps.update((p, ff) for p, ff in self.open.items() if back.project.files.get(p) is not ff)
+        self.generation += 1
+
+    def _leaving(self, path: str, previous: FileFacts | None) -> _Left | None:
+        """The built project with the facts whose interface it holds of every file (``path``'s:
+        ``previous``, or the facts its moved lines were carried back to), None when there is
+        none to keep (not built; following installed packages, whose side it also holds)."""
+        project = self._project
+        if project is None or previous is None or LIBRARY_MEMO in project.memo or self._cross_read is None:
+            return None
+        held = {p: ff for p, (_d, ff) in self.disk.items() if p not in self.open}
+        for p, ff in self.open.items():
+            moved = self._moved.get(p)
+            if moved is not None:
+                held[p] = moved[1]
+            else:
+                held[p] = previous if p == path else self._swaps.get(p) or ff
+        return _Left(project, self._cross, self._cross_read, held, self.root_settings())
 
     def _moved_back(
         self, path: str, previous: FileFacts, old_text: str | None, facts: FileFacts, text: str | None
@@ -671,6 +709,42 @@ class Root:
             return None
         finally:
             fixcheck.clear()
+
+
+@dataclass
+class _Left:
+    """A built project an interface-changing edit left (``Root._change``): its cross-file findings
+    and the stat identity of what they read on disk, the facts whose interface it holds of every
+    file (``held``: the disk files' own, the open buffers' as last swapped in) and the root's
+    settings it was built with."""
+
+    project: Project
+    cross: dict[str, list[Diagnostic]]
+    cross_read: dict[str, tuple[int, ...]]
+    held: dict[str, FileFacts]
+    settings: Settings
+
+    def holds(self, root: Root) -> bool:
+        """Whether ``root``'s files are those ``project`` was built on, up to the open buffers'
+        candidates: the same facts of every file on disk, facts of the same interface
+        (``interface_equal``) of every open buffer, the same settings, and nothing the cross-file
+        findings read on disk changed.  The project is then the one a pass over them builds (the
+        buffers' facts swapped in: ``project_delta``)."""
+        settings = root.root_settings()
+        if settings is not self.settings and settings != self.settings:
+            return False
+        files = 0
+        for path, (_digest, ff) in root.disk.items():
+            if path not in root.open:
+                if self.held.get(path) is not ff:
+                    return False
+                files += 1
+        for path, ff in root.open.items():
+            was = self.held.get(path)
+            if was is None or not interface_equal(was, ff):
+                return False
+            files += 1
+        return files == len(self.held) and _stamps_hold(self.cross_read)
 
 
 class _MovedView:

@@ -544,3 +544,68 @@ def test_a_line_moving_edit_is_rebuilt_when_the_build_is_cheaper(tree, monkeypat
     root, counts, got, want = _enter_in_helpers(tree, monkeypatch, carry=None, build_s=1e9)
     assert counts["build"] == 0 and root._moved, counts
     assert got == want
+
+
+def run_undos(tree, seed: int, steps: int, monkeypatch) -> dict[str, int]:
+    """Edits that change a file's interface (a return type, a renamed function, a broken call, a
+    compile site added, a constant argument) in random files, each undone at once or after an
+    edit keeping the interface (sometimes redone), every edit compared with a from-scratch pass
+    like ``run_session``; how many edits went back to an interface the project before had, and
+    how many of those the workspace answered without building a project (``Root._change``)."""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    texts = _files(tree)
+    paths = [p for p in texts if not p.endswith("__init__.py")]
+    ws.lint(paths[0], texts[paths[0]], 1)
+    root = ws.docs[paths[0]].root
+    while root.index_step(5.0):
+        pass
+    builds = [0]
+    build = Project.build
+
+    def counted(self, *args, **kwargs):
+        builds[0] += 1
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(Project, "build", counted)
+    counts = {"back": 0, "taken back": 0}
+    version = 2
+    kinds = ["constant-return", "rename", "break-call", "compile", "constant-argument"]
+    for _n in range(steps):
+        path = rng.choice(paths)
+        kind = rng.choice(kinds)
+        _kind, changed = _edit(texts[path], kind, rng)
+        original = texts[path]
+        sequence = [(changed, False)]
+        if rng.random() < 0.4:  # then an edit that keeps the interface (a finding on the same line)
+            sequence.append((_edit(changed, "same-line", rng)[1], False))
+        sequence.append((original, True))  # undone
+        if rng.random() < 0.3:
+            sequence += [(changed, True), (original, True)]  # redone, undone again
+        for new, back in sequence:
+            if not _parses(new) or new == texts[path]:
+                continue
+            texts[path] = new
+            before = builds[0]
+            ws.lint(path, new, version)  # (its diagnostics: the project built or taken back)
+            version += 1
+            if back:
+                counts["back"] += 1
+                counts["taken back"] += builds[0] == before
+            want, want_regions = from_scratch(texts, root)
+            got, got_regions = incremental(ws, texts, root.path)
+            assert got_regions == want_regions, f"regions differ after {kind} in {os.path.basename(path)}"
+            for p in texts:
+                assert got[p] == want[p], f"{os.path.basename(p)}: diagnostics differ after {kind}"
+    return counts
+
+
+def test_undoing_an_interface_change_takes_the_project_back_and_equals_from_scratch(tree, monkeypatch):
+    """An edit that changes a file's interface builds the project again; undoing it (or redoing
+    it) goes back to the interface of the project it left, which is taken back without a build
+    (``Root._change``: the buffers' facts swapped in), and every file's diagnostics and the
+    regions equal a from-scratch pass after each edit."""
+    counts = run_undos(tree, seed=27, steps=12, monkeypatch=monkeypatch)
+    assert counts["back"] >= 10, counts
+    assert counts["taken back"] >= 0.8 * counts["back"], counts
