@@ -317,6 +317,60 @@ class Project:
                 out.append(f"{sff.path}::{qual}")
         return out
 
+    def member_names(self, cls_key: str, pattern: str) -> list[str]:
+        """The methods (through the MRO) and attributes of ``cls_key`` whose names match
+        ``pattern`` (``*_reduction``: ``types.SELF_MEMBER``)."""
+        names: list[str] = []
+        for k in self.mro(cls_key):
+            _cff, cls = self.classes[k]
+            for name in (*cls.methods, *cls.attrs):
+                if name not in names and fnmatch.fnmatchcase(name, pattern):
+                    names.append(name)
+        return names
+
+    def _named_dispatch(
+        self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str
+    ) -> list[tuple[str, str | None, str | None]] | None:
+        """``_dispatch_targets`` of a member of ``self`` picked by name on a known receiver: a
+        ``getattr(self, f"{kind}_reduction")(x)`` pattern (each matching member of the receiver's
+        class), or the member a method of ``self`` returns (``_returned_member``); else None."""
+        if edge.kind == "deferred":
+            member = self._returned_member(ff, edge)
+            return None if member is None else self._dispatch_targets(ff, fn, member, receiver)
+        if "*" not in edge.target or "." in edge.target:
+            return None
+        picked: list[tuple[str, str | None, str | None]] = []
+        for name in self.member_names(receiver, edge.target):
+            for t in self._dispatch_targets(ff, fn, replace(edge, target=name), receiver):
+                if t not in picked:
+                    picked.append(t)
+        return picked
+
+    def _returned_member(self, ff: FileFacts, edge: CallEdge) -> CallEdge | None:
+        """``fn = self.get_reduction_func(kind); fn(x)`` where that method returns a member of
+        ``self`` (``return getattr(self, f"{kind}_reduction")``, ``return self._reduce_sum``): the
+        call of that member on ``self``, as a ``self`` edge; None for any other deferred call."""
+        if edge.kind != "deferred" or edge.method != "__call__" or edge.target.endswith(("()", "]")):
+            return None
+        ty = self.deferred_type(edge.target, ff)
+        if ty.kind != T.FUNC or not (ty.ref or "").startswith(T.SELF_MEMBER):
+            return None
+        return replace(edge, kind="self", target=(ty.ref or "")[len(T.SELF_MEMBER) :])
+
+    def named_members(
+        self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, cls_key: str
+    ) -> list[tuple[str, str | None]]:
+        """``getattr(self, f"{kind}_reduction")(x)`` (a ``self`` edge whose target is a name
+        pattern), the class of ``self`` not known from the region: what calling each member of
+        ``cls_key`` of such a name runs (a method and its overrides, a submodule's forward).  Each
+        may run, as each branch of an ``if kind == ...`` chain may."""
+        out: list[tuple[str, str | None]] = []
+        for name in self.member_names(cls_key, edge.target):
+            for t in self.edge_targets(ff, fn, replace(edge, target=name)):
+                if t not in out:
+                    out.append(t)
+        return out
+
     def submodule_classes(self, cls_key: str, recursive: bool) -> list[str]:
         """Classes of the submodules ``cls_key`` assigns (``model.children()``); ``recursive``:
         theirs too, and the class itself (``model.modules()``)."""
@@ -964,6 +1018,10 @@ class Project:
         """``edge_targets`` with virtual dispatch: ``self.m()`` resolves on the class of ``self``
         when it is known (a base class's forward calling ``self.apply_transform`` of the subclass
         that was compiled); (callee, multiplier, the callee's receiver)."""
+        if receiver is not None and edge.kind in ("deferred", "self") and edge.method == "__call__":
+            named = self._named_dispatch(ff, fn, edge, receiver)
+            if named is not None:
+                return named
         on_self = edge.kind == "self" and "." not in edge.target and edge.method == "__call__"
         if on_self and receiver is not None:
             found = self.find_method(receiver, edge.target)
@@ -1027,7 +1085,12 @@ class Project:
             own = receiver or (
                 f"{ff.path}::{fn.cls}" if ff is not None and fn is not None and fn.cls else None
             )
-            if own is None or own not in self.classes or self.find_method(own, edge.target) is not None:
+            if (
+                own is None
+                or own not in self.classes
+                or "*" in edge.target  # getattr(self, pattern): named_members's
+                or self.find_method(own, edge.target) is not None
+            ):
                 return out
         for callee, multiplier, _recv in targets:
             cff, cfn = self.functions[callee]
@@ -1451,6 +1514,8 @@ class Project:
                 cls_key = f"{ff.path}::{outer_fn.cls}"
                 if cls_key not in self.classes:
                     return []
+            if "*" in edge.target:
+                return self.named_members(ff, fn, edge, cls_key)
             path = edge.target
             if not path and edge.method.startswith("@"):
                 # `self.p` read: the property's getter (and, for an abstract one, the overrides)
@@ -1524,6 +1589,9 @@ class Project:
             keys = self.class_keys_for(edge.target, ff)
             return [(t, None) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
         if kind == "deferred":
+            member = self._returned_member(ff, edge)
+            if member is not None:
+                return self.edge_targets(ff, fn, member)
             ty = self.deferred_type(edge.target, ff)
             near = self._deferred_near(edge.target, ff)
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:

@@ -83,6 +83,10 @@ FROM_ARGS = "<from-args>"
 # called on it that is not a tensor's (``flow(c).log_prob(x)``) is the method of what that class's
 # ``forward`` returns (a distribution, a structured output), followed as a deferred call edge.
 RESULT_OF = "<result-of>"
+# Ty.ref of a FUNC that is a member of ``self`` picked by name: ``getattr(self, f"{kind}_reduction")``
+# (``"<self>*_reduction"``: a ``*`` for each part computed at run time), ``getattr(self, "layer%d" % i)``.
+# Calling it runs the methods (or submodules) of the class of ``self`` whose names match.
+SELF_MEMBER = "<self>"
 
 
 def call_result(callee: Ty, conf: int) -> Ty:

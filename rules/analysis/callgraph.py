@@ -180,6 +180,10 @@ class CallGraph(AnalyzerBase):
                             DisableSite(target, kw_bool(func, "recursive", True), node_loc(node, self.index))
                         )
                 return
+            called = self.type_of(func)
+            if called.kind == T.FUNC and (called.ref or "").startswith(T.SELF_MEMBER):
+                self._edge_for_value(called, "__call__", node)  # getattr(self, "layer%d" % i)(x)
+                return
         if (
             isinstance(func, ast.Name)
             and func.id == scope.self_name
@@ -405,6 +409,9 @@ class CallGraph(AnalyzerBase):
             self._edge("name", ty.ref, method, node)
         elif ty.kind == T.FUNC and ty.ref.startswith("<local>"):
             self._edge("local", ty.ref[7:], method, node)
+        elif ty.kind == T.FUNC and ty.ref.startswith(T.SELF_MEMBER) and method == "__call__":
+            # `fn = getattr(self, f"{kind}_reduction"); fn(x)`: the members of self of those names
+            self._edge("self", ty.ref[len(T.SELF_MEMBER) :], method, node)
 
     def _maybe_ref_edge(self, arg: ast.expr, node: ast.Call) -> None:
         """A project function passed as a value is usually called by the callee (checkpoint, map)."""

@@ -9,6 +9,8 @@ Nothing here records facts or reports: the walker and the call graph do, from th
 from __future__ import annotations
 
 import ast
+import re
+import string
 from typing import TYPE_CHECKING, cast
 
 from tclint.rules import types as T
@@ -397,6 +399,18 @@ class TypeInference(AnalyzerBase):
                 return T.call_result(ty, T.MEDIUM if (ty.ref or "")[:1] != "<" else T.LOW)
             if name in ("len", "id", "hash", "ord"):
                 return T.T_INT
+            if (
+                name == "getattr"
+                and ty.kind == T.UNKNOWN
+                and len(node.args) in (2, 3)
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == self.scope.self_name
+                and self.ctx.cls is not None
+            ):
+                # `getattr(self, f"{kind}_reduction")`: a member of self picked by name
+                pattern = name_pattern(node.args[1])
+                if pattern is not None:
+                    return Ty(T.FUNC, T.HIGH, None, T.SELF_MEMBER + pattern)
             if name == "open":
                 return Ty(T.INSTANCE, T.HIGH, None, "<file>")
             if name in ("int", "float", "bool", "round") and node.args:
@@ -682,6 +696,48 @@ class TypeInference(AnalyzerBase):
         if q is not None and q[:1] and q.rsplit(".", 1)[-1][:1].isupper():
             return Ty(T.INSTANCE, T.HIGH, None, q), text
         return T.T_UNKNOWN, text
+
+
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]")
+
+
+def name_pattern(node: ast.expr) -> str | None:
+    """The attribute names a string expression can hold, as a pattern with ``*`` for each part
+    computed at run time: ``"layer1"`` → ``layer1``, ``f"{kind}_reduction"`` and
+    ``"{}_reduction".format(kind)`` → ``*_reduction``, ``"conv%d" % i`` → ``conv*``, ``"act_" + name``
+    → ``act_*``.  None when too little of it is written (fewer than 3 written characters: any
+    attribute could match)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value if node.value.isidentifier() else None
+    pattern: str | None = None
+    if isinstance(node, ast.JoinedStr):
+        pattern = "".join(
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*" for v in node.values
+        )
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        try:
+            parts = list(string.Formatter().parse(node.func.value.value))
+        except ValueError:
+            return None
+        pattern = "".join(text + ("*" if field is not None else "") for text, field, _spec, _conv in parts)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            pattern = _PERCENT_SPEC.sub("*", node.left.value.replace("%%", "%"))
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = name_pattern(node.left), name_pattern(node.right)
+        pattern = (left or "*") + (right or "*")
+    if pattern is None:
+        return None
+    pattern = re.sub(r"\*+", "*", pattern)
+    if len(pattern.replace("*", "")) < 3 or not pattern.replace("*", "a").isidentifier():
+        return None
+    return pattern
 
 
 def _tensor_or_number(members: list[Ty]) -> Ty:
