@@ -190,6 +190,18 @@ LIBS: dict[str, LibSpec] = {
                 "normflows.core:*.sample",
             ),
         ),
+        LibSpec(
+            "monai",
+            "monai",
+            ("monai",),
+            "monai_user.py",
+            (
+                "monai.networks.*:*.forward",
+                "monai.losses.*:*.forward",
+                "monai.inferers.utils:sliding_window_inference",
+                "monai.metrics.meandice:compute_dice",
+            ),
+        ),
     ]
 }
 
