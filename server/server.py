@@ -105,6 +105,10 @@ class TclintServer(LanguageServer):
         self._root_generation: dict[str, int] = {}
         self._startup_problems: list[str] = []
         self._gc_timer: asyncio.TimerHandle | None = None
+        # warm-opened documents whose full lint has not finished yet: uri -> what their edits are
+        # derived from meanwhile (``warmedit``), on a thread of their own (the lint thread is busy)
+        self.warm_edits: dict[str, Any] = {}
+        self._warm_thread: Any = None  # concurrent.futures.ThreadPoolExecutor, created on first use
 
     # ------------------------------------------------------------------ errors and messages
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -164,6 +168,7 @@ class TclintServer(LanguageServer):
 
         if not await self.run_job(job, URGENT):
             return  # the settings in force: nothing to re-read or re-lint
+        self.warm_edits.clear()  # inputs of the warm-open records
         self.wake_indexer()
         self.relint_all()
 
@@ -290,6 +295,13 @@ class TclintServer(LanguageServer):
                 return None  # changed meanwhile: that version's lint (same job key) answers
             if warm is not None:
                 started = time.perf_counter()
+        elif not full:
+            for other in [u for u in self.warm_edits if u != uri]:
+                del self.warm_edits[other]  # another document changed: their records' inputs did
+            warm = await self._warm_edit(doc, path, ctx)
+            current = self.docs.get(uri)
+            if current is None or current.version != version or current.text != text:
+                return None  # changed meanwhile: that version's lint answers
 
         def job() -> tuple[Published, str, int]:
             out = self.ws.lint(path, text, version, full=full)
@@ -300,9 +312,10 @@ class TclintServer(LanguageServer):
             return pub, root_path, generation
 
         try:
-            # after a warm open the full lint goes on behind requests and other documents' edits
+            # after a warm open (or edit) the full lint goes on behind requests and other documents' edits
             priority = URGENT if warm is None else NORMAL
             pub, root_path, generation = await self.run_job(job, priority, key=("lint", uri))
+            self.warm_edits.pop(uri, None)  # the project is built: edits are linted as usual
         except asyncio.CancelledError:
             return None  # replaced by a newer version's analysis
         except Exception:
@@ -320,7 +333,7 @@ class TclintServer(LanguageServer):
             return self.published.get(uri)
         pub.elapsed = time.perf_counter() - started
         if warm is not None and warm.result_id == pub.result_id and warm.version == pub.version:
-            self.replace_silently(pub)  # what the warm open published: not sent again
+            self.replace_silently(pub)  # what the warm open or edit published: not sent again
         else:
             self.deliver(pub)
         self.collect_when_idle()
@@ -336,28 +349,87 @@ class TclintServer(LanguageServer):
         uri, version, text = doc.uri, doc.version, doc.text
         started = time.perf_counter()
 
-        def job() -> Published | None:
+        def job() -> tuple[Published, Any] | None:
             found = self.ws.warm_lint(path, text, version)
             if found is None:
                 return None
             out, entries, targets, ranges = found
-            return self.build_published(uri, out, ctx, (entries, targets), ranges)
+            return self.build_published(uri, out, ctx, (entries, targets), ranges), out.warm_edit
 
         try:
-            pub = await self.run_job(job, URGENT, key=("lint", uri))
+            got = await self.run_job(job, URGENT, key=("lint", uri))
         except asyncio.CancelledError:
             raise  # replaced by another lint of the document
         except Exception:
             log.exception("warm open of %s failed", uri)
             return None
-        if pub is None:
+        if got is None:
             return None
+        pub, edit = got
         pub.elapsed = time.perf_counter() - started
         log.info(
             "%s: diagnostics of the last session's record (warm open, %.0f ms)", path, pub.elapsed * 1000
         )
-        self.deliver(pub)
+        if self.deliver(pub) and edit is not None:
+            self.warm_edits[uri] = edit  # until the full lint below is done (``_warm_edit``)
         return pub
+
+    async def _warm_edit(self, doc: Document, path: str, ctx: dict[str, Any]) -> Published | None:
+        """An edit of a warm-opened document typed before its full lint is done (the open's
+        verification: seconds of building the project when installed packages are followed),
+        derived from the open record (``warmedit``) on a thread of its own, as the lint thread is
+        busy, and published at once; None when there is nothing to derive it from or it is a miss
+        (the full lint answers).  The full lint of the version still follows (``_lint``)."""
+        edit = self.warm_edits.get(doc.uri)
+        if edit is None or edit.path != path or self.probes is not None:
+            return None  # (probe verdicts are applied to diagnostics on the lint thread)
+        uri, version, text = doc.uri, doc.version, doc.text
+        started = time.perf_counter()
+        base = self.ws.folder_of(path)
+
+        def work() -> Published | None:
+            from tclint.server.warmedit import derive
+
+            current = self.docs.get(uri)
+            if current is None or current.version != version:
+                return None  # a newer edit follows
+            diags = derive(edit, text)
+            if diags is None:
+                return None
+            lines = Lines.of(text)
+            conv = Converter(
+                lines,
+                ctx["encoding"],
+                ctx["editor"],
+                edit.settings,
+                ctx["features"],
+                OtherFiles(),  # the lint thread's own is not shared
+                ctx["open_texts"],
+                base=base,
+                known_ranges=edit.ranges,
+            )
+            body = conv.convert_all(diags, path)
+            return Published(
+                uri, version, path, text, diags, body, _result_id(version, body), edit.settings,
+                list(edit.entries), lines=lines, targets=list(edit.targets),
+            )  # fmt: skip
+
+        if self._warm_thread is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._warm_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tclint-warm-edit")
+        try:
+            pub = await asyncio.get_running_loop().run_in_executor(self._warm_thread, work)
+        except Exception:
+            log.exception("deriving the edit of %s from its warm-open record failed", uri)
+            return None
+        prev = self.published.get(uri)
+        answered = prev is not None and prev.version == version
+        if pub is None or answered or self.warm_edits.get(uri) is not edit:
+            return None  # a miss, already answered, or the record's inputs changed meanwhile
+        pub.elapsed = time.perf_counter() - started
+        log.info("%s: edit derived from the warm-open record (%.0f ms)", path, pub.elapsed * 1000)
+        return pub if self.deliver(pub) else None
 
     def replace_silently(self, pub: Published) -> None:
         """Keep ``pub`` as what was published for its document (its diagnostics are those already
@@ -572,6 +644,7 @@ class TclintServer(LanguageServer):
     # ------------------------------------------------------------------ files on disk
     async def files_changed(self, changes: list[tuple[str, bool]]) -> None:
         """Files created/changed/deleted on disk: configuration or sources."""
+        self.warm_edits.clear()  # inputs of the warm-open records
         config = [p for p, _d in changes if os.path.basename(p) in (*CONFIG_FILES, ".gitignore")]
         sources = [(p, deleted) for p, deleted in changes if p.endswith((".py", ".ipynb"))]
         if config:
@@ -697,6 +770,9 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
             ls.index_task.cancel()
         if ls.lint is not None:
             ls.lint.stop()
+        ls.warm_edits.clear()
+        if ls._warm_thread is not None:
+            ls._warm_thread.shutdown(wait=False, cancel_futures=True)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TclintServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -732,6 +808,7 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
         if handle is not None:
             handle.cancel()
         ls.published.pop(uri, None)
+        ls.warm_edits.pop(uri, None)
         if doc is None:
             return
         path = ls.doc_path(doc)
@@ -770,6 +847,7 @@ def create_server() -> TclintServer:  # noqa: C901 - long, not split yet (issue 
         removed = {uri_to_path(f.uri) for f in params.event.removed or []}
         added = [p for p in (uri_to_path(f.uri) for f in params.event.added or []) if p]
         ls.folders = [f for f in ls.folders if f not in removed] + [p for p in added if p not in ls.folders]
+        ls.warm_edits.clear()
         await ls.pull_configuration()
         folders = list(ls.folders)
 

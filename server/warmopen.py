@@ -21,7 +21,9 @@ targets, under a key of
 
 The record also holds the LSP ranges, in each position encoding, of the related locations in
 other files whose content the key or the dependencies pin (the installed library files TC312
-points into), so that answering the open reads no library file to build its line table.
+points into), so that answering the open reads no library file to build its line table, and
+what an edit typed before the verification ends is derived from (``warmedit``: the document's
+``rerun.file_context`` in the project, the digests of its interface and exports).
 
 Everything the diagnostics are computed from is in the key or in that record, so a record that
 matches is exactly what the full computation gives; the server still runs it right after
@@ -209,10 +211,11 @@ def _known_ranges(plain: Any) -> KnownRanges:
 
 def lookup(
     ws: Workspace, root: Root, path: str, text: str
-) -> tuple[list[Diagnostic], list[Entry], list[tuple[int, int, str]], KnownRanges] | None:
-    """(diagnostics, code-lens entries, probe targets) of ``path`` holding ``text`` as the last
-    session stored them, when every input still reads the same; else None.  ``root`` must be
-    indexed (no file pending)."""
+) -> tuple[list[Diagnostic], list[Entry], list[tuple[int, int, str]], KnownRanges, Any] | None:
+    """(diagnostics, code-lens entries, probe targets, related ranges in library files, the plain
+    part edits are derived from: ``warmedit.context_of``, or None) of ``path`` holding ``text`` as
+    the last session stored them, when every input still reads the same; else None.  ``root``
+    must be indexed (no file pending)."""
     from tclint.rules import sealed
     from tclint.rules.plaindata import decode_diagnostics
 
@@ -242,7 +245,7 @@ def lookup(
         known = _known_ranges(value.get("ranges"))
     except (KeyError, TypeError, ValueError):
         return None
-    return diagnostics, entries, targets, known
+    return diagnostics, entries, targets, known, value.get("edit")
 
 
 def _parsed_for(root: Root, trees: Any) -> list[str]:
@@ -255,6 +258,22 @@ def _parsed_for(root: Root, trees: Any) -> list[str]:
         folders += list(env.roots) + [str(p) for p in env.editable.values()]
     prefixes = tuple(os.path.join(os.path.abspath(f), "") for f in folders if f)
     return [p for p in trees if os.path.abspath(p).startswith(prefixes)]
+
+
+def _edit_part(root: Root, path: str) -> Any:
+    """What an edit typed before the next session's verification ends is derived from
+    (``warmedit.context_of``), when the root's project is the one built on the buffer's facts
+    (no swap pending, no line moved since): None otherwise."""
+    from tclint.rules.rerun import ContextMiss
+    from tclint.server.warmedit import context_of
+
+    project, facts = root._project, root.open.get(path)
+    if project is None or facts is None or root._swaps or root._moved:
+        return None
+    try:
+        return context_of(project, facts, root._cross.get(path, []), root.settings_for(path))
+    except (Exception, ContextMiss):  # an optimisation: the next session's edits wait instead
+        return None
 
 
 def remember(
@@ -318,6 +337,7 @@ def remember(
             "targets": [list(t) for t in targets],
             "dependencies": deps,
             "ranges": ranges,
+            "edit": _edit_part(root, path),
         }
     except (TypeError, ValueError):
         return False

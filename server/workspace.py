@@ -64,6 +64,9 @@ CARRIED_MOVES = 2
 # line-moving edits rebuilt on an old measure before the move is timed again (that edit pays the
 # move and the rebuild: rarer than one edit in 20, off the p95 of a typing session)
 REMEASURE_MOVES = 32
+# projects left by interface-changing edits kept for an undo (``Root._change``): two cover an edit,
+# a second one on top of it (a call typed in the same line) and undoing both; each holds regions
+LEFT_KEPT = 2
 
 
 @dataclass
@@ -80,6 +83,7 @@ class LintOutput:
     excluded: bool = False
     elapsed: float = 0.0
     too_large: bool = False  # over max-file-size: one TC011, the text not analysed
+    warm_edit: Any = None  # a warm open's: what edits are derived from until it is verified (``warmedit``)
 
 
 @dataclass
@@ -155,9 +159,10 @@ class Root:
         # a moved file's last re-walk (``_rewalk_back``): path -> (the facts swapped in, at the
         # project's lines; the same walk at the buffer's lines, which its diagnostics read)
         self._walked: dict[str, tuple[FileFacts, FileFacts]] = {}
-        # the project an edit that changed a buffer's interface left (``_change``): an edit back to
-        # the interface it was built with (an undo, a toggle) takes it back instead of a rebuild
-        self._left: _Left | None = None
+        # the last ``LEFT_KEPT`` projects edits that changed a buffer's interface left (``_change``),
+        # newest last: an edit back to the interface one was built with (an undo, a toggle) takes
+        # it back instead of a rebuild
+        self._left: list[_Left] = []
 
     # -- configuration
     def settings_for(self, path: str) -> Settings:
@@ -310,7 +315,7 @@ class Root:
         self._swaps.clear()
         self._moved.clear()
         self._walked.clear()
-        self._left = None  # (``_change`` keeps the project it leaves: a change from elsewhere keeps none)
+        self._left = []  # (``_change`` keeps the project it leaves: a change from elsewhere keeps none)
 
     def set_open(self, path: str, facts: FileFacts, text: str | None = None) -> None:
         """New facts of an open buffer (of ``text``).  With the interface of those the project was
@@ -335,15 +340,17 @@ class Root:
     def _change(self, path: str, previous: FileFacts | None) -> None:
         """An edit of ``path`` changed what the project holds of it (``set_open``; ``previous``:
         the facts it had): the project is left, remembered with the inputs it was built on
-        (``_Left``), and the project left before is taken back when every file now has the
+        (``_Left``), and a project left before is taken back when every file now has the
         interface of that one's inputs (an undo or a toggle of an edit that changed an
         interface: the buffers' facts are swapped in, as when an edit keeps the interface);
         otherwise the project is built again when next asked for."""
-        back = self._left
+        kept = self._left
         leaving = self._leaving(path, previous)
         self.invalidate()
-        self._left = leaving
-        if back is None or not back.holds(self):
+        back = next((left for left in reversed(kept) if left.holds(self)), None)
+        self._left = [left for left in kept if left is not back] + ([leaving] if leaving else [])
+        del self._left[:-LEFT_KEPT]
+        if back is None:
             return
         self._project, self._cross, self._cross_read = back.project, back.cross, back.cross_read
         self._previous = None
@@ -1109,10 +1116,14 @@ class Workspace:
         found = warmopen.lookup(self, root, path, text)
         if found is None:
             return None
-        diags, entries, targets, ranges = found
+        diags, entries, targets, ranges, edit = found
         out = LintOutput(
             path, text, version, diags, settings, mode="warm", elapsed=time.perf_counter() - started
         )
+        if edit is not None:
+            from tclint.server.warmedit import from_record
+
+            out.warm_edit = from_record(edit, path, settings, entries, targets, ranges)
         return out, entries, targets, ranges
 
     def remember(
