@@ -46,12 +46,15 @@ HANDLED_FIELDS = frozenset(
         "functions", "classes", "candidates", "compile_sites", "disable_sites", "allow_in_graph",
         "module_calls", "custom_ops",  # attributed to a statement by their line
         "aliases", "module_vars", "int_globals",  # module level only: from the synthetic walk
+        "star_imports", "exports",  # (`from m import *` is module level; `__all__`: the module body's)
         "dynamo_config",  # module level only, checked
         "line_count", "error", "error_code", "error_loc",
         "variant_facts",  # a whole-file pass: re-run on the new text (_variant_facts)
     }
 )  # fmt: skip
 _LAMBDA = re.compile(r"<lambda@(\d+)>")
+_LINES = re.compile(r"\b(lines? )(\d+(?:, \d+)*)\b")  # "line 9", "lines 4, 7" in a message
+_NUMBER = re.compile(r"\d+")
 _HEAVY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -415,7 +418,12 @@ class IncrementalAnalyzer:
         def shift(line: int) -> int:
             return line + delta if line > dirty_end else line
 
-        lambdas = delta != 0 and any("<lambda@" in k for k in old.functions)
+        # strings naming lines below the edit: lambda qualnames, and messages or fix titles saying
+        # ``line N`` (a candidate's message may name another line of its definition)
+        lambdas = delta != 0 and (
+            any("<lambda@" in k for k in old.functions)
+            or any("line " in c.message or c.fix is not None for c in old.candidates)
+        )
         old_tr = _Transformer(
             shift if delta else None,
             _string_fn(self.module, old_ids, dirty_end, delta if lambdas else 0),
@@ -440,6 +448,7 @@ class IncrementalAnalyzer:
         facts.aliases = moved(False, dict(syn.aliases))
         facts.module_vars = moved(False, dict(syn.module_vars))
         facts.int_globals = dict(syn.int_globals)
+        facts.star_imports, facts.exports = syn.star_imports, syn.exports  # (strings only)
         facts.dynamo_config = moved(False, dict(syn.dynamo_config))
         for name in self.unattributed:
             setattr(facts, name, copy.copy(getattr(syn, name)))
@@ -540,10 +549,14 @@ def _check_unique_names(tree: ast.Module) -> None:
 def _string_fn(
     module: str, ids: dict[str, str], after: int | None, delta: int
 ) -> Callable[[str], str] | None:
-    """Renumber compile-site ids and lambda qualnames (``<lambda@LINE>``) inside strings."""
+    """Renumber compile-site ids, lambda qualnames (``<lambda@LINE>``) and the lines a message
+    names (``line N``, ``lines N, M``) inside strings: a line below ``after`` moves by ``delta``."""
     site = re.compile(r"(?<![\w.])" + re.escape(module) + r"#\d+") if ids else None
     shift_lambdas = bool(delta) and after is not None
     last = after if after is not None else 0
+
+    def moved(m: re.Match[str]) -> str:
+        return str(int(m.group(0)) + delta if int(m.group(0)) > last else m.group(0))
 
     def fn(s: str) -> str:
         if site is not None and "#" in s:
@@ -552,6 +565,8 @@ def _string_fn(
             s = _LAMBDA.sub(
                 lambda m: f"<lambda@{int(m.group(1)) + delta if int(m.group(1)) > last else m.group(1)}>", s
             )
+        if shift_lambdas and "line" in s:
+            s = _LINES.sub(lambda m: m.group(1) + _NUMBER.sub(moved, m.group(2)), s)
         return s
 
     return fn if (site is not None or shift_lambdas) else None

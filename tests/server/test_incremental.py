@@ -49,8 +49,15 @@ GENERATED = (
 )
 
 
+# a package module re-exporting (star imports, a literal ``__all__``: transformers' modeling files)
+EXPORTING = (
+    GENERATED.replace("import torch.nn as nn\n", "import torch.nn as nn\nfrom .layers import *\n", 1)
+    + '\n__all__ = ["Block0", "Model"]\n'
+)
+
+
 def corpus() -> dict[str, str]:
-    files = {"/virtual/proj/gen_model.py": GENERATED}
+    files = {"/virtual/proj/gen_model.py": GENERATED, "/virtual/proj/gen_exports.py": EXPORTING}
     for path in sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.py"), recursive=True)):
         with open(path, encoding="utf-8") as fh:
             files[path] = fh.read()
@@ -68,6 +75,7 @@ SNIPPETS = [
     "f = lambda t: t.item()", "@torch.compile\n{i}def g(t):\n{i}    return t.sin()", "import math",
     "torch._dynamo.config.capture_scalar_outputs = True", "x = (", '"""', "    ", "\t", "é = 1  # ünïcode",
     "with torch.no_grad():\n{i}    y = model(x)", "model.eval()", "y = f(x) if flag else f(x.half())",  # call contexts
+    "from math import *", '__all__ = ["Model"]',  # a module's star imports and exports
 ]  # fmt: skip
 
 
@@ -154,6 +162,43 @@ def test_typing_inside_a_function_is_incremental_and_cheap():
             assert out.reanalysed_lines < 40  # the edited class and the module level, not the file
     assert out.mode == "incremental"
     assert out.facts == analyze_source(SourceText(name, text), *module_for(name))
+
+
+def test_typing_in_a_module_with_exports_is_incremental():
+    """A module with star imports and a literal ``__all__`` (module-level facts, taken from the
+    synthetic walk) is analysed incrementally, as any other module, and equals a full walk."""
+    name = "/virtual/proj/gen_exports.py"
+    inc = IncrementalAnalyzer(name, *module_for(name))
+    text = EXPORTING
+    assert inc.analyze(text).facts.exports == ("Block0", "Model")
+    target = text.index('print("block 3"')
+    line = text.rindex("\n", 0, target) + 1
+    for edited in (
+        text[:target] + "y = h.item()\n        " + text[target:],  # a statement typed
+        text[:line] + "\n" + text[line:],  # Enter: the lines below move
+    ):
+        out = inc.analyze(edited)
+        assert out.mode == "incremental", out.fallback
+        full = analyze_source(SourceText(name, edited), *module_for(name))
+        assert full.star_imports and full.exports
+        assert_same(full, out.facts, out.mode)
+
+
+def test_a_message_naming_a_line_below_the_edit_names_it_moved():
+    """A reused definition's candidate whose message names a line (TC127: "its constructor
+    breaks at line 10") says the line the full walk says after lines above it move."""
+    name = next(
+        n
+        for n in NAMES
+        if "ex_TC127_" in n
+        and "breaks at line" in str(analyze_source(SourceText(n, CORPUS[n]), *module_for(n)).candidates)
+    )
+    inc = IncrementalAnalyzer(name, *module_for(name))
+    inc.analyze(CORPUS[name])
+    text = "\n\n" + CORPUS[name]  # two lines above everything
+    out = inc.analyze(text)
+    assert out.mode == "incremental", out.fallback
+    assert_same(analyze_source(SourceText(name, text), *module_for(name)), out.facts, out.mode)
 
 
 def test_module_level_change_falls_back_to_full():
