@@ -285,6 +285,7 @@ class TclintServer(LanguageServer):
         ctx = self.convert_context(editor, uri)
         started = time.perf_counter()
         warm = None
+        derived = False  # ``warm`` is an edit derived from a warm-open record (``_warm_edit``)
         if not full and uri not in self.published:
             try:
                 warm = await self._warm_open(doc, path, ctx)
@@ -299,6 +300,7 @@ class TclintServer(LanguageServer):
             for other in [u for u in self.warm_edits if u != uri]:
                 del self.warm_edits[other]  # another document changed: their records' inputs did
             warm = await self._warm_edit(doc, path, ctx)
+            derived = warm is not None
             current = self.docs.get(uri)
             if current is None or current.version != version or current.text != text:
                 return None  # changed meanwhile: that version's lint answers
@@ -332,10 +334,14 @@ class TclintServer(LanguageServer):
             )
             return self.published.get(uri)
         pub.elapsed = time.perf_counter() - started
-        if warm is not None and warm.result_id == pub.result_id and warm.version == pub.version:
+        same = warm is not None and warm.result_id == pub.result_id and warm.version == pub.version
+        if same:
             self.replace_silently(pub)  # what the warm open or edit published: not sent again
         else:
             self.deliver(pub)
+        if derived:
+            verdict = "confirms" if same else "replaces"
+            log.info("%s: the full lint %s the edit derived from the warm-open record", path, verdict)
         self.collect_when_idle()
         if root_path and generation != self._root_generation.get(root_path):
             self._root_generation[root_path] = generation

@@ -141,6 +141,20 @@ def _published(client, uri: str) -> list[tuple[float, int, list]]:
     ]
 
 
+async def _verdicts(client, timeout: float) -> list[str]:
+    """The server's log lines on a derived edit's full lint, once there is one (or at ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [
+            m["params"]["message"]
+            for _at, m in client.received
+            if m.get("method") == "window/logMessage" and "the edit derived from" in m["params"]["message"]
+        ]
+        if found or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.1)
+
+
 def _lsp_shown(diagnostics) -> list[tuple]:
     return sorted((d["code"], d["range"]["start"]["line"], d["message"].split("\n")[0]) for d in diagnostics)
 
@@ -193,8 +207,10 @@ async def test_an_edit_at_once_is_answered_before_the_verification_and_nothing_s
                 )
                 await asyncio.wait_for(answered, 120)
                 edit_s = time.perf_counter() - opened_at
-            # the verification (and the edit's full lint behind it) done: one build and margin
-            await asyncio.sleep(BUILD_DELAY + 4.0)
+                # the verification and the edit's full lint behind it done, and what it said of the
+                # derived answer (then a moment for anything published late)
+                verdicts = await _verdicts(client, 120)
+                await asyncio.sleep(1.0)
             sessions.append(_published(client, uri))
         finally:
             await client.shutdown()
@@ -203,6 +219,8 @@ async def test_an_edit_at_once_is_answered_before_the_verification_and_nothing_s
     assert _lsp_shown(warm[0][2]) == _lsp_shown(opened)  # the warm open's
     # the edit was answered well before the verification's build was done
     assert edit_s < BUILD_DELAY - 1.5, (edit_s, warm)
+    # ... and the full lint behind the verification computed exactly that (nothing sent again)
+    assert len(verdicts) == 1 and "confirms" in verdicts[0], verdicts
     # what the last publication says is the edited version's, as a full pass computes it
     scratch = _workspace(proj).lint(path, edited, 2)
     assert scratch.diagnostics != [] and _lsp_shown(warm[-1][2]) != _lsp_shown(opened)
