@@ -152,6 +152,7 @@ class FunctionFacts:
     compile_marker: bool = False  # `# tclint: compiled` on the def
     decorators: tuple[str, ...] = ()  # qualified decorator names (for hover / wrappers)
     compile_wrapper_param: int | None = None  # body returns torch.compile(<param i>)
+    returns_param: int | None = None  # every return is <param i> as given (`...; return model`)
     compiling_predicate: bool = False  # body returns torch.compiler.is_compiling()
     predicate_refs: tuple[str, ...] = ()  # project functions its `return a() or b()` may delegate to
     calls_outer_param: bool = False  # calls a parameter of an enclosing function (a decorator's wrapper)

@@ -967,6 +967,10 @@ class Project:
         if kind in ("attr",):
             cls_ref, _, path = ref.partition("|")
             info = self.spec_at(cls_ref, path, ff)
+            if info is None and "." in path:
+                found_in = self._submodule_method(cls_ref, path, ff)
+                if found_in:
+                    return found_in, None
             if info is None:
                 # self.forward / model.some_method
                 attr_cls = self.class_key_for(cls_ref, ff)
@@ -981,6 +985,22 @@ class Project:
             targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
             return targets, _multiplier(count)
         return [], None
+
+    def _submodule_method(self, cls_ref: str, path: str, ff: FileFacts) -> list[str]:
+        """``model.decoder.decode_step`` / ``self.model.predict``: the method at the end of a
+        submodule path, in the classes the submodule holds (a constructor argument: those the
+        constructions pass there)."""
+        head, _, last = path.rpartition(".")
+        info = self.spec_at(cls_ref, head, ff)
+        if info is None:
+            return []
+        aff, spec = info
+        if spec.kind == "param":
+            return self.param_targets(aff, spec, method=last)
+        if spec.kind not in ("instance", "compiled"):
+            return []
+        keys = [k for k in (self.class_key_for(r, aff) for r in spec.refs) if k is not None]
+        return [m for m in (self.find_method(k, last) for k in keys) if m]
 
     def _targets_of_spec(self, ff: FileFacts, spec: Any) -> tuple[list[str], str | None]:
         if spec.kind == "param":

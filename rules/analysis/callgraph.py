@@ -311,6 +311,8 @@ class CallGraph(AnalyzerBase):
         recv = self.type_of(func.value)
         if recv.kind in (T.MODULE, T.ELEM, T.INSTANCE, T.DEFERRED):
             return True
+        if isinstance(func.value, ast.Attribute) and self._module_chain(func.value, least=1) is not None:
+            return True  # model.encoder.compile(), model = load_model(): a submodule compiled in place
         return self_path(func.value, self.scope.self_name) is not None or isinstance(func.value, ast.Name)
 
     def _module_args(self, node: ast.Call) -> tuple[tuple[str, str, str | None, str | None], ...]:
@@ -653,6 +655,9 @@ class CallGraph(AnalyzerBase):
                 inner = self._compiled_method(recv.ref, target.attr)
                 if inner is not None:
                     return inner
+            chain = self._module_chain(target)
+            if chain is not None:
+                return "attr", chain, None  # model.decoder.decode_step, model = load_model()
             return "unknown", self._short(target), None
         if isinstance(target, ast.Subscript):
             sp = self_path(target.value, scope.self_name)
@@ -669,6 +674,30 @@ class CallGraph(AnalyzerBase):
                     return "elem", f"{owner.ref}|{base.attr}", None
             return "unknown", self._short(target), None
         return "unknown", self._short(target), None
+
+    def _module_chain(self, target: ast.Attribute, least: int = 2) -> str | None:
+        """``model.decoder.decode_step`` / ``model.encoder``: an attribute path (two parts or more)
+        on a name that holds a project module, an instance or what a project function returns
+        (``model = load_translator()``), as the ``Class|path`` / ``deferred:pkg.fn|path`` reference
+        of an "attr" target; the project pass follows the submodules and ends at a submodule or a
+        method of the last one."""
+        parts: list[str] = []
+        node: ast.expr = target
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or len(parts) < least or node.id == self.scope.self_name:
+            return None
+        root = self._name_type(node.id)
+        if not root.ref or T.UNION in root.ref:
+            return None
+        if root.kind in (T.INSTANCE, T.MODULE):
+            owner = root.ref
+        elif root.kind == T.DEFERRED:
+            owner = "deferred:" + root.ref
+        else:
+            return None
+        return f"{owner}|{'.'.join(reversed(parts))}"
 
     def _compiled_method(self, site_id: str, attr: str) -> tuple[str, str | None, str | None] | None:
         """``compiled.score`` / ``compiled._orig_mod`` for ``compiled = torch.compile(model)`` of
@@ -758,6 +787,7 @@ class CallGraph(AnalyzerBase):
             func.predicate_refs = ()
         if isinstance(value, ast.Name):
             self._check_compiled_param_return(value, func)
+        self._check_param_return(value, func)
         if not isinstance(value, ast.Call):
             return
         q = self.qualify(value.func)
@@ -773,6 +803,24 @@ class CallGraph(AnalyzerBase):
                 ]
         elif q in COMPILING_PREDICATES and func.qualname not in self.__dict__.get("_plain_returns", ()):
             func.compiling_predicate = True
+
+    def _check_param_return(self, value: ast.expr, func: FunctionFacts) -> None:
+        """``def inject_lora(model, cfg): ...; return model``: a module-level function whose every
+        return hands back one of its parameters as it came (untyped there: not rebound to a value
+        the walk knows), so calling it gives what the call passes (``FunctionFacts.returns_param``)."""
+        names = [p.name for p in func.params]
+        index = -1
+        if (
+            func.cls is None
+            and isinstance(value, ast.Name)
+            and value.id in names
+            and _as_given(self.type_of(value))
+        ):
+            index = names.index(value.id)
+        seen = self.__dict__.setdefault("_param_returns", {})
+        if seen.setdefault(func.qualname, index) != index:
+            seen[func.qualname] = -1
+        func.returns_param = seen[func.qualname] if seen[func.qualname] >= 0 else None
 
     def _check_compiled_param_return(self, value: ast.Name, func: FunctionFacts) -> None:
         """``model = torch.compile(model, mode=m); return model`` with ``model`` a parameter: the
@@ -834,6 +882,14 @@ class CallGraph(AnalyzerBase):
             if base:
                 self.facts.fake_registrations.add(base)
         return local_q
+
+
+def _as_given(ty: Ty) -> bool:
+    """A returned parameter still holds what the caller passed: untyped, or typed only by a
+    generic ``nn.Module`` annotation (not rebound to a project class, a wrapper, a compiled module)."""
+    return ty.kind == T.UNKNOWN or (
+        ty.kind == T.MODULE and ty.ref in ("torch.nn.Module", "torch.nn.modules.module.Module")
+    )
 
 
 def _forwarded_call(node: ast.Lambda) -> ast.expr | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tclint.rules import types as T
 from tclint.rules.facts import FileFacts, Loc
 from tclint.rules.names import AliasTable, dotted
+from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.source import LineIndex
 from tclint.rules.types import Ty
 
@@ -45,6 +46,32 @@ HOOK_METHODS = frozenset(
 # one is a graph break); backward hooks run in the backward pass, eagerly, and are not listed.
 FORWARD_HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 COMPILE_OPTION_KEYS = ("fullgraph", "dynamic", "backend", "mode", "options", "disable", "recompile_limit")
+
+
+def chained_module_root(node: ast.expr) -> ast.expr:
+    """``model.to(device).eval()``: the receiver that nn.Module methods returning ``self`` were
+    chained on (``model``); ``node`` itself when it is no such call."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SELF_RETURNING_METHODS
+    ):
+        node = node.func.value
+    return node
+
+
+def module_only_chain(node: ast.expr) -> bool:
+    """A chain of self-returning calls holding one that only ``nn.Module`` has (``.eval()``,
+    ``.train(b)``, ``.apply(fn)``, ``.to_empty(...)``; a tensor has ``.to()`` / ``.cuda()`` too)."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in SELF_RETURNING_METHODS
+    ):
+        if node.func.attr in ("eval", "train", "apply", "to_empty"):
+            return True
+        node = node.func.value
+    return False
 
 
 def node_loc(node: ast.AST, index: LineIndex) -> Loc:

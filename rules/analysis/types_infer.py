@@ -555,6 +555,12 @@ class TypeInference(AnalyzerBase):
             inner = self.type_of(node.args[local.compile_wrapper_param])
             if inner.kind in _MODULE_LIKE and inner.ref:
                 return inner
+        if local is not None and local.returns_param is not None and local.returns_param < len(node.args):
+            # `model = inject_lora(Encoder(), cfg)` where inject_lora returns its `model` parameter
+            # (after patching it in place): what the call passes
+            given = self.type_of(node.args[local.returns_param])
+            if given.kind in _MODULE_LIKE and given.ref:
+                return given
         head, _, last = q.rpartition(".")
         if (
             head

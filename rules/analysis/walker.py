@@ -25,9 +25,11 @@ from tclint.rules.analysis.common import (
     NOT_TRACED_PREDICATES,
     UNEVALUABLE,
     AnalyzerBase,
+    chained_module_root,
     is_external,
     is_library,
     literal,
+    module_only_chain,
     node_loc,
 )
 from tclint.rules.analysis.records import fields_of, is_record
@@ -903,14 +905,17 @@ class Walker(AnalyzerBase):
                         and (
                             spec.kind == "other"
                             or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES)
+                            # `model.to(device).eval()`: `.to()` alone could be a tensor's
+                            or (spec.kind == "tensor" and module_only_chain(value))
                         )
-                        and isinstance(value, ast.Name)
-                        and value.id in scope.params
+                        and isinstance(given := chained_module_root(value), ast.Name)
+                        and given.id in scope.params
                         and scope.func is not None
                         and scope.func.name == "__init__"
                     ):
-                        # `self.net = net` in __init__: whatever the constructor is given
-                        spec = SubmoduleSpec("param", (value.id, self._class_ref(cls)), None, spec.loc)
+                        # `self.net = net` (or `net.eval()`, `net.to(device)`) in __init__: whatever
+                        # the constructor is given
+                        spec = SubmoduleSpec("param", (given.id, self._class_ref(cls)), None, spec.loc)
                     if spec is not None:
                         existing = cls.attrs.get(sp)
                         if (

@@ -187,6 +187,24 @@ IDIOMS: list[tuple[str, str, str]] = [
         "any",
         "class _Holder:\n    pass\n_holder = _Holder()\n_holder.fn = torch.compile({arg}{opts})\n{name} = _holder.fn",
     ),
+    # found on fresh user programs (issue 12, round 4): a helper that patches the model in place
+    # and returns it (LoRA injection), a server keeping `model.eval()` and compiling its method,
+    # a method of a submodule of what a loader returns
+    (
+        "returns-its-argument",
+        "module",
+        "def _prepare(model, device='cpu'):\n    model.to(device)\n    return model\n{name} = torch.compile(_prepare({arg}, 'cpu'){opts})",
+    ),
+    (
+        "server-keeps-eval-model",
+        "module",
+        "class _Server:\n    def __init__(self, model):\n        self.model = model.eval()\n_srv = _Server({arg})\n{name} = torch.compile(_srv.model.forward{opts})",
+    ),
+    (
+        "submodule-method-of-loaded",
+        "module",
+        "class _Wrap(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.inner = {arg}\ndef _load():\n    return _Wrap()\n_w = _load()\n{name} = torch.compile(_w.inner.forward{opts})",
+    ),
     # hook shapes (issue 12 item 3): each registers a hook holding one `print` on the compiled
     # module; the hook runs inside the compiled frame, so exactly one more finding: TC104 there
     (
