@@ -399,9 +399,10 @@ class TclintServer(LanguageServer):
             current = self.docs.get(uri)
             if current is None or current.version != version:
                 return None  # a newer edit follows
-            diags = derive(edit, text)
-            if diags is None:
+            derived = derive(edit, text)
+            if derived is None:
                 return None
+            diags = derived.diagnostics
             lines = Lines.of(text)
             conv = Converter(
                 lines,
@@ -417,7 +418,7 @@ class TclintServer(LanguageServer):
             body = conv.convert_all(diags, path)
             return Published(
                 uri, version, path, text, diags, body, _result_id(version, body), edit.settings,
-                list(edit.entries), lines=lines, targets=list(edit.targets),
+                derived.entries, lines=lines, targets=derived.targets,
             )  # fmt: skip
 
         if self._warm_thread is None:

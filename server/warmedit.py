@@ -101,11 +101,21 @@ def from_record(
     return WarmEdit(path, settings, ctx, interface, exports, config, entries, targets, ranges)
 
 
-def derive(edit: WarmEdit, text: str) -> list[Diagnostic] | None:
-    """The diagnostics of ``edit.path`` holding ``text``, derived from the record's context when
-    the text keeps the recorded interface, walks and exports (see the module doc); None: a miss
-    (the text does not parse, says something new to other files, or asks the context what it
-    does not hold)."""
+@dataclass(frozen=True)
+class Derived:
+    """An edit's answer: its diagnostics, and the record's code-lens entries and probe targets at
+    the edited text's lines."""
+
+    diagnostics: list[Diagnostic]
+    entries: list[Entry]
+    targets: list[tuple[int, int, str]]
+
+
+def derive(edit: WarmEdit, text: str) -> Derived | None:
+    """The answer for ``edit.path`` holding ``text``, derived from the record's context when the
+    text keeps the recorded interface, walks and exports (see the module doc); None: a miss (the
+    text does not parse, says something new to other files, moves lines, or asks the context what
+    it does not hold)."""
     from tclint.rules import rerun
     from tclint.rules.discovery import module_for
     from tclint.rules.engine import diagnose_file
@@ -131,11 +141,13 @@ def derive(edit: WarmEdit, text: str) -> list[Diagnostic] | None:
             return None
         fixcheck.register(snapshot.text, snapshot.lines, [(c.start, c.end) for c in snapshot.chunks])
         cross = {path: decode_any(ctx["cross"])}
-        return diagnose_file(refined, view, cross, settings, src)  # type: ignore[arg-type]
+        diagnostics = diagnose_file(refined, view, cross, settings, src)  # type: ignore[arg-type]
     except rerun.ContextMiss:
         return None
     finally:
         fixcheck.clear()
+    # the interface holds the functions' and compile sites' positions: the lenses stay where they were
+    return Derived(diagnostics, list(edit.entries), list(edit.targets))
 
 
 def _walked(facts: FileFacts, ctx: dict[str, Any], src: Any, predicates: Any) -> FileFacts | None:
