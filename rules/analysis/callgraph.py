@@ -184,6 +184,13 @@ class CallGraph(AnalyzerBase):
             if called.kind == T.FUNC and (called.ref or "").startswith(T.SELF_MEMBER):
                 self._edge_for_value(called, "__call__", node)  # getattr(self, "layer%d" % i)(x)
                 return
+            if called.kind in (T.INSTANCE, T.MODULE) and isinstance(func.func, (ast.Name, ast.Attribute)):
+                # `DiceHelper(opts)(y_pred=p, y=y)`: the object made there is called at once, as
+                # `h = DiceHelper(opts); h(...)` calls it: its class's __call__ (a module's forward)
+                self._edge_for_value(called, "__call__", node)
+                for arg in node.args:
+                    self._maybe_ref_edge(arg, node)
+                return
         if (
             isinstance(func, ast.Name)
             and func.id == scope.self_name

@@ -9,7 +9,7 @@ SKIPPED = {
     "time.monotonic_ns": "GB0007", "time.sleep": "GB0007",
     "random.seed": "GB0007", "os.getpid": "GB0007", "uuid.uuid4": "GB0007", "uuid.uuid1": "GB0007",
     "torch.manual_seed": "GB0007", "torch.cuda.manual_seed": "GB0007", "torch.cuda.manual_seed_all": "GB0007",
-    "torch.seed": "GB0007",
+    "torch.seed": "GB0007", "torch.jit.isinstance": "GB0007",
     "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.now": "GB0156",
     "numpy.random.rand": "GB0033", "numpy.random.randn": "GB0033", "numpy.random.uniform": "GB0033",
     "numpy.random.randint": "GB0033", "numpy.random.normal": "GB0033", "numpy.random.random": "GB0033",
@@ -40,12 +40,15 @@ class UntraceableStdlibCall(Rule):
     randomness: `time.time()` / `perf_counter()` / `monotonic()` / `sleep()`, `random.seed()`,
     `torch.manual_seed()`, `os.getpid()`, `uuid.uuid4()`, `datetime.now()`, `np.random.*`
     draws and the Python `random` draws Dynamo does not trace: `random.random()`, `gauss()`,
-    `choice()`, `choices()`, `sample()`, `shuffle()`, `getrandbits()` and the `*variate()` family.
+    `choice()`, `choices()`, `sample()`, `shuffle()`, `getrandbits()` and the `*variate()` family;
+    also `torch.jit.isinstance()`, which TorchScript-compatible model code uses to refine a type
+    (MONAI's `if x_e is not None and torch.jit.isinstance(x_e, torch.Tensor):`).
 
     ## Why is this bad?
     Each one breaks the graph where it is called: the time and seeding functions and those
     `random` draws are marked as skipped (GB0007: `random.random` is a C method bound to the
-    module's generator, the others live in `random.py`, a file Dynamo skips), `datetime.now()`
+    module's generator, the others live in `random.py`, a file Dynamo skips; so is
+    `torch.jit.isinstance`, in `torch/jit/__init__.py`), `datetime.now()`
     is an unsupported method call (GB0156) and NumPy random
     draws are data-dependent operators (GB0033).  Timing inside compiled code also measures
     nothing useful: the graph around it runs asynchronously or fused.
@@ -97,6 +100,8 @@ class UntraceableStdlibCall(Rule):
                 "draw with torch.rand / torch.randint (they stay in the graph), or draw in the"
                 " eager caller and pass the value in"
             )
+        elif qualified == "torch.jit.isinstance":
+            hint = "use the builtin isinstance (Dynamo traces it; TorchScript refines types with it too)"
         elif "seed" in qualified:
             hint = "seed in the eager caller, or pass a torch.Generator"
         else:

@@ -1073,3 +1073,82 @@ def test_a_package_that_re_exports_with_a_star_import(tmp_path):
     assert ("core.py", "TC104", 12) in found
     assert ("base.py", "TC102", 9) in found
     assert not [d for d in result.diagnostics if d.code == "TC311"]  # no unresolved compile site
+
+
+# MONAI 1.6.1 (new12b's held-out library): `compute_dice` returns `DiceHelper(...)(y_pred=y_pred, y=y)`,
+# and BasicUNet's `UpCat.forward` tests `torch.jit.isinstance(x_e, torch.Tensor)`.
+CALLED_AT_CONSTRUCTION = """
+import torch
+from torch import nn
+
+
+class Helper:
+    def __init__(self, ignore_empty: bool = True):
+        self.ignore_empty = ignore_empty
+
+    def channel(self, p, y):
+        y_o = torch.sum(y)
+        if y_o > 0:
+            return (2.0 * torch.sum(torch.masked_select(y, p))) / (y_o + torch.sum(p))
+        return torch.tensor(0.0)
+
+    def __call__(self, p, y):
+        return torch.stack([self.channel(p[b], y[b]) for b in range(p.shape[0])])
+
+
+class Gate(nn.Module):
+    def forward(self, x):
+        print(x.shape)
+        return x.sigmoid()
+
+
+def score(p, y, ignore_empty=True):
+    return Helper(ignore_empty=ignore_empty)(p=p, y=y)
+
+
+def gated(x):
+    return Gate()(x) * x
+
+
+compiled = torch.compile(score)
+compiled_gate = torch.compile(gated)
+"""
+
+
+def test_an_object_called_where_it_is_constructed(tmp_path):
+    """``Helper(opts)(p=p, y=y)`` (MONAI's ``compute_dice``) calls the object made there, as
+    ``h = Helper(opts); h(...)`` does: its class's ``__call__`` runs compiled, and a module made
+    and called at once runs its ``forward``.  Dynamo 2.13: GB0170 at line 12 (``if y_o > 0``),
+    GB0036 at line 13 (``masked_select``), and the print at line 22 breaks."""
+    regions, found = _lint(tmp_path, CALLED_AT_CONSTRUCTION)
+    assert {"Helper.__call__", "Helper.channel", "Gate.forward"} <= regions
+    assert {("TC102", 12), ("TC109", 13), ("TC104", 22)} <= found
+
+
+TORCHSCRIPT_ISINSTANCE = """
+import torch
+from torch import nn
+
+
+class UpCat(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 1)
+
+    def forward(self, x, x_e=None):
+        if x_e is not None and torch.jit.isinstance(x_e, torch.Tensor):
+            x = torch.cat([x, x_e], dim=1)
+        return self.conv(x)
+
+
+model = torch.compile(UpCat().eval())
+"""
+
+
+def test_torchscript_isinstance_breaks(tmp_path):
+    """``torch.jit.isinstance`` (TorchScript's type refinement, in model code written to script
+    too) is a function Dynamo 2.13 skips: GB0007 at line 12 ("Attempted to call function marked as
+    skipped"; MONAI's BasicUNet breaks there in every ``UpCat``).  The builtin ``isinstance`` is
+    traced."""
+    _regions, found = _lint(tmp_path, TORCHSCRIPT_ISINSTANCE)
+    assert ("TC108", 12) in found
