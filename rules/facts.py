@@ -100,7 +100,10 @@ class CompileSite:
     "elem"/"modlist" (ref = ``Class|path`` of a container attribute, ``Class|*`` / ``Class|**``
     for its submodules, or ``@A;B`` for the element classes of a local container), "method"
     (ref = class, method = name), "deferred" (ref = project function returning the target, ``f[i]``
-    for item i of the tuple it returns), "unknown".  Class refs may join several classes: ``A;B``.
+    for item i of the tuple it returns), "funcparam" (ref = ``qualname|param`` of a module-level
+    function's parameter, method = an attribute of it), "ctorparam" (``Class|param`` of an
+    ``__init__``), "attr" (``Class|path``, ``deferred:pkg.fn|path``), "unknown".  Class refs may
+    join several classes: ``A;B``.
     """
 
     id: str

@@ -878,6 +878,8 @@ class Project:
         if kind == "ctorparam":  # torch.compile(model) of an __init__ parameter: what constructions pass
             cls_ref, _, name = ref.rpartition("|")
             return self.param_targets(ff, SubmoduleSpec("param", (name, cls_ref), None, site.loc)), None
+        if kind == "funcparam":  # torch.compile(model) of a module-level function's parameter
+            return self.funcparam_targets(ff, ref, method), None
         if kind == "func":
             r = self.resolve(ref, ff)
             if r is None:
@@ -985,6 +987,41 @@ class Project:
             targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
             return targets, _multiplier(count)
         return [], None
+
+    def funcparam_targets(self, ff: FileFacts, ref: str, method: str | None) -> list[str]:
+        """What ``torch.compile(model)`` (``torch.compile(model.step)`` with ``method``) compiles in
+        ``def train(model, ...)``, ``ref`` being ``train|model``: what the project's calls of that
+        module-level function pass as its first parameter (``train(Net())``, ``train(build(cfg))``);
+        other parameters are not described at calls."""
+        qual, _, name = ref.rpartition("|")
+        key = f"{ff.path}::{qual}"
+        if key not in self.functions:
+            return []
+        params = [p for p in self.functions[key][1].params if p.kind == "pos"]
+        if not params or params[0].name != name:
+            return []
+        guard = self.memo.setdefault("funcparam_active", set())
+        if key in guard:
+            return []  # def train(model): ... train(model): do not recurse
+        guard.add(key)
+        try:
+            out: list[str] = []
+            for eff in self.files.values():
+                for edge, owner in self._all_edges(eff):
+                    if edge.kind != "name" or edge.arg0 is None or edge.arg0[0] == "unknown":
+                        continue
+                    if self.resolve(edge.target, eff) != ("function", key):
+                        continue
+                    kind, given, meth = edge.arg0
+                    if method is not None:
+                        if kind != "instance" or meth is not None:
+                            continue
+                        kind, meth = "method", method  # train(Net()) with torch.compile(model.step)
+                    probe = _target_probe("param", (kind, given, meth), edge.loc, owner)
+                    out.extend(k for k in self._site_targets(eff, probe)[0] if k not in out)
+            return out
+        finally:
+            guard.discard(key)
 
     def _submodule_method(self, cls_ref: str, path: str, ff: FileFacts) -> list[str]:
         """``model.decoder.decode_step`` / ``self.model.predict``: the method at the end of a

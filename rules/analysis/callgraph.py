@@ -534,6 +534,8 @@ class CallGraph(AnalyzerBase):
             return
         target = node.args[0]
         kind, ref, meth = self._describe_target(target)
+        if kind == "unknown":
+            kind, ref, meth = self._param_target(target) or (kind, ref, meth)
         site = CompileSite(
             id=self._new_site_id(),
             how="optimize"
@@ -556,6 +558,8 @@ class CallGraph(AnalyzerBase):
         func = node.func
         assert isinstance(func, ast.Attribute)
         kind, ref, meth = self._describe_target(func.value)
+        if kind == "unknown":
+            kind, ref, meth = self._param_target(func.value) or (kind, ref, meth)
         site = CompileSite(
             id=self._new_site_id(),
             how="method",
@@ -682,6 +686,20 @@ class CallGraph(AnalyzerBase):
             return "unknown", self._short(target), None
         return "unknown", self._short(target), None
 
+    def _param_target(self, target: ast.expr) -> tuple[str, str | None, str | None] | None:
+        """``torch.compile(model)`` / ``torch.compile(model.step)`` of a parameter of a module-level
+        function (``def train(model, steps): cmodel = torch.compile(model)``): what the function's
+        callers pass there (kind "funcparam", ref ``qualname|param``, method the attribute)."""
+        func = self.scope.func
+        if func is None or func.cls is not None or "." in func.qualname:
+            return None  # methods and nested functions: their callers are not followed
+        meth = None
+        if isinstance(target, ast.Attribute):
+            meth, target = target.attr, target.value
+        if not isinstance(target, ast.Name) or target.id not in self.scope.params:
+            return None
+        return "funcparam", f"{func.qualname}|{target.id}", meth
+
     def _module_chain(self, target: ast.Attribute, least: int = 2) -> str | None:
         """``model.decoder.decode_step`` / ``model.encoder``: an attribute path (two parts or more)
         on a name that holds a project module, an instance or what a project function returns
@@ -806,7 +824,7 @@ class CallGraph(AnalyzerBase):
                 self.facts.compile_sites = [
                     s
                     for s in self.facts.compile_sites
-                    if not (s.func == func.qualname and s.target_kind == "unknown")
+                    if not (s.func == func.qualname and s.target_kind in ("unknown", "funcparam"))
                 ]
         elif q in COMPILING_PREDICATES and func.qualname not in self.__dict__.get("_plain_returns", ()):
             func.compiling_predicate = True
@@ -838,8 +856,14 @@ class CallGraph(AnalyzerBase):
         names = [p.name for p in func.params]
         for site in self.facts.compile_sites:
             if site.id == ty.ref:
-                if site.func == func.qualname and site.target_kind == "unknown" and site.ref in names:
-                    func.compile_wrapper_param = names.index(site.ref)
+                param = (site.ref or "").rpartition("|")[2] if site.target_kind == "funcparam" else site.ref
+                if (
+                    site.func == func.qualname
+                    and site.target_kind in ("unknown", "funcparam")
+                    and site.method is None
+                    and param in names
+                ):
+                    func.compile_wrapper_param = names.index(param)
                     self.facts.compile_sites = [s for s in self.facts.compile_sites if s is not site]
                 return
 

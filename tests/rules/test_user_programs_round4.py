@@ -173,3 +173,60 @@ def test_a_server_that_keeps_the_model_in_eval_mode(tmp_path):
     regions, found = lint_main(str(tmp_path), SERVER)
     assert "Classifier.predict" in regions
     assert ("TC103", 13) in found
+
+
+TRAIN_FUNCTION = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        print("step")
+        return self.lin(x)
+
+    def score(self, x):
+        return self(x).sum().item()
+
+
+def build(width=4):
+    return Net()
+
+
+def train(model, steps=2):
+    cmodel = torch.compile(model)
+    for _ in range(steps):
+        cmodel(torch.randn(2, 4))
+
+
+def evaluate(model):
+    score = torch.compile(model.score)
+    return score(torch.randn(2, 4))
+
+
+def maybe_compile(model):
+    return torch.compile(model)
+
+
+def main():
+    train(build())
+    evaluate(Net())
+    fast = maybe_compile(Net())
+    return fast
+"""
+
+
+def test_a_parameter_compiled_inside_a_module_function(tmp_path):
+    """``def train(model, steps): cmodel = torch.compile(model)`` called ``train(build())``, and
+    ``torch.compile(model.score)`` in ``evaluate(model)``: what the calls pass as the first
+    parameter (both were TC311).  A function that returns ``torch.compile(model)`` stays a compile
+    wrapper (no site of its own).  Dynamo 2.13: the ``print`` breaks (line 12, GB0059) and
+    ``.item()`` (line 16, GB0124)."""
+    regions, found = lint_main(str(tmp_path), TRAIN_FUNCTION)
+    assert {"Net.forward", "Net.score"} <= regions
+    assert {("TC104", 12), ("TC101", 16)} <= found
+    assert not any(code == "TC311" for code, _ in found)
