@@ -421,8 +421,7 @@ class IncrementalAnalyzer:
         # strings naming lines below the edit: lambda qualnames, and messages or fix titles saying
         # ``line N`` (a candidate's message may name another line of its definition)
         lambdas = delta != 0 and (
-            any("<lambda@" in k for k in old.functions)
-            or any("line " in c.message or c.fix is not None for c in old.candidates)
+            any("<lambda@" in k for k in old.functions) or any(_names_a_line(c) for c in old.candidates)
         )
         old_tr = _Transformer(
             shift if delta else None,
@@ -570,6 +569,13 @@ def _string_fn(
         return s
 
     return fn if (site is not None or shift_lambdas) else None
+
+
+def _names_a_line(c: Candidate) -> bool:
+    """Does a candidate's message, or the title of one of its fixes, say ``line N``?  (Only then
+    are the strings of the reused facts rewritten: visiting every string costs.)"""
+    fixes = c.fix if isinstance(c.fix, tuple) else () if c.fix is None else (c.fix,)
+    return "line " in c.message or any("line " in fix.message for fix in fixes)
 
 
 _NO_CHANGE = (type(None), bool, int, float, bytes)
