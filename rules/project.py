@@ -384,7 +384,7 @@ class Project:
                 for spec in cls.attrs.values():
                     if spec.kind not in ("instance", "torch", "compiled", "list", "seq", "dict"):
                         continue
-                    for sub in self.class_keys_for(T.union_ref(spec.refs), ff):
+                    for sub in self.spec_classes(ff, spec):
                         if sub not in out:
                             out.append(sub)
                         if recursive and sub not in seen:
@@ -424,12 +424,25 @@ class Project:
             return [], None
         ff, spec = spec_info
         if spec.kind in ("list", "seq", "dict"):
-            keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
-            return keys, spec.count
+            return self.spec_classes(ff, spec), spec.count
         if spec.kind in ("instance", "compiled"):
             keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
             return keys, None
         return [], None
+
+    def spec_classes(self, ff: FileFacts, spec: Any) -> list[str]:
+        """The class keys a submodule spec's ``refs`` name; a container filled from a constructor
+        parameter (``T.PARAM_ELEMENTS``) holds the modules the constructions pass there."""
+        out: list[str] = []
+        for r in spec.refs:
+            if r.startswith(T.PARAM_ELEMENTS):
+                cls_ref, _, name = r[len(T.PARAM_ELEMENTS) :].rpartition("|")
+                found = self.param_elements(ff, cls_ref, name)
+            else:
+                key = self.class_key_for(r, ff)
+                found = [key] if key is not None else []
+            out.extend(k for k in found if k not in out)
+        return out
 
     def spec_at(self, cls_ref: str, path: str, near: FileFacts) -> tuple[FileFacts, Any] | None:
         cls_key = self._owner_key(cls_ref, near)
@@ -562,6 +575,65 @@ class Project:
             return out
         finally:
             guard.discard(cls_key)
+
+    def param_elements(self, ff: FileFacts, cls_ref: str, name: str) -> list[str]:
+        """The module classes in what the project's constructions of ``cls_ref`` pass as parameter
+        ``name`` of its ``__init__``, for a container filled from it (``self.flows =
+        nn.ModuleList(flows)``): the elements of a list given there (``NormalizingFlow(base,
+        [Planar(), Radial()])``, a local list filled by ``append``, ``Model(q0, *[...])``), or for a
+        ``*ts`` parameter each module given from its position on (``Compose(A(), B())``)."""
+        cls_key = self.class_key_for(cls_ref, ff)
+        init = self.find_method(cls_key, "__init__") if cls_key is not None else None
+        params = self.functions[init][1].params if init is not None else []
+        index = next((i for i, p in enumerate(params) if p.name == name), None)
+        if cls_key is None or index is None:
+            return []
+        star = params[index].kind == "varargs"
+        guard = self.memo.setdefault("param_elements_active", set())
+        if (cls_key, name) in guard:
+            return []  # a list handed on to a constructor of the same class: do not recurse
+        guard.add((cls_key, name))
+        try:
+            out: list[str] = []
+            for eff, edge, _owner, reached in self._constructions(cls_key):
+                if reached != init:
+                    continue  # a subclass with its own constructor: its arguments mean something else
+                given = [("#0", *edge.arg0)] if edge.arg0 is not None else []
+                given.extend(edge.more_args)
+                for key, kind, ref, _meth in given:
+                    if star:
+                        at = int(key[1:]) if key[:1] in "#*" and key[1:].isdigit() else -1
+                        if at < index:
+                            continue
+                    elif key not in (name, *(() if params[index].kind == "kwonly" else (f"#{index}",))):
+                        continue
+                    for k in self._given_elements(eff, kind, ref, single=star and key[:1] == "#"):
+                        if k not in out:
+                            out.append(k)
+            return out
+        finally:
+            guard.discard((cls_key, name))
+
+    def _given_elements(self, ff: FileFacts, kind: str, ref: str | None, single: bool) -> list[str]:
+        """The module classes an argument described as a compile target holds: a list's elements,
+        or (``single``: one positional argument of a ``*args`` parameter) the module itself."""
+        if not ref:
+            return []
+        if kind == "deferred":
+            ty = self.deferred_type(ref, ff)
+            near = self._deferred_near(ref, ff)
+            if ty.kind in (T.MODLIST, T.ELEM) and ty.ref:
+                return self.elements_of(ty.ref, near)[0]
+            if single and ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
+                return self.class_keys_for(ty.ref, near)
+            return []
+        if kind in ("modlist", "elem", "attr"):
+            # a list, or an attribute: a container's elements (`Model(q0, self.blocks)`), or the
+            # module it holds (`Compose(self.block)`)
+            return self.elements_of(ref, ff)[0]
+        if single and kind == "instance":
+            return self.class_keys_for(ref, ff)
+        return []
 
     def _constructions(self, cls_key: str) -> list[tuple[FileFacts, CallEdge, str | None, str | None]]:
         """The project's calls constructing ``cls_key`` (or a subclass) with a described module
@@ -1045,7 +1117,7 @@ class Project:
         if spec.kind == "func":
             # self._fn = helper ... torch.compile(self._fn)
             return [k for r in spec.refs for k in self.function_keys("func", r, ff)], None
-        keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
+        keys = self.spec_classes(ff, spec)
         targets = [t for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
         if spec.kind in ("list", "seq", "dict"):
             return targets, _multiplier(spec.count)
@@ -1605,7 +1677,7 @@ class Project:
                     return [(k, None) for k in self.function_keys("deferred", spec.refs[0], sff)]
                 keys = self.deferred_class_keys(spec.refs[0], sff)
                 return [(t, None) for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]
-            keys = [k for k in (self.class_key_for(r, sff) for r in spec.refs) if k is not None]
+            keys = self.spec_classes(sff, spec)
             method = edge.method
             if spec.kind == "seq" and method == "__call__":
                 return [(t, None) for t in (self.call_method_of_class(k, "__call__") for k in keys) if t]

@@ -87,6 +87,10 @@ RESULT_OF = "<result-of>"
 # (``"<self>*_reduction"``: a ``*`` for each part computed at run time), ``getattr(self, "layer%d" % i)``.
 # Calling it runs the methods (or submodules) of the class of ``self`` whose names match.
 SELF_MEMBER = "<self>"
+# A class reference in the ``refs`` of a module container attribute filled from a constructor
+# parameter (``self.flows = nn.ModuleList(flows)``, ``self.ts = ts`` of ``*ts``): its elements are the
+# modules the project's constructions pass there, ``"<param>pkg.Model|flows"`` (Project.param_elements).
+PARAM_ELEMENTS = "<param>"
 
 
 def call_result(callee: Ty, conf: int) -> Ty:

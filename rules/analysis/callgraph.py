@@ -159,6 +159,9 @@ class CallGraph(AnalyzerBase):
             if edge is not None and q.rsplit(".", 1)[-1].lstrip("_")[:1].isupper():
                 # a class constructed: the modules it is given and may store (`self.quantizer = quantizer`)
                 edge.more_args = self._module_args(node)
+                if edge.arg0 is None and node.args and not isinstance(node.args[0], ast.Starred):
+                    listed = self._module_list(node.args[0])  # Model([A(), B()]), Model(a + [B()])
+                    edge.arg0 = ("modlist", listed, None) if listed is not None else None
             for arg in node.args:
                 self._maybe_ref_edge(arg, node)
             return
@@ -324,16 +327,30 @@ class CallGraph(AnalyzerBase):
 
     def _module_args(self, node: ast.Call) -> tuple[tuple[str, str, str | None, str | None], ...]:
         """The arguments of a call after the first (``"#i"``) and its keywords that describe a
-        module or a callable (``Bottleneck(enc, VectorQuantize(...))``, ``Wrapper(net=model)``)."""
+        module or a callable (``Bottleneck(enc, VectorQuantize(...))``, ``Wrapper(net=model)``), or
+        a list of modules (``NormalizingFlow(base, [Planar(), Radial()])``); a ``*layers`` argument
+        at position i is ``"*i"``, the list it spreads."""
         out = []
-        named = [(f"#{i}", a) for i, a in enumerate(node.args) if i > 0]
+        named = [(f"#{i}", a) for i, a in enumerate(node.args) if i > 0 and not isinstance(a, ast.Starred)]
         named += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
         for key, arg in named:
             if isinstance(arg, _TARGET_EXPRS):
                 kind, ref, meth = self._describe_target(arg)
                 if kind in _MODULE_KINDS and ref:
                     out.append((key, kind, ref, meth))
+            elif (listed := self._module_list(arg)) is not None:
+                out.append((key, "modlist", listed, None))
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred) and (listed := self._module_list(arg.value)) is not None:
+                out.append((f"*{i}", "modlist", listed, None))
         return tuple(out)
+
+    def _module_list(self, node: ast.expr) -> str | None:
+        """The ``ref`` of a list of modules written as an expression (``[A(), B()]``, ``[A() for _ in
+        range(n)] + [B()]``, a local list filled by ``append``): element classes ``@A;B`` or a
+        container attribute's ``Class|path``; None for anything else."""
+        ty = self.type_of(node)
+        return ty.ref if ty.kind == T.MODLIST and ty.ref else None
 
     def _edge(
         self, kind: str, target: str, method: str, node: ast.Call, elem_count: int | None = None

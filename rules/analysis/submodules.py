@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tclint.rules import types as T
 from tclint.rules.analysis.common import COMPILE_FUNCS, literal, node_loc
 from tclint.rules.analysis.records import RECORD, is_record
-from tclint.rules.facts import SubmoduleSpec
+from tclint.rules.facts import Loc, Param, SubmoduleSpec
 from tclint.rules.types import Ty
 
 if TYPE_CHECKING:
@@ -75,6 +75,40 @@ def spec_from_type(ty: Ty, value: ast.expr | None, a: Analyzer) -> SubmoduleSpec
         if q in ("collections.deque", "collections.defaultdict", "collections.OrderedDict"):
             return SubmoduleSpec("listattr" if q.endswith("deque") else "dictattr", (), None, loc)
     return SubmoduleSpec("other", (), None, loc)
+
+
+def param_fed_spec(
+    value: ast.expr, params: dict[str, Param], cls_ref: str, a: Analyzer, loc: Loc | None
+) -> SubmoduleSpec | None:
+    """In ``__init__``, a module container attribute filled from a constructor parameter whose
+    elements are whatever the constructions pass: ``self.flows = nn.ModuleList(flows)``,
+    ``nn.Sequential(*layers)``, ``nn.ModuleList(list(blocks))``, or ``self.ts = ts`` of a ``*ts``
+    parameter (a tuple of the positional arguments); else None."""
+    if isinstance(value, ast.Name):
+        p = params.get(value.id)
+        if p is not None and p.kind == "varargs":
+            return SubmoduleSpec("list", (f"{T.PARAM_ELEMENTS}{cls_ref}|{p.name}",), None, loc)
+        return None
+    if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
+        return None
+    container = T.MODULE_CONTAINERS.get(a.qualify(value.func) or "")
+    if container not in ("list", "seq"):
+        return None
+    arg = value.args[0]
+    if container == "seq" and not isinstance(arg, ast.Starred):
+        return None  # nn.Sequential(block): one module, not a list of them
+    inner = arg.value if isinstance(arg, ast.Starred) else arg
+    if (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id in ("list", "tuple")
+        and len(inner.args) == 1
+        and not inner.keywords
+    ):
+        inner = inner.args[0]  # nn.ModuleList(list(flows))
+    if not isinstance(inner, ast.Name) or inner.id not in params:
+        return None
+    return SubmoduleSpec(container, (f"{T.PARAM_ELEMENTS}{cls_ref}|{inner.id}",), None, loc)
 
 
 def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | None]:  # noqa: C901 - long, not split yet (issue 16)

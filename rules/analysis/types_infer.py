@@ -810,7 +810,21 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
         return T.T_INT
     if isinstance(op, ast.MatMult) and (left.kind == T.UNKNOWN or right.kind == T.UNKNOWN):
         return Ty(T.TENSOR, T.MEDIUM)
-    return T.T_UNKNOWN
+    return _module_list_sum(left, right, op)
+
+
+def _module_list_sum(left: Ty, right: Ty, op: ast.operator) -> Ty:
+    """``[Planar() for _ in range(k)] + [Radial()]``, ``flows += [A(), B()]`` on a list of modules
+    (or on ``[]``): a list of the modules of both sides; else unknown."""
+    sides = [t for t in (left, right) if not (t.kind == T.CONTAINER and t.dtype is None)]
+    if (
+        not isinstance(op, ast.Add)
+        or T.MODLIST not in (left.kind, right.kind)
+        or not all(t.kind == T.MODLIST and (t.ref or "").startswith(T.CLASSES) for t in sides)
+    ):
+        return T.T_UNKNOWN
+    refs = T.union_ref(r for t in sides for r in T.ref_classes(t.ref))
+    return Ty(T.MODLIST, T.HIGH, "list", T.CLASSES + (refs or ""))
 
 
 def _is_class_ref(ref: str | None) -> bool:

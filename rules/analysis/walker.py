@@ -33,7 +33,7 @@ from tclint.rules.analysis.common import (
     node_loc,
 )
 from tclint.rules.analysis.records import fields_of, is_record
-from tclint.rules.analysis.submodules import spec_from_type
+from tclint.rules.analysis.submodules import param_fed_spec, spec_from_type
 from tclint.rules.analysis.types_infer import binop_type, element_type
 from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleSpec
 from tclint.rules.names import AliasTable, dotted, self_path
@@ -900,7 +900,19 @@ class Walker(AnalyzerBase):
                     scope.func.attr_writes.append((sp, "assign", node_loc(stmt, self.index)))
                 if cls is not None and "." not in sp:
                     spec = spec_from_type(ty, value, cast("Analyzer", self))
-                    if (
+                    fed = (
+                        param_fed_spec(
+                            value, scope.params, self._class_ref(cls), cast("Analyzer", self), spec.loc
+                        )
+                        if spec is not None and scope.func is not None and scope.func.name == "__init__"
+                        else None
+                    )
+                    if fed is not None and spec is not None:
+                        # `self.flows = nn.ModuleList(flows)`: what the constructions pass (and any
+                        # modules the body itself put in the list)
+                        own = spec.refs if spec.kind == fed.kind else ()
+                        spec = SubmoduleSpec(fed.kind, (*own, *fed.refs), None, fed.loc)
+                    elif (
                         spec is not None
                         and (
                             spec.kind == "other"

@@ -178,6 +178,30 @@ IDIOMS: list[tuple[str, str, str]] = [
         "module",
         "class _Wrap(torch.nn.Module):\n    def __init__(self, scale, inner):\n        super().__init__()\n        self.inner = inner\n    def forward(self, *args, **kwargs):\n        return self.inner(*args, **kwargs)\n{name} = torch.compile(_Wrap(1.0, {arg}).inner{opts})",
     ),
+    # the model handed to a constructor in a list that it stores in a container (normflows'
+    # `NormalizingFlow(q0, flows)` keeping `self.flows = nn.ModuleList(flows)`), by a list literal,
+    # a list filled by append, a `*mods` parameter, `nn.Sequential(*layers)` of the parameter; the
+    # stored element is compiled (a wrapper's `forward(*args)` would hide the arguments TC203 reads)
+    (
+        "ctor-list",
+        "module",
+        "class _Flow(torch.nn.Module):\n    def __init__(self, blocks):\n        super().__init__()\n        self.blocks = torch.nn.ModuleList(blocks)\n{name} = torch.compile(_Flow([{arg}]).blocks[0]{opts})",
+    ),
+    (
+        "ctor-list-append",
+        "module",
+        "class _Flow(torch.nn.Module):\n    def __init__(self, blocks):\n        super().__init__()\n        self.blocks = torch.nn.ModuleList(blocks)\n_blocks = []\n_blocks.append({arg})\n_f = _Flow(_blocks)\n{name} = torch.compile(_f.blocks[0]{opts})",
+    ),
+    (
+        "ctor-varargs",
+        "module",
+        "class _Compose(torch.nn.Module):\n    def __init__(self, *mods):\n        super().__init__()\n        self.mods = mods\n{name} = torch.compile(_Compose({arg}).mods[0]{opts})",
+    ),
+    (
+        "ctor-sequential-star",
+        "module",
+        "class _Stack(torch.nn.Module):\n    def __init__(self, layers):\n        super().__init__()\n        self.body = torch.nn.Sequential(*layers)\n{name} = torch.compile(_Stack([{arg}]).body[0]{opts})",
+    ),
     ("partial", "function", "import functools\n{name} = torch.compile(functools.partial({arg}){opts})"),
     ("lambda", "function", "{name} = torch.compile(lambda *args, **kwargs: {arg}(*args, **kwargs){opts})"),
     ("stored-in-dict", "any", "_compiled = {{'fn': torch.compile({arg}{opts})}}\n{name} = _compiled['fn']"),
