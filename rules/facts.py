@@ -276,8 +276,13 @@ class VariantFacts:
     param_grads: tuple[
         str, ...
     ] = ()  # "<pos>|False|<module>" / "|True|" / "|?|": eager code setting parameters' requires_grad
-    # (freezing); <module>: "<dotted receiver>@<line:col of the call its first name was assigned
+    # (freezing); <module>: "<dotted receiver>@<line:col:end_line:end_col of the call its first name was assigned
     # from in that function, or empty>", or empty when the parameters' module is not a name
+    modes: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # call "line:col" -> "<receiver>=<line:col:end_line:end_col>=<train|eval|?>|...": the
+    # .train()/.eval() statements of the calling function that may have run last on each receiver
+    # ("init": none of them, "?": handed to a call that may set it)
 
 
 @_fast_pickle

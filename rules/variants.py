@@ -31,6 +31,7 @@ every combination is called (a validation pass under no_grad in eval mode is 2 c
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
 from tclint.rules.project import Project
 
 RECOMPILE_LIMIT = 8
+CallId = tuple[str, int, int]  # (caller path, line, col) of a call into a compiled root
 TRAINING_SENSITIVE = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "SyncBatchNorm", "RReLU")
 
 
@@ -68,6 +70,9 @@ class Dimension:
     becomes_dynamic: bool = (
         False  # static first, then one dynamic variant (automatic dynamic shapes / scalars)
     )
+    # (caller path, line, col) of each call -> the values this dimension can have at that call;
+    # None for a dimension not read off the calls (a call missing from it: any of ``values``)
+    per_call: dict[CallId, frozenset[str]] | None = field(default=None, repr=False)
 
     @property
     def count(self) -> int | None:
@@ -120,15 +125,43 @@ class Variants:
     def bounded(self) -> bool:
         return all(d.bounded for d in self.dims)
 
+    def joined(self) -> tuple[list[Dimension], int] | None:
+        """The dimensions read off each call (grad mode, autocast, train/eval where the calling
+        function shows it, input casts, flag arguments) and the number of their combinations
+        the calls make, when that is fewer than their product: a validation pass always called
+        in eval mode under ``no_grad`` is 2 variants of grad/no_grad × train/eval, not 4
+        (measured).  A call whose value in a dimension is not visible takes every value."""
+        dims = [
+            d
+            for d in self.dims
+            if d.bounded and d.per_call is not None and not d.becomes_dynamic and d.kind != "single"
+        ]
+        if len(dims) < 2:
+            return None
+        calls = {c for d in dims for c in d.per_call or {}}
+        combos: set[tuple[str, ...]] = set()
+        for c in calls:
+            combos.update(
+                itertools.product(*(sorted((d.per_call or {}).get(c) or frozenset(d.values)) for d in dims))
+            )
+        product = 1
+        for d in dims:
+            product *= len(d.values)
+        return (dims, len(combos)) if len(combos) < product else None
+
     @property
     def count(self) -> int | None:
         """The predicted number of compiled variants; None when unbounded."""
         if not self.bounded:
             return None
-        n = 1
+        joined = self.joined()
+        together = {id(d) for d in joined[0]} if joined is not None else set()
+        n = joined[1] if joined is not None else 1
         dynamic = False
         ones = 0
         for d in self.dims:
+            if id(d) in together:
+                continue
             if d.becomes_dynamic:
                 dynamic = (
                     True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
@@ -143,11 +176,16 @@ class Variants:
         """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
         if not self.dims:
             return "1 variant" if self.calls else "1 variant (no call seen)"
+        joined = self.joined()
+        together = {id(d) for d in joined[0]} if joined is not None else set()
         shown = [
             "/".join(d.values) if d.bounded else f"{d.guard} unbounded"
             for d in self.dims
-            if not d.becomes_dynamic
+            if not d.becomes_dynamic and id(d) not in together
         ]
+        if joined is not None:
+            of = " × ".join("/".join(d.values) for d in joined[0])
+            shown.insert(0, f"{of} as called ({joined[1]} combinations)")
         dynamic = [
             d.guard.split(" ", 1)[0] if d.kind == "arg" else d.kind for d in self.dims if d.becomes_dynamic
         ]
@@ -170,6 +208,10 @@ class Variants:
             "variants": self.count,
             "summary": self.summary(),
             "dimensions": [d.as_json() for d in self.dims],
+            # the dimensions whose combinations were counted at the calls (``joined``), if fewer
+            "joined": None
+            if (joined := self.joined()) is None
+            else {"kinds": [d.kind for d in joined[0]], "combinations": joined[1]},
         }
 
 
@@ -185,6 +227,7 @@ def variants(project: Project) -> dict[str, Variants]:
         if k not in seen:
             seen.add(k)
             calls.setdefault(call.root_key, []).append(call)
+    project.memo["variants_calls"] = calls  # (read by _before_any_call)
     modes = _mode_edges(project)
     dropped = dropped_roots(project)
     state = _state_mutations(project, dropped)
@@ -206,7 +249,7 @@ def variants(project: Project) -> dict[str, Variants]:
         for dim in (
             _grad_dimension(mine),
             _autocast_dimension(mine),
-            _training_dimension(project, ff, fn, modes),
+            _training_dimension(project, ff, fn, modes, mine),
             _setter_dimension(project, ff, fn),
             _batch_dimension(mine, dynamic),
             _size_dimension(mine, dynamic),
@@ -415,15 +458,22 @@ def _context(call: callsites.RootCall) -> tuple[str, ...]:
     return vf.contexts.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ())
 
 
+def _call_id(call: callsites.RootCall) -> CallId:
+    return (call.caller_file.path, call.edge.loc.line, call.edge.loc.col)
+
+
 def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
     seen: dict[str, list[Source]] = {}
+    per_call: dict[CallId, frozenset[str]] = {}
     for call in calls:
         tags = [t for t in _context(call) if t.startswith("grad:")]
         path = call.caller_file.path
         if not tags:
             seen.setdefault("grad", []).append(Source(path, call.edge.loc, "called with grad mode on"))
+            per_call[_call_id(call)] = frozenset(("grad",))
             continue
         mode, _, pos = tags[-1][5:].partition("@")
+        per_call[_call_id(call)] = frozenset(mode.split("|"))
         for m in mode.split("|"):
             what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}.get(m)
             note = f"called under {what}" if what else "called with grad mode on"
@@ -440,22 +490,27 @@ def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
         _dedupe(sources),
         "warm up each grad mode before timing or serving, or call it under one mode only "
         "(inference_mode and no_grad are two different variants)",
+        per_call=per_call,
     )
 
 
 def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
     seen: dict[str, list[Source]] = {}
+    per_call: dict[CallId, frozenset[str]] = {}
     for call in calls:
         tags = [t for t in _context(call) if t.startswith("autocast:")]
         if not tags:
             seen.setdefault("fp32", []).append(
                 Source(call.caller_file.path, call.edge.loc, "called without autocast")
             )
+            per_call[_call_id(call)] = frozenset(("fp32",))
             continue
         dtype, _, pos = tags[-1][9:].partition("@")
-        seen.setdefault(f"autocast({dtype})" if dtype != "default" else "autocast", []).append(
+        value = f"autocast({dtype})" if dtype != "default" else "autocast"
+        seen.setdefault(value, []).append(
             Source(call.caller_file.path, _loc_of(pos), "called inside autocast")
         )
+        per_call[_call_id(call)] = frozenset((value,))
     if len(seen) < 2:
         return None
     order = sorted(seen, key=lambda m: m != "fp32")
@@ -467,6 +522,7 @@ def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
         True,
         _dedupe(sources),
         "call it under the same autocast setting every time, or warm up both",
+        per_call=per_call,
     )
 
 
@@ -643,7 +699,7 @@ def _name_classes(
     if fn is not None and fn.cls is not None and name == (fn.self_name or "self"):
         return [f"{ff.path}::{fn.cls}"]
     if origin:
-        line, col = (int(p) for p in origin.split(":"))
+        line, col = (int(p) for p in origin.split(":")[:2])
         for site in ff.compile_sites:
             if (site.loc.line, site.loc.col) == (line, col):
                 return _site_classes(project, site.id)
@@ -888,10 +944,13 @@ def _training_dimension(
     ff: FileFacts,
     fn: FunctionFacts,
     modes: list[tuple[str, str, FileFacts, CallEdge, FunctionFacts | None]],
+    calls: list[callsites.RootCall],
 ) -> Dimension | None:
     """Train/eval as a dimension of a compiled ``forward``: the modes set on its module (or a base,
     a subclass) between calls.  A mode set before the compiled callable can have been called (the
-    ``.eval()`` of the module it is built from) is its initial state: a value, not a flip."""
+    ``.eval()`` of the module it is built from) is its initial state: a value, not a flip.  The
+    mode at each call is the one of the calling function's ``.train()`` / ``.eval()`` statements
+    on the module that may have run last (``VariantFacts.modes``); both where none is seen."""
     if fn.cls is None or fn.name != "forward":
         return None
     cls_key = f"{ff.path}::{fn.cls}"
@@ -899,8 +958,10 @@ def _training_dimension(
     related = set(project.mro(cls_key) or [cls_key]) | {cls_key}
     seen: dict[str, list[Source]] = {}
     initial: set[str] = set()
+    setters: set[tuple[str, int, int]] = set()  # where this module's mode is set
     for key, mode, mff, edge, caller in modes:
         if key in related or cls_key in (project.mro(key) or ()):
+            setters.add((mff.path, edge.loc.line, edge.loc.col))
             if _before_any_call(project, root_key, mff, caller, edge):
                 initial.update(mode.split("|"))
                 continue
@@ -917,7 +978,33 @@ def _training_dimension(
         True,
         _dedupe(sources),
         "warm up both modes before timing or serving (each is one compile, cached after)",
+        per_call={_call_id(c): at for c in calls if (at := _mode_at(c, setters)) is not None},
     )
+
+
+def _mode_at(call: callsites.RootCall, setters: set[tuple[str, int, int]]) -> frozenset[str] | None:
+    """The modes the module can be in at ``call``: those of the calling function's mode
+    statements on it that may have run last (``setters``: where its mode is set); None when no
+    such statement reaches the call, or one it came in with (``init``) or handed on (``?``) may."""
+    vf = call.caller_file.variant_facts
+    entries = vf.modes.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
+    out: set[str] = set()
+    for entry in entries:
+        mine = unknown = False
+        found: set[str] = set()
+        for item in entry.partition("=")[2].split("|"):
+            pos, _, mode = item.rpartition("=")
+            if not pos:
+                unknown = True  # `init` / `?`: the mode it came in with, or one set somewhere else
+                continue
+            line, col = pos.split(":")[:2]
+            mine = mine or (call.caller_file.path, int(line), int(col)) in setters
+            found.update(("train", "eval") if mode == "?" else (mode,))
+        if mine and unknown:
+            return None
+        if mine:
+            out |= found
+    return frozenset(out) if out else None
 
 
 GUARDED_ATTR_KINDS = ("bool", "str", "int", "float")  # Python values Dynamo guards by value on a module
@@ -1022,8 +1109,11 @@ def _before_any_call(
         return True
     if end is not None and not edge.in_loop and _no_call_between(ff, caller, end, edge):
         return True  # `model = torch.compile(net)` then `model.eval()` with no call in between
-    if caller is None or caller.cls is not None:
-        return False
+    if caller is None or caller.cls is not None or edge.in_loop:
+        return False  # (a mode set in a loop of a function runs again after its calls)
+    into = {id(c.edge) for c in project.memo.get("variants_calls", {}).get(root_key, ())}
+    if any(id(e) in into and (e.loc.line, e.loc.col) < (edge.loc.line, edge.loc.col) for e in caller.calls):
+        return False  # the function calls the compiled callable before it sets the mode
     calls = _callers(project).get(f"{ff.path}::{caller.qualname}")
     return (
         calls is not None
@@ -1076,12 +1166,14 @@ def _callers(project: Project) -> dict[str, list[tuple[FileFacts, FunctionFacts 
 # -- Python scalar arguments -------------------------------------------------------------------------
 def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> list[Dimension]:
     by_param: dict[str, tuple[Any, dict[str, list[Source]]]] = {}
+    at_call: dict[str, dict[CallId, set[str]]] = {}  # parameter -> the kinds each call passes it
     for call in calls:
         for param, kind in callsites.map_args(_with_choices(call)):
             entry = by_param.setdefault(param.name, (param, {}))
             entry[1].setdefault(kind, []).append(
                 Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind))
             )
+            at_call.setdefault(param.name, {}).setdefault(_call_id(call), set()).add(kind)
     out = []
     for name, (param, kinds) in by_param.items():
         guard = callsites.specialisation(param, dynamic_false)
@@ -1106,6 +1198,19 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
                         True,
                         _dedupe(srcs),
                         "2 variants: warm both up, or pass the flag as a tensor (torch.tensor(flag)) and use torch.where",
+                        per_call={
+                            cid: frozenset(
+                                v
+                                for k in ks
+                                if k != "starred"
+                                for v in (
+                                    (k.partition(":")[2],)
+                                    if k.startswith(("const:", "choice:"))
+                                    else ("True", "False")
+                                )
+                            )
+                            for cid, ks in at_call[name].items()
+                        },
                     )
                 )
             continue
@@ -1130,7 +1235,19 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
                     for s in ss
                 ]
                 out.append(
-                    Dimension("arg", guard, consts, True, _dedupe(srcs), "warm up every value before serving")
+                    Dimension(
+                        "arg",
+                        guard,
+                        consts,
+                        True,
+                        _dedupe(srcs),
+                        "warm up every value before serving",
+                        per_call={
+                            cid: frozenset(k.partition(":")[2] for k in ks)
+                            for cid, ks in at_call[name].items()
+                            if all(k.startswith(("const:", "choice:")) for k in ks)
+                        },
+                    )
                 )
             continue
         ty = param.ty
@@ -1215,6 +1332,7 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
     adversarial input after ``requires_grad_()``): one variant per dtype / device / requires_grad.
     A device counts only between two explicit moves (``x.cpu()`` and ``x.cuda()``)."""
     seen: dict[tuple[str, str], dict[str, list[Source]]] = {}
+    per: dict[tuple[str, str], dict[CallId, frozenset[str]]] = {}  # the value at each call
     tagged_params: set[tuple[str, str]] = set()
     rows = []
     for call in calls:
@@ -1246,6 +1364,7 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
             seen.setdefault((name, family), {}).setdefault(value, []).append(
                 Source(call.caller_file.path, call.edge.loc, note)
             )
+            per.setdefault((name, family), {})[_call_id(call)] = frozenset((value,))
     out = []
     for (name, family), values in seen.items():
         if family == "device":
@@ -1255,7 +1374,17 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
         order = sorted(values, key=lambda v: v in ("as given", "requires_grad=False"))
         sources = [s for v in order for s in values[v]]
         words, advice = CAST_FAMILIES[family]
-        out.append(Dimension(family, f"tensor '{name}' {words}", order, True, _dedupe(sources), advice))
+        out.append(
+            Dimension(
+                family,
+                f"tensor '{name}' {words}",
+                order,
+                True,
+                _dedupe(sources),
+                advice,
+                per_call=per[(name, family)] if family != "device" else None,
+            )
+        )
     return out
 
 

@@ -47,6 +47,8 @@ WALK_WORDS = (
     "[None",
     "view(1,",
     "reshape(1,",
+    ".train(",
+    ".eval()",
 )  # the full pass
 CALL_CONTEXT_WORDS = (
     *WALK_WORDS,
@@ -579,7 +581,7 @@ class _Pass:
         self.shaped: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}
         # loop variables over `<module>.parameters()` here -> the module (``_Pass.receiver``)
         self.param_vars: dict[str, str] = {}
-        # (function qualname or "", name) -> "line:col" of the last call assigned to the name there
+        # (function qualname or "", name) -> the position of the last call assigned to the name there
         # (``model = Net()``): what the variant analysis types a frozen module's name by
         self.origins: dict[tuple[str, str], str] = {}
         self.strided: set[str] = set()  # `range(a, b, step)` loop variables here (x[i:i + step])
@@ -601,6 +603,29 @@ class _Pass:
         # only for a torch.compile call in one: _stored_paths)
         self.loop_stores: list[ast.For | ast.AsyncFor | ast.While] = []
         self.rewraps: list[str] = []
+        # per function scope: call (lineno, col_offset) -> the mode statements that may have run
+        # last on each receiver (_ModeFlow; empty in a scope without one)
+        self.modes_at: list[dict[tuple[int, int], ModeState]] = [{}]
+        self.mode_funcs: set[str] = set()  # names of the file's functions holding a mode statement
+        self.mode_lines: list[int] = []  # the lines mentioning `.train(` / `.eval()` (sorted)
+
+    def mode_flow(self, body: list[ast.stmt]) -> dict[tuple[int, int], ModeState]:
+        """The train/eval state at each call of a scope's body (empty: no mode statement in it;
+        only bodies spanning a line that mentions ``.train(`` / ``.eval()`` are looked into)."""
+        if not self.sets_modes(body):
+            return {}
+        flow = _ModeFlow(self.pos, self.mode_funcs)
+        flow.block(body, {})
+        return flow.at
+
+    def sets_modes(self, body: list[ast.stmt]) -> bool:
+        """Whether a body holds a ``.train()`` / ``.eval()`` statement of its own (looked for only
+        when one of its lines mentions one: ``mode_lines``)."""
+        lines = self.mode_lines
+        if not lines or not body:
+            return False
+        i = bisect.bisect_left(lines, body[0].lineno)
+        return i < len(lines) and lines[i] <= (body[-1].end_lineno or 0) and _has_setter(body)
 
     def pos(self, node: ast.AST) -> str:
         """``line:col:end_line:end_col`` of a node, in the character columns of ``node_loc``."""
@@ -635,7 +660,9 @@ class _Pass:
             if not parent and _data_sized(node):
                 self.data_sized.add(node.name)
             self.funcs.append(parent + node.name)
+            self.modes_at.append(self.mode_flow(node.body))
             self.body(node.body)
+            self.modes_at.pop()
             self.funcs.pop()
             self.loop_names = saved_loops
             self.size_bound = saved_bound
@@ -768,10 +795,8 @@ class _Pass:
                 elif how is None:
                     sized.pop(name, None)
             if isinstance(target, ast.Name):
-                if isinstance(value, ast.Call):
-                    scope = self.funcs[-1] if self.funcs else ""
-                    line = value.lineno
-                    self.origins[(scope, target.id)] = f"{line}:{self.char_col(line, value.col_offset)}"
+                if isinstance(value, ast.Call):  # (a whole position: rules/relocate.py moves it)
+                    self.origins[(self.funcs[-1] if self.funcs else "", target.id)] = self.pos(value)
                 if tag is not None:
                     self.marks[-1][target.id] = tag
                 else:
@@ -819,7 +844,7 @@ class _Pass:
 
     def receiver(self, expr: ast.expr) -> str:
         """``<dotted path>@<origin>`` for the module an expression names (``D``, ``model.base``,
-        ``self.backbone``): the origin is the ``line:col`` of the call last assigned to its first
+        ``self.backbone``): the origin is the position of the call last assigned to its first
         name in this function (``model = Net()``), or empty; ``""`` for anything else."""
         dotted = _dotted(expr)
         if dotted is None:
@@ -1013,7 +1038,12 @@ class _Pass:
         where the lambda is called, so its calls get no context from here."""
         lines = self.lines
         if lines is not None and not (
-            self.ctx or self.batches[-1] or self.marks[-1] or self.sized[-1] or self.strided
+            self.ctx
+            or self.batches[-1]
+            or self.marks[-1]
+            or self.sized[-1]
+            or self.strided
+            or self.modes_at[-1]
         ):
             first = getattr(root, "lineno", None)
             if first is not None:
@@ -1051,6 +1081,15 @@ class _Pass:
         )
         if self.ctx and here:
             self.facts.contexts[key] = tuple(self.ctx)
+        state = self.modes_at[-1].get((node.lineno, node.col_offset)) if here and self.modes_at[-1] else None
+        if state:
+            modes = tuple(
+                f"{recv}={'|'.join(sorted(elems))}" for recv, elems in sorted(state.items()) if elems != _INIT
+            )
+            if modes:
+                self.facts.modes[key or f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"] = (
+                    modes
+                )
         if not (node.args or node.keywords):
             return
         key = key or f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
@@ -1222,6 +1261,167 @@ def _choices(node: ast.Call) -> tuple[str, ...]:
     return tuple(picks)
 
 
+# -- train / eval mode at each call ---------------------------------------------------------------------
+ModeState = dict[str, frozenset[str]]  # receiver text -> the setters that may have run last
+_INIT = frozenset(("init",))  # no setter of this function has run on the receiver (the mode it came in with)
+_UNKNOWN = frozenset(("?",))  # handed to a call that may set it
+
+
+def _mode_setter(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``(receiver, mode)`` for a statement ``X.train()`` / ``X.eval()`` / ``X.train(flag)``
+    (``mode``: ``train``, ``eval``, or ``?`` for a flag computed at run time)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("train", "eval")):
+        return None
+    recv = _dotted(func.value)
+    if recv is None:
+        return None
+    if func.attr == "eval":
+        return recv, "eval"
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if arg is None:
+        return recv, "train"
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
+        return recv, "train" if arg.value else "eval"
+    return recv, "?"
+
+
+def _join(a: ModeState | None, b: ModeState | None) -> ModeState | None:
+    """Both paths' setters (None: a path that does not get here: return, raise, break)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return {k: a.get(k, _INIT) | b.get(k, _INIT) for k in a.keys() | b.keys()}
+
+
+def _own_nodes(root: ast.AST):  # type: ignore[no-untyped-def]
+    """The nodes of an expression or statement that run where it is (not in a nested function,
+    class or lambda body)."""
+    stack: list[ast.AST] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+class _ModeFlow:
+    """Which ``.train()`` / ``.eval()`` statements of one function may have run last, on each
+    receiver, when each call of the function is made: a reaching-definitions pass over the
+    statements (branches joined, loops to a fixed point, ``return`` / ``break`` / ``continue``
+    followed).  A call that hands the receiver on (``evaluate(model)``) or calls a function of the
+    file that sets a mode makes its mode unknown (``?``) from there.  ``pos`` gives a node's
+    ``line:col``; ``setters``: the file's functions holding a mode statement."""
+
+    def __init__(self, pos, setters: set[str]) -> None:  # type: ignore[no-untyped-def]
+        self.pos = pos
+        self.setters = setters
+        self.at: dict[tuple[int, int], ModeState] = {}  # call (lineno, col_offset) -> state
+        self.loops: list[tuple[list[ModeState | None], list[ModeState | None]]] = []
+
+    def block(self, stmts: list[ast.stmt], st: ModeState | None) -> ModeState | None:
+        for stmt in stmts:
+            if st is None:
+                return None
+            st = self.stmt(stmt, st)
+        return st
+
+    def stmt(self, s: ast.stmt, st: ModeState) -> ModeState | None:  # noqa: C901 - one branch per statement kind
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return st
+        if isinstance(s, ast.If):
+            self.exprs(s.test, st)
+            return _join(self.block(s.body, st), self.block(s.orelse, st))
+        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            self.exprs(s.iter if isinstance(s, (ast.For, ast.AsyncFor)) else s.test, st)
+            head: ModeState = st
+            breaks: list[ModeState | None] = []
+            for _ in range(12):
+                self.loops.append(([], []))
+                end = self.block(s.body, head)
+                conts, breaks = self.loops.pop()
+                new = st
+                for other in (end, *conts):
+                    new = _join(new, other) or new
+                if new == head:
+                    break
+                head = new
+            out: ModeState | None = head
+            for other in breaks:
+                out = _join(out, other)
+            return self.block(s.orelse, out)
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                self.exprs(item.context_expr, st)
+            return self.block(s.body, st)
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            body = self.block(s.body, st)  # type: ignore[attr-defined]
+            out = self.block(s.orelse, body)  # type: ignore[attr-defined]
+            for handler in s.handlers:  # type: ignore[attr-defined]
+                out = _join(out, self.block(handler.body, _join(st, body)))
+            final = self.block(s.finalbody, _join(st, out))  # type: ignore[attr-defined]
+            return final if out is not None else None
+        if isinstance(s, ast.Match):
+            self.exprs(s.subject, st)
+            out = st
+            for case in s.cases:
+                out = _join(out, self.block(case.body, st))
+            return out
+        self.exprs(s, st)
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return None
+        if isinstance(s, (ast.Continue, ast.Break)):
+            if self.loops:
+                self.loops[-1][0 if isinstance(s, ast.Continue) else 1].append(st)
+            return None
+        setter = _mode_setter(s)
+        if setter is not None:
+            recv, mode = setter
+            return {**st, recv: frozenset((f"{self.pos(s.value)}={mode}",))}  # type: ignore[attr-defined]
+        return self.handed_on(s, st)
+
+    def handed_on(self, s: ast.stmt, st: ModeState) -> ModeState:
+        """The state after a statement whose calls may set a mode somewhere else."""
+        if not st:
+            return st
+        roots = {k.split(".", 1)[0]: k for k in st}
+        out = st
+        for node in _own_nodes(s):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = node.func.id if isinstance(node.func, ast.Name) else None
+            if callee is None and isinstance(node.func, ast.Attribute):
+                callee = node.func.attr  # self.validate(), trainer.evaluate()
+            if callee in self.setters:
+                return {k: v | _UNKNOWN for k, v in st.items()}
+            for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+                dotted = _dotted(arg.value if isinstance(arg, ast.Starred) else arg)
+                key = roots.get(dotted.split(".", 1)[0]) if dotted is not None else None
+                if key is not None:
+                    out = {**out, key: out[key] | _UNKNOWN}
+        return out
+
+    def exprs(self, node: ast.AST, st: ModeState) -> None:
+        if not st:
+            return
+        for sub in _own_nodes(node):
+            if isinstance(sub, ast.Call):
+                self.at[(sub.lineno, sub.col_offset)] = st
+
+
+def _has_setter(body: list[ast.stmt]) -> bool:
+    return any(
+        isinstance(node, ast.stmt) and _mode_setter(node) is not None
+        for stmt in body
+        for node in _own_nodes(stmt)
+    )
+
+
 def file_variant_facts(tree: ast.Module, char_col, module: str, text: str) -> VariantFacts | None:  # type: ignore[no-untyped-def]
     """``FileFacts.variant_facts`` of a whole parsed file: None for a file that mentions no context
     word.  One function for the analyser and the server's incremental merge (which re-runs this
@@ -1259,6 +1459,14 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     p = _Pass(char_col, _interesting_lines(text, names | set(shaped)), names)
     p.shaped = shaped
     p.flag_dicts.update(flags)
+    p.mode_lines = _interesting_lines(text, set(), (".train(", ".eval()"))
+    if p.mode_lines:
+        p.mode_funcs = {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and p.sets_modes(node.body)
+        }
+        p.modes_at = [p.mode_flow(tree.body)]
     p.body(tree.body)
     return p.finish(module)
 

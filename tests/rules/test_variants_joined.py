@@ -38,7 +38,25 @@ class Disc(nn.Module):
         return self.fc(x)
 """
 
-# (id, program after GAN or standalone, {compiled qualname: compiles measured})
+DROPNET = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+model = torch.compile(Net(), backend="eager")
+"""
+
+# (id, program, {compiled qualname: compiles measured})
 CASES = [
     (
         "gan-freezes-D-through-a-helper",
@@ -154,6 +172,115 @@ def main():
         ccritic(cmodel(torch.randn(8, 4))).mean().backward()
 """,
         {"Adapted.forward": 2, "Critic.forward": 1},
+    ),
+    (
+        "train-then-eval-under-no-grad-each-epoch",
+        DROPNET
+        + """
+def main():
+    for epoch in range(3):
+        model.train()
+        for _ in range(2):
+            model(torch.randn(8, 4)).sum().backward()
+        model.eval()
+        with torch.no_grad():
+            for _ in range(2):
+                model(torch.randn(8, 4))
+""",
+        {"Net.forward": 2},
+    ),
+    (
+        "eval-also-called-in-grad-mode",  # a third combination: eval + grad (a saliency check)
+        DROPNET
+        + """
+def main():
+    for epoch in range(3):
+        model.train()
+        for _ in range(2):
+            model(torch.randn(8, 4)).sum().backward()
+        model.eval()
+        model(torch.randn(8, 4)).sum().backward()
+        with torch.no_grad():
+            model(torch.randn(8, 4))
+""",
+        {"Net.forward": 3},
+    ),
+    (
+        "periodic-validation-that-restores-train-mode",
+        DROPNET
+        + """
+def main():
+    model.train()
+    for step in range(6):
+        model(torch.randn(8, 4)).sum().backward()
+        if step % 3 == 2:
+            model.eval()
+            with torch.no_grad():
+                model(torch.randn(8, 4))
+            model.train()
+""",
+        {"Net.forward": 2},
+    ),
+    (
+        "validation-that-leaves-eval-mode-on",  # the training calls after it run in eval mode
+        DROPNET
+        + """
+def main():
+    model.train()
+    for step in range(6):
+        model(torch.randn(8, 4)).sum().backward()
+        if step % 3 == 2:
+            model.eval()
+            with torch.no_grad():
+                model(torch.randn(8, 4))
+""",
+        {"Net.forward": 3},
+    ),
+    (
+        "warm-up-under-no-grad-then-inference-mode-with-some-autocast",
+        """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = torch.compile(Net(), backend="eager")
+
+
+def main():
+    x = torch.randn(8, 4)
+    with torch.no_grad():
+        model(x)
+    for i in range(6):
+        with torch.inference_mode():
+            if i % 3 == 0:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    model(x)
+            else:
+                model(x)
+""",
+        {"Net.forward": 3},
+    ),
+    (
+        "saliency-input-in-grad-mode-plain-input-under-no-grad",
+        DROPNET.replace("self.drop(self.fc(x))", "self.fc(x)")
+        + """
+def main():
+    x = torch.randn(8, 4)
+    for i in range(4):
+        model(x.clone().requires_grad_()).sum().backward()
+        with torch.no_grad():
+            model(x)
+""",
+        {"Net.forward": 2},
     ),
 ]
 
