@@ -20,12 +20,13 @@ what varies and how much:
   specialised parameter are unbounded; an int or float parameter used as a value becomes dynamic
   after its second value (2 variants), except under ``dynamic=False``.
 
-The predicted variant count is the product of the bounded dimensions, where the dimensions that
-go dynamic after their second value (sizes, int/float arguments) count 2 together, since one
-recompile makes all of them symbolic; one unbounded dimension makes it unbounded: the recompile
-limit (8) is reached, then the frame runs eagerly.  The product is an upper bound: it assumes
-every combination is called (a validation pass under no_grad in eval mode is 2 combinations of
-4, say).
+The predicted variant count joins the dimensions read off each call (grad mode, autocast, input
+casts, flag arguments, train/eval where the calling function shows it: ``Variants.joined``) into
+the combinations the calls make — a validation pass under no_grad in eval mode is 2 combinations
+of 4 — and multiplies that by the other bounded dimensions, where the dimensions that go dynamic
+after their second value (sizes, int/float arguments) count 2 together, since one recompile
+makes all of them symbolic; one unbounded dimension makes it unbounded: the recompile limit (8)
+is reached, then the frame runs eagerly.
 """
 
 from __future__ import annotations
