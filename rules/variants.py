@@ -150,6 +150,15 @@ class Variants:
             product *= len(d.values)
         return (dims, len(combos)) if len(combos) < product else None
 
+    def guessed_calls(self) -> int:
+        """How many calls took every value of a joined dimension because theirs was not visible
+        (a train/eval mode that came from the caller): the joined count is a guess there."""
+        joined = self.joined()
+        if joined is None:
+            return 0
+        calls = {c for d in joined[0] for c in d.per_call or {}}
+        return sum(1 for c in calls if any(c not in (d.per_call or {}) for d in joined[0]))
+
     @property
     def count(self) -> int | None:
         """The predicted number of compiled variants; None when unbounded."""
@@ -186,7 +195,11 @@ class Variants:
         ]
         if joined is not None:
             of = " × ".join("/".join(d.values) for d in joined[0])
-            shown.insert(0, f"{of} as called ({joined[1]} combinations)")
+            guessed = self.guessed_calls()
+            assumed = (
+                f"; every value assumed at {guessed} call{'s' if guessed > 1 else ''}" if guessed else ""
+            )
+            shown.insert(0, f"{of} as called ({joined[1]} combinations{assumed})")
         dynamic = [
             d.guard.split(" ", 1)[0] if d.kind == "arg" else d.kind for d in self.dims if d.becomes_dynamic
         ]
@@ -212,7 +225,11 @@ class Variants:
             # the dimensions whose combinations were counted at the calls (``joined``), if fewer
             "joined": None
             if (joined := self.joined()) is None
-            else {"kinds": [d.kind for d in joined[0]], "combinations": joined[1]},
+            else {
+                "kinds": [d.kind for d in joined[0]],
+                "combinations": joined[1],
+                "guessed_calls": self.guessed_calls(),
+            },
         }
 
 

@@ -341,7 +341,7 @@ def test_variants_command_text_and_json(tmp_path, capsys):
     (row,) = json.loads(capsys.readouterr().out)["callables"]
     assert row["qualname"] == "step" and row["variants"] == 2 and row["bounded"] is True
     assert {d["kind"] for d in row["dimensions"]} == {"grad_mode", "arg"}
-    assert row["joined"] == {"kinds": ["grad_mode", "arg"], "combinations": 2}
+    assert row["joined"] == {"kinds": ["grad_mode", "arg"], "combinations": 2, "guessed_calls": 0}
     assert main(["regions", "--output-format", "full", str(tmp_path)]) == 0
     assert "variants: ≈ 2 variants" in capsys.readouterr().out
 

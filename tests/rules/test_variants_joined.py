@@ -310,3 +310,25 @@ def test_the_measured_compiles_are_what_dynamo_does(tmp_path, program, expected)
     assert ran.error is None, ran.error_text
     got = {q: sum(n for (name, line), n in ran.frames.items() if line == lines[q]) for q in expected}
     assert got == expected, ran.recompile_reasons
+
+
+def test_a_call_whose_mode_comes_from_its_caller_takes_both_modes_and_says_so(tmp_path):
+    """``train_step()`` calls the compiled model with the mode ``main`` set before calling it: the
+    join cannot see it, so that call takes train and eval (3 combinations, Dynamo compiles 2), and
+    the summary says the count is partly assumed."""
+    code = textwrap.dedent(DROPNET) + textwrap.dedent("""
+        def train_step():
+            model(torch.randn(8, 4)).sum().backward()
+
+        def main():
+            for epoch in range(3):
+                model.train()
+                train_step()
+                model.eval()
+                with torch.no_grad():
+                    model(torch.randn(8, 4))
+        """)
+    (v,) = variants(lint_code(tmp_path, code).project).values()
+    assert v.count == 3
+    assert "as called (3 combinations; every value assumed at 1 call)" in v.summary()
+    assert v.as_json()["joined"]["guessed_calls"] == 1
