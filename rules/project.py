@@ -1063,8 +1063,9 @@ class Project:
     def funcparam_targets(self, ff: FileFacts, ref: str, method: str | None) -> list[str]:
         """What ``torch.compile(model)`` (``torch.compile(model.step)`` with ``method``) compiles in
         ``def train(model, ...)``, ``ref`` being ``train|model``: what the project's calls of that
-        module-level function pass as its first parameter (``train(Net())``, ``train(build(cfg))``);
-        other parameters are not described at calls."""
+        module-level function or method pass as its first parameter (``train(Net())``,
+        ``train(build(cfg))``, ``trainer.fit(Regressor(), loader)``); other parameters are not
+        described at calls."""
         qual, _, name = ref.rpartition("|")
         key = f"{ff.path}::{qual}"
         if key not in self.functions:
@@ -1080,9 +1081,7 @@ class Project:
             out: list[str] = []
             for eff in self.files.values():
                 for edge, owner in self._all_edges(eff):
-                    if edge.kind != "name" or edge.arg0 is None or edge.arg0[0] == "unknown":
-                        continue
-                    if self.resolve(edge.target, eff) != ("function", key):
+                    if edge.arg0 is None or edge.arg0[0] == "unknown" or not self._calls(eff, edge, key):
                         continue
                     kind, given, meth = edge.arg0
                     if method is not None:
@@ -1094,6 +1093,16 @@ class Project:
             return out
         finally:
             guard.discard(key)
+
+    def _calls(self, ff: FileFacts, edge: CallEdge, key: str) -> bool:
+        """Whether ``edge`` calls function ``key``: a module-level function by name, or a method on
+        an instance of its class or of a subclass that does not override it
+        (``trainer.fit(...)``, ``Trainer(...).fit(...)``)."""
+        if edge.kind == "name":
+            return self.resolve(edge.target, ff) == ("function", key)
+        if edge.kind != "instance" or edge.method != self.functions[key][1].name:
+            return False
+        return any(self.find_method(k, edge.method) == key for k in self.class_keys_for(edge.target, ff))
 
     def _submodule_method(self, cls_ref: str, path: str, ff: FileFacts) -> list[str]:
         """``model.decoder.decode_step`` / ``self.model.predict``: the method at the end of a

@@ -424,7 +424,15 @@ class CallGraph(AnalyzerBase):
         if ty.kind == T.ELEM:
             self._edge("elem", ty.ref, method, node)
         elif ty.kind in (T.MODULE, T.INSTANCE):
-            self._edge("instance", ty.ref, method, node)
+            edge = self._edge("instance", ty.ref, method, node)
+            if (
+                edge is not None
+                and method not in ("__call__", "forward")
+                and node.args
+                and isinstance(node.args[0], _TARGET_EXPRS)
+            ):
+                # `trainer.fit(Regressor(), loader)`: in case the method compiles its parameter
+                edge.arg0 = self._describe_target(node.args[0])
         elif ty.kind == T.MODLIST:
             self._edge("elem", ty.ref, method, node)
         elif ty.kind == T.DEFERRED:
@@ -705,11 +713,12 @@ class CallGraph(AnalyzerBase):
 
     def _param_target(self, target: ast.expr) -> tuple[str, str | None, str | None] | None:
         """``torch.compile(model)`` / ``torch.compile(model.step)`` of a parameter of a module-level
-        function (``def train(model, steps): cmodel = torch.compile(model)``): what the function's
-        callers pass there (kind "funcparam", ref ``qualname|param``, method the attribute)."""
+        function or a method (``def train(model, steps): cmodel = torch.compile(model)``,
+        ``Trainer.fit(self, module)``): what the callers pass there (kind "funcparam", ref
+        ``qualname|param``, method the attribute)."""
         func = self.scope.func
-        if func is None or func.cls is not None or "." in func.qualname:
-            return None  # methods and nested functions: their callers are not followed
+        if func is None or func.qualname.count(".") > (func.cls is not None):
+            return None  # nested functions: their callers are not followed
         meth = None
         if isinstance(target, ast.Attribute):
             meth, target = target.attr, target.value

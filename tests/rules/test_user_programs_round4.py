@@ -230,3 +230,44 @@ def test_a_parameter_compiled_inside_a_module_function(tmp_path):
     assert {"Net.forward", "Net.score"} <= regions
     assert {("TC104", 12), ("TC101", 16)} <= found
     assert not any(code == "TC311" for code, _ in found)
+
+
+TRAINER_FIT = """
+import torch
+from torch import nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.lin(x).squeeze(-1)
+
+    def training_step(self, batch):
+        loss = (self(batch) ** 2).mean()
+        self.logged = float(loss)
+        return loss
+
+
+class Trainer:
+    def fit(self, module, batches):
+        step = torch.compile(module.training_step)
+        for batch in batches:
+            step(batch).backward()
+
+
+def main():
+    Trainer().fit(Regressor(), [torch.randn(3, 4)])
+"""
+
+
+def test_a_method_compiling_a_method_of_its_parameter(tmp_path):
+    """A home-made Lightning-style ``Trainer.fit(self, module, batches)`` compiling
+    ``module.training_step``, called ``Trainer().fit(Regressor(), ...)``: the step of the class the
+    call passes (was TC311).  Dynamo 2.13: ``float(loss)`` breaks (line 16, GB0124)."""
+    regions, found = lint_main(str(tmp_path), TRAINER_FIT)
+    assert {"Regressor.training_step", "Regressor.forward"} <= regions
+    assert ("TC101", 16) in found
+    assert not any(code == "TC311" for code, _ in found)
