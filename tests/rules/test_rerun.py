@@ -478,6 +478,10 @@ CANDIDATE_READERS = {
     ("rules/rerun.py", "export_digest"): "the exports",
     ("rules/rerun.py", "file_context"): "its own file's requirements and modes (a new one is a ContextMiss)",
     ("rules/variants.py", "_state_mutations"): "exports: TC201/TC202 candidates in regions",
+    (
+        "server/incremental.py",
+        "_merge",
+    ): "its own file's previous facts (the incremental re-walk of one file)",
 }
 
 
