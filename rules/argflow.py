@@ -248,9 +248,10 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         walked = False
         for path in sorted(todo):
             old = files[path]
-            returns_of = _returns_of(project, old, original, {**applied, **seeds})
             answers: dict[str, Ty | None] = {}
+            returns_of = _returns_of(project, old, original, {**applied, **seeds})
             new = reanalyze(old, seeds.get(path), _recording(returns_of, answers))
+            del returns_of  # it holds this round's project, released before the next one builds
             if new is None:
                 continue
             walked = True
@@ -264,7 +265,10 @@ def refine(project: Project, reanalyze: Reanalyze) -> Project:
         if not walked:
             break
         rewalked = project.memo.get(REWALKED, set()) | {p for p in todo if files[p] is not original[p]}
-        project = _rebuilt(project, list(files.values()))
+        # this round's project goes before the next one builds: both held, with the unrefined
+        # one, were three sets of indexes at the peak (transformers package: ~35 MiB each)
+        project = _successor(project, list(files.values()))
+        project.build()
         project.memo[REWALKED] = rewalked
     project.memo[TRACE] = trace
     return project
@@ -284,10 +288,10 @@ def _ret_key(ty: Ty | None) -> tuple[str, int] | None:
     return None if ty is None else (ty.kind, ty.conf)
 
 
-def _rebuilt(project: Project, files: list[FileFacts]) -> Project:
+def _successor(project: Project, files: list[FileFacts]) -> Project:
+    """The next round's project of ``files``, not built yet, with ``project``'s name resolutions."""
     from tclint.rules.project_delta import share_resolution
 
     new = Project(files, project.settings)
     share_resolution(project, new)  # re-walks change types, not names
-    new.build()
     return new

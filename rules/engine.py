@@ -995,14 +995,11 @@ class Linter:
         ``follow_envs``: the environments of :meth:`_follow_environments`, when the caller records
         what following read in them."""
         root_settings = self._root_settings(report)
-        from tclint.rules.project import Project
-
-        project = Project(facts, root_settings)
-        project.build()
         libraries = None
         if root_settings.follow_libraries:
             from tclint.rules import libfollow
 
+            project = built_project(facts, root_settings)
             envs = follow_envs or self._follow_environments(report)
             with self.collecting():
                 project, lib_sources, libraries = libfollow.follow(
@@ -1010,7 +1007,7 @@ class Linter:
                 )
                 project = libfollow.refine(self, project, {**sources, **lib_sources}, lib_sources, envs[1])
         else:
-            project = self.refine_types(project, sources)
+            project = self.refine_types(facts, root_settings, sources)
         if libraries:
             libfollow.mark(project, libraries, self.cache is not None)
         facts = [project.files.get(ff.path, ff) for ff in facts]
@@ -1031,10 +1028,15 @@ class Linter:
         diagnostics.sort(key=lambda d: d.sort_key())
         return diagnostics, project, per_file_settings
 
-    def refine_types(self, project: Project, sources: dict[str, SourceText]) -> Project:
-        """Argument types flowed into the helpers of compiled regions (``tclint.rules.argflow``):
-        the files concerned walked again, from the same text, with what the project pass learnt;
-        a walk with the inputs of one stored beside the cache is not done again (``rewalks``)."""
+    def refine_types(
+        self, facts: list[FileFacts], settings: Settings, sources: dict[str, SourceText]
+    ) -> Project:
+        """The project of ``facts``, with argument types flowed into the helpers of compiled
+        regions (``tclint.rules.argflow``): the files concerned walked again, from the same text,
+        with what the project pass learnt; a walk with the inputs of one stored beside the cache
+        is not done again (``rewalks``).  The project is built here and handed to the refinement,
+        which lets it go after its first round: no caller holds the unrefined project's indexes
+        beside the rounds' (transformers package: ~35 MiB a project)."""
         from tclint.rules.argflow import refine
         from tclint.rules.factshare import share
         from tclint.rules.rewalks import Rewalks
@@ -1065,7 +1067,7 @@ class Linter:
             return walked if walked is None else share(ff, walked)
 
         with self.collecting():
-            refined = refine(project, reanalyze)
+            refined = refine(built_project(facts, settings), reanalyze)
         rewalks.flush()
         return refined
 
@@ -1076,6 +1078,15 @@ class Linter:
         from tclint.rules.parallel import analyze_many
 
         return analyze_many(self, todo, jobs)
+
+
+def built_project(facts: list[FileFacts], settings: Settings) -> Project:
+    """The project of ``facts``: its indexes and regions built."""
+    from tclint.rules.project import Project
+
+    project = Project(facts, settings)
+    project.build()
+    return project
 
 
 def libfollow_key(env: Any) -> str:

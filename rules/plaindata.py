@@ -280,10 +280,17 @@ def _decode_expr(tp: Any, x: str, ns: dict[str, Any], depth: int) -> str | None:
     """A Python expression decoding the stored value ``x`` (a name or a subscript: it may be
     evaluated twice) of annotation ``tp``; None where the value is stored as is.  Containers
     become comprehensions inside the record's decoder, so a list of records costs one call per
-    record, not one per list and per record."""
+    record, not one per list and per record.  Tuples of strings and named tuples (``Ty``) come out
+    shared across entries (``_SHARED_TUPLES``)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple and _strings_only(tp):
+        return _shared_tuple_expr(x, ns)
+    options = [a for a in args if a is not type(None)]
+    if origin in (typing.Union, types.UnionType) and len(options) == 1 and len(args) == 2:
+        if typing.get_origin(options[0]) is tuple and _strings_only(options[0]):
+            return f"(None if {x} is None else {_shared_tuple_expr(x, ns)})"
     if codec(tp)[1] is None:
         return None
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
     v = f"_v{depth}"
     if origin in (typing.Union, types.UnionType) and len([a for a in args if a is not type(None)]) == 1:
         inner = _decode_expr(next(a for a in args if a is not type(None)), x, ns, depth)
@@ -303,9 +310,10 @@ def _decode_expr(tp: Any, x: str, ns: dict[str, Any], depth: int) -> str | None:
             ns[f"_m_{tp.__name__}"] = {m.value: m for m in tp}
             return f"_m_{tp.__name__}[{x}]"
         ns[tp.__name__] = tp
-        if issubclass(tp, tuple):
-            ns["_tuple_new"] = tuple.__new__
-            return f"_tuple_new({tp.__name__}, {x})"
+        if issubclass(tp, tuple):  # immutable: one object per value (``Ty``)
+            ns[f"_t_{tp.__name__}"] = _SHARED_RECORDS.setdefault(tp, {})
+            ns["_new_shared"] = _new_shared
+            return f"(_t_{tp.__name__}.get({x}) or _new_shared(_t_{tp.__name__}, {tp.__name__}, {x}))"
         if dataclasses.is_dataclass(tp) and all(
             codec(_hint(f.type)) == (None, None) for f in dataclasses.fields(tp)
         ):
@@ -314,6 +322,13 @@ def _decode_expr(tp: Any, x: str, ns: dict[str, Any], depth: int) -> str | None:
     name = f"_dec{len(ns)}"
     ns[name] = codec(tp)[1]
     return f"{name}({x})"
+
+
+def _shared_tuple_expr(x: str, ns: dict[str, Any]) -> str:
+    """The shared tuple for ``x``: the empty tuple as it is, a value met before by one lookup."""
+    ns["_shared_get"] = _SHARED_TUPLES.get
+    ns["_shared_tuple"] = _shared_tuple
+    return f"({x} and (_shared_get({x}) or _shared_tuple({x})))"
 
 
 def _element(tp: Any, v: str, ns: dict[str, Any], depth: int) -> tuple[str, str]:
@@ -361,10 +376,55 @@ def interned(value: Any) -> Any:
 _intern = sys.intern
 _INTS: dict[int, int] = {}
 
+# Decoded values shared across entries.  ``marshal`` shares what was one object within an entry
+# only, so a process holding every file's facts (the project pass) held each file's own copies:
+# on the transformers package 556,000 tuples of strings (74,000 distinct values: ``("load",)``,
+# ``("#0", "tensor")``...) and 159,000 ``Ty`` (4,900 distinct), 40 of the 184 MiB of facts; held
+# once each, the facts take 36 MiB less RSS and decode no slower.  Only immutable values are shared
+# (tuples of strings, named tuples; never a ``Loc`` or a container), so sharing cannot change what
+# any code computes.  (The 255,000 line numbers, 4,800 distinct, are not: sharing them saved 7 MiB
+# and cost a third more decoding time.)
+_SHARED_TUPLES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_SHARED_RECORDS: dict[type, dict[tuple[Any, ...], tuple[Any, ...]]] = {}  # named tuple class -> values
+_SHARED_LIMIT = 1_000_000  # a bound for long-lived processes (the language server)
+
+
+def _strings_only(tp: Any) -> bool:
+    """An annotation of a tuple (fixed or variable length, optional) of strings and such tuples."""
+    if tp is str or tp is type(None):
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        return all(a is Ellipsis or _strings_only(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return all(_strings_only(a) for a in args)
+    return False
+
+
+def _shared_tuple(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The one tuple held for this value of strings and such tuples (``value`` the first time)."""
+    hit = _SHARED_TUPLES.get(value)
+    if hit is None:
+        if any(type(v) is tuple for v in value):
+            value = tuple([_shared_tuple(v) if type(v) is tuple else v for v in value])
+        hit = _SHARED_TUPLES[value] = value
+    return hit
+
+
+def _new_shared(table: dict[tuple[Any, ...], Any], cls: type, data: tuple[Any, ...]) -> Any:
+    """A named tuple of ``cls`` for ``data``, held in ``table`` for the next entries that hold it."""
+    value: Any = tuple.__new__(cls, data)
+    table[data] = value
+    return value
+
 
 def decode_facts(data: Any) -> _facts.FileFacts:
     if type(data) is not tuple:
         raise TypeError("facts entry is not a record")
+    if len(_SHARED_TUPLES) > _SHARED_LIMIT:
+        _SHARED_TUPLES.clear()
+        for table in _SHARED_RECORDS.values():
+            table.clear()
     return codec(_facts.FileFacts)[1](data)  # type: ignore[misc]
 
 

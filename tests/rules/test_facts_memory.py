@@ -113,6 +113,21 @@ def test_equal_positions_share_their_numbers(tmp_path):
     assert got.error_loc.line is got.error_loc.end_line is got.custom_ops["op"].line
 
 
+def test_equal_immutable_values_are_one_object_across_files(tmp_path):
+    """Tuples of strings and types recur across files (``("load",)``, ``Ty("tensor")``; on the
+    transformers package 556,000 tuples held 74,000 values): facts decoded from two entries hold
+    one object for each, but each file its own positions (an edit moves them in place)."""
+    (tmp_path / "a.py").write_text(MODEL)
+    (tmp_path / "b.py").write_text(MODEL)
+    a, b = _facts(tmp_path / "a.py"), _facts(tmp_path / "b.py")
+    got_a, got_b = from_transport(to_transport(a)), from_transport(to_transport(b))
+    assert got_a == a and got_b == b
+    pa, pb = (ff.functions["Net.forward"].params[0] for ff in (got_a, got_b))
+    assert pa.uses == ("load",) and pa.ty.kind == "tensor"
+    assert pa.uses is pb.uses and pa.ty is pb.ty
+    assert pa.loc == pb.loc and pa.loc is not pb.loc
+
+
 REFINED = """import torch
 
 
@@ -158,6 +173,36 @@ def test_a_rewalked_file_shares_what_its_seeds_left_unchanged(tmp_path, monkeypa
     assert result.project.files["model.py"] is walks[-1][3]
     for _before, _seeds, _answers, later in walks[1:]:  # the next rounds' walks share them too
         assert later.functions["unrelated"] is before.functions["unrelated"]
+
+
+def test_each_refinement_round_lets_the_projects_before_it_go(tmp_path, monkeypatch):
+    """The type refinement builds a project per round: when one builds, nothing holds the earlier
+    ones any more, the unrefined project included (the transformers package's peak held three
+    projects' indexes, ~35 MiB each; the facts they index are shared)."""
+    import gc
+    import weakref
+
+    from tclint.rules import project as project_module
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tclint]\n")
+    (tmp_path / "model.py").write_text(REFINED)
+    monkeypatch.chdir(tmp_path)
+    built: list[weakref.ref] = []
+    held_when_built: list[list[bool]] = []
+    real = project_module.Project.build
+
+    def build(self):
+        gc.collect()  # the walks' cyclic garbage may still point at a round's project
+        held_when_built.append([r() is not None for r in built])
+        built.append(weakref.ref(self))
+        return real(self)
+
+    monkeypatch.setattr(project_module.Project, "build", build)
+    result = _run(exits_after_run=True)
+    assert "TC102" in {d.code for d in result.diagnostics}
+    assert len(built) >= 3  # the unrefined project and two rounds
+    assert held_when_built == [[False] * i for i in range(len(built))]
+    assert built[-1]() is result.project
 
 
 def test_a_command_line_run_keeps_no_file_text(tmp_path, monkeypatch):
