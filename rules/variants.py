@@ -631,6 +631,8 @@ def _structure_dimension(project: Project, calls: list[callsites.RootCall]) -> l
 
 Frozen = tuple[str, tuple[str, ...]]  # (the class of the object named, the attribute path below it)
 
+GUESSED_MODULE = " (of a module tclint cannot tell)"  # a requires_grad change counted everywhere, as a guess
+
 
 def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dimension | None:
     """A module's parameters frozen and unfrozen by eager code between calls (``for p in
@@ -648,7 +650,7 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
         if frozen is None:
             if fn.cls is None:
                 continue
-            source = dataclasses.replace(source, note=source.note + " (of a module tclint cannot tell)")
+            source = dataclasses.replace(source, note=source.note + GUESSED_MODULE)
         elif not any(_reads_frozen(project, key, fn, node) for node in frozen):
             continue
         for value in ("False", "True") if flag == "?" else (flag,):

@@ -1,5 +1,7 @@
+import dataclasses
+
 from tclint.rules import variants
-from tclint.rules.model import RelatedLocation, Severity, Span
+from tclint.rules.model import Confidence, RelatedLocation, Severity, Span
 from tclint.rules.rule import Example, Family, Rule
 
 
@@ -48,6 +50,13 @@ class CallContextVariants(Rule):
     region_only = False
 
     def project_check(self, project):
+        # One finding per line that makes the variant, naming every compiled callable it affects:
+        # a freeze in a function that takes any model (``def prepare(model: PreTrainedModel)``)
+        # affects every compiled forward of the package, and one line each was thousands of
+        # findings on one line of transformers.
+        groups: dict[
+            tuple[str, int, int, str, str], list[tuple[str, variants.Variants, variants.Dimension]]
+        ] = {}
         for key, v in sorted(variants.variants(project).items()):
             for dim in v.dims:
                 if not dim.bounded or not dim.sources:
@@ -57,28 +66,42 @@ class CallContextVariants(Rule):
                 if dim.kind in ("arg", "global") and dim.becomes_dynamic:
                     continue  # an int / float becoming dynamic: a one-off, not a flip
                 first = dim.sources[0]
-                others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][
-                    :4
-                ]
-                related = tuple(
-                    RelatedLocation(
-                        s.path, Span.of(s.loc.line, s.loc.col, s.loc.end_line, s.loc.end_col), s.note
-                    )
-                    for s in others
-                )
-                loc = first.loc
-                values = "/".join(dim.values)
-                yield self.report(
-                    first.path,
-                    loc,
-                    (
-                        f"{first.note}: {v.compiled_as()} gets another variant here (guard `{dim.guard}`: "
-                        f"{values}); overall, {v.summary()}"
-                    ),
-                    related=related,
-                    extra={"target": key, "dimension": dim.kind, "variants": v.count},
-                    help=dim.advice,
-                )
+                group = (first.path, first.loc.line, first.loc.col, dim.kind, dim.guard)
+                groups.setdefault(group, []).append((key, v, dim))
+        for members in groups.values():
+            key, v, dim = members[0]
+            first = dim.sources[0]
+            others = [s for s in dim.sources[1:] if (s.path, s.loc.line) != (first.path, first.loc.line)][:4]
+            related = tuple(
+                RelatedLocation(s.path, Span.of(s.loc.line, s.loc.col, s.loc.end_line, s.loc.end_col), s.note)
+                for s in others
+            )
+            values = "/".join(dim.values)
+            more = len(members) - 1
+            who = v.compiled_as() + (
+                f" and {more} more compiled callable{'s' if more > 1 else ''}" if more else ""
+            )
+            diagnostic = self.report(
+                first.path,
+                first.loc,
+                (
+                    f"{first.note}: {who} {'get' if more else 'gets'} another variant here (guard "
+                    f"`{dim.guard}`: {values}); overall, {v.summary()}"
+                ),
+                related=related,
+                extra={
+                    "target": key,
+                    "targets": [member[0] for member in members],
+                    "dimension": dim.kind,
+                    "variants": v.count,
+                },
+                help=dim.advice,
+            )
+            if all(variants.GUESSED_MODULE in s.note for s in dim.sources):
+                # The module whose parameters change could not be told: counted for every
+                # compiled module method as a guess, so shown only with min-confidence = "low".
+                diagnostic = dataclasses.replace(diagnostic, confidence=Confidence.LOW)
+            yield diagnostic
 
     invalid = (
         Example(
