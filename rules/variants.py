@@ -809,7 +809,7 @@ def _region_classes(project: Project, key: str, fn: FunctionFacts) -> set[str]:
     classes: set[str] = set()
     if fn.cls is not None:
         classes.update(project.submodule_classes(f"{key.partition('::')[0]}::{fn.cls}", True))
-    for member in _region_members(project).get(key, [key]):
+    for member in {*_region_members(project).get(key, [key]), *_called_from(project, key)}:
         got = project.functions.get(member)
         if got is not None and got[1].cls is not None:
             classes.add(f"{got[0].path}::{got[1].cls}")
@@ -818,6 +818,30 @@ def _region_classes(project: Project, key: str, fn: FunctionFacts) -> set[str]:
     } | classes
     index[key] = out
     return out
+
+
+CALLED_LIMIT = 400  # functions followed from one root (a bound, not a tuning: real regions are far smaller)
+
+
+def _called_from(project: Project, key: str) -> set[str]:
+    """The project functions ``key`` calls, transitively.  ``project.regions`` keeps each
+    function in one region only, so a module another compile site compiles on its own (a
+    ``Head(enc)`` compiled next to ``enc``) is not among the members of the root that calls it,
+    yet Dynamo inlines it there and guards its parameters (measured, torch 2.13: the compiled
+    ``Head`` compiles again after ``enc.requires_grad_(False)``, 2 frames)."""
+    seen = {key}
+    todo = [key]
+    while todo and len(seen) < CALLED_LIMIT:
+        got = project.functions.get(todo.pop())
+        if got is None:
+            continue
+        ff, fn = got
+        for edge in fn.calls:
+            for target, _ in project.edge_targets(ff, fn, edge):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+    return seen
 
 
 def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:

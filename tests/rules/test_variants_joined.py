@@ -84,6 +84,57 @@ def main():
         {"Disc.forward": 2, "Gen.forward": 1},
     ),
     (
+        # Head inlines the Encoder compiled on its own too (regions keep Encoder.forward in the
+        # encoder's own region): its graph reads the frozen parameters and compiles again.
+        "frozen-module-inside-another-compiled-one",
+        """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Head(nn.Module):
+    def __init__(self, enc):
+        super().__init__()
+        self.enc = enc
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(self.enc(x))
+
+
+class Other(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main():
+    enc = Encoder()
+    cenc = torch.compile(enc, backend="eager")
+    chead = torch.compile(Head(enc), backend="eager")
+    cother = torch.compile(Other(), backend="eager")
+    x = torch.randn(2, 4)
+    for epoch in range(4):
+        enc.requires_grad_(epoch < 2)
+        cenc(x)
+        chead(x)
+        cother(x)
+""",
+        {"Encoder.forward": 2, "Head.forward": 2, "Other.forward": 1},
+    ),
+    (
         "gan-locals-in-main",
         GAN
         + """
