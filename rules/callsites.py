@@ -169,7 +169,7 @@ def _edge_roots(
         return compiled_return
     if caller is not None and edge.kind in ("self", "instance", "deferred", "elem"):
         if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
-            return out
+            return _in_place_roots(project, ff, caller, edge, root_keys)
         for key, _m in project.edge_targets(ff, caller, edge):
             target = project.regions.get(key)
             if (
@@ -202,6 +202,29 @@ def _self_may_be_compiled(project: Project, ff: FileFacts, caller: FunctionFacts
         return False
     found = project.find_attr(f"{ff.path}::{caller.cls}", edge.target.split(".", 1)[0])
     return found is not None and found[1].kind == "compiled"
+
+
+def _in_place_roots(
+    project: Project, ff: FileFacts, caller: FunctionFacts, edge: CallEdge, root_keys: set[str]
+) -> list[tuple[str, bool]]:
+    """``self(obs)`` in ``Agent.act`` after ``agent.compile()``, ``self.encoder(src)`` after
+    ``model.encoder.compile()``: ``nn.Module.compile`` compiles the module's ``__call__`` in place,
+    so every call through ``__call__`` of that module, its own ``self(...)`` included, enters the
+    compiled forward.  ``self.forward(x)`` bypasses ``__call__`` and runs eagerly, as the calls of
+    a module handed to ``torch.compile(m)`` (the original, not the wrapper) do."""
+    if edge.method != "__call__" or (edge.target == "forward" and not edge.on_self):
+        return []
+    out = []
+    for key, _m in project.edge_targets(ff, caller, edge):
+        region = project.regions.get(key)
+        if (
+            key in root_keys
+            and region is not None
+            and region.site is not None
+            and region.site.how == "method"
+        ):
+            out.append((key, True))
+    return out
 
 
 def map_args(call: RootCall) -> list[tuple[Param, str]]:

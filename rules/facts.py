@@ -76,6 +76,9 @@ class CallEdge:
     unless: str | None = (
         None  # not taken under compile if this project function is an is_compiling() predicate
     )
+    # `self(x)` itself (kind "self", target "forward"), not `self.forward(x)`: only the former goes
+    # through __call__, which `module.compile()` compiles in place
+    on_self: bool = False
 
 
 @_fast_pickle

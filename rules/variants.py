@@ -638,25 +638,43 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
     """A module's parameters frozen and unfrozen by eager code between calls (``for p in
     m.backbone.parameters(): p.requires_grad = flag``, ``m.head.requires_grad_(False)``): Dynamo
     guards each parameter's requires_grad, so the phase after the flip compiles again (measured,
-    torch 2.13: ``requires_grad mismatch`` on ``self.backbone...bias``, 2 compiles).  Needs both
-    values (or one computed at run time) on the parameters this root's graph reads: a change on
-    a module of its region (its class, a submodule, a module a function of the region calls), or
-    on a module inside it.  A compiled callable that never reads the frozen module compiles once
-    (measured: a GAN freezing D for the G step, the compiled G; a fine-tune freezing the base of
-    one model, a compiled critic next to it).  A change whose module cannot be told
-    (``_frozen_modules``) counts for every compiled module method, as a guess."""
+    torch 2.13: ``requires_grad mismatch`` on ``self.backbone...bias``, 2 compiles).  Counts the
+    changes on the parameters this root's graph reads (a module of its region: its class, a
+    submodule, a module a function of the region calls, or a module inside it) that may run
+    after a call of it: both values (or one computed at run time), or one value other than the
+    module's state at the first call (as built: True, or what the last change before any call
+    set).  A change before any call (``_before_any_call``: LoRA's ``base.requires_grad_(False)``
+    before the loop) is the state every call sees: 1 compile (measured).  A compiled callable
+    that never reads the frozen module compiles once (measured: a GAN freezing D for the G step,
+    the compiled G; a fine-tune freezing the base of one model, a compiled critic next to it).  A
+    change whose module cannot be told (``_frozen_modules``) counts for every compiled module
+    method, as a guess, and only with both values."""
     flips: dict[str, list[Source]] = {}
-    for flag, source, frozen in _param_flips(project):
+    initial: dict[tuple[Frozen, ...], tuple[tuple[str, int, int], str]] = {}  # modules -> last change
+    late: list[tuple[str, tuple[Frozen, ...]]] = []  # the changes on known modules after a call
+    for flag, source, frozen, (ff, caller, edge) in _param_flips(project):
         if frozen is None:
             if fn.cls is None:
                 continue
             source = dataclasses.replace(source, note=source.note + GUESSED_MODULE)
         elif not any(_reads_frozen(project, key, fn, node) for node in frozen):
             continue
+        if edge is not None and _before_any_call(project, key, ff, caller, edge):
+            if frozen is not None:
+                at = (source.path, source.loc.line, source.loc.col)
+                if tuple(frozen) not in initial or initial[tuple(frozen)][0] < at:
+                    initial[tuple(frozen)] = (at, flag)
+            continue
+        if frozen is not None:
+            late.append((flag, tuple(frozen)))
         for value in ("False", "True") if flag == "?" else (flag,):
             flips.setdefault(value, []).append(source)
-    if not flips or set(flips) in ({"True"}, {"False"}):
+    if not flips:
         return None
+    if set(flips) in ({"True"}, {"False"}):  # one value: a change only from another first state
+        first = {modules: flag for modules, (_, flag) in initial.items()}
+        if not any(first.get(modules, "True") != flag for flag, modules in late):
+            return None
     sources = [s for flag in ("False", "?", "True") for s in flips.get(flag, [])]
     return Dimension(
         "requires_grad",
@@ -669,9 +687,13 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
     )
 
 
-def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | None]]:
-    """(flag, where, the modules whose parameters it sets or None) for every requires_grad change
-    of the project's eager code (``VariantFacts.param_grads``) (memoised per project)."""
+FlipAt = tuple[FileFacts, FunctionFacts | None, CallEdge | None]  # where a change runs (_flip_edge)
+
+
+def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | None, FlipAt]]:
+    """(flag, where, the modules whose parameters it sets or None, the call that runs it) for
+    every requires_grad change of the project's eager code (``VariantFacts.param_grads``)
+    (memoised per project)."""
     cached = project.memo.get("variants_flips")
     if cached is not None:
         return cached
@@ -685,9 +707,31 @@ def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | Non
             pos, flag, module = item.split("|", 2)
             loc = _loc_of(pos)
             source = Source(ff.path, loc, "sets parameters' requires_grad")
-            out.append((flag, source, _frozen_modules(project, ff, loc, module)))
+            out.append((flag, source, _frozen_modules(project, ff, loc, module), _flip_edge(ff, loc)))
     project.memo["variants_flips"] = out
     return out
+
+
+def _flip_edge(ff: FileFacts, loc: Loc) -> FlipAt:
+    """The function a requires_grad change at ``loc`` is in, and the call edge that tells when it
+    runs: the ``m.requires_grad_(flag)`` call itself, or, for ``p.requires_grad = flag`` on the
+    variable of a ``for p in m.parameters():`` loop (a name the call graph has no edge for), that
+    loop's ``.parameters()`` / ``.named_parameters()`` call, the last edge before it (None when
+    neither is there: then the change is taken to run at any time)."""
+    caller = _enclosing(ff, loc.line)
+    at = (loc.line, loc.col)
+    before = None
+    for edge in sorted(
+        ff.module_calls if caller is None else caller.calls, key=lambda e: (e.loc.line, e.loc.col)
+    ):
+        where = (edge.loc.line, edge.loc.col)
+        if where == at and edge.method == "requires_grad_":
+            return ff, caller, edge
+        if where < at:
+            before = edge
+    if before is not None and before.method in ("parameters", "named_parameters"):
+        return ff, caller, before
+    return ff, caller, None
 
 
 def _enclosing(ff: FileFacts, line: int) -> FunctionFacts | None:
@@ -1173,14 +1217,18 @@ def _no_call_between(
     ff: FileFacts, caller: FunctionFacts | None, end: tuple[int, int], edge: CallEdge
 ) -> bool:
     """Whether the code from ``end`` (the end of the first compile site in the function) to
-    ``edge`` makes no call, except setting a mode or moving a module (``.eval()``, ``.to(...)``):
-    the compiled object cannot have run before ``edge``."""
+    ``edge`` makes no call, except setting a mode, moving a module or freezing parameters
+    (``.eval()``, ``.to(...)``, ``.requires_grad_(False)``, a ``.parameters()`` loop): the
+    compiled object cannot have run before ``edge``."""
     start = (edge.loc.line, edge.loc.col)
     for other in ff.module_calls if caller is None else caller.calls:
         at = (other.loc.line, other.loc.col)
         if other is edge or not end <= at < start:
             continue
-        if other.method in ("train", "eval") or other.method in SELF_RETURNING_METHODS:
+        if (
+            other.method in ("train", "eval", "parameters", "named_parameters")
+            or other.method in SELF_RETURNING_METHODS
+        ):
             continue
         return False
     return True

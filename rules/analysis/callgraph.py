@@ -201,7 +201,9 @@ class CallGraph(AnalyzerBase):
             and not any(d in ("classmethod", "builtins.classmethod") for d in scope.func.decorators)
         ):
             # `self(x)` in a method (`generate` calling the module): its forward runs
-            self._edge("self", "forward", "__call__", node)
+            edge = self._edge("self", "forward", "__call__", node)
+            if edge is not None:
+                edge.on_self = True
             return
         if isinstance(func, ast.Name):
             local = scope.local_def(func.id)

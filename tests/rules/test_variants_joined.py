@@ -56,6 +56,84 @@ class Net(nn.Module):
 model = torch.compile(Net(), backend="eager")
 """
 
+# LoRA: the base frozen and the adapter made trainable once, before the compile and the loop
+LORA = """
+import torch
+import torch.nn as nn
+
+
+class Adapted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(4, 4)
+        self.lora = nn.Linear(4, 4, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.lora(x)
+
+
+def main():
+    model = Adapted()
+    model.base.requires_grad_(False)
+    for p in model.lora.parameters():
+        p.requires_grad = True
+    cmodel = torch.compile(model, backend="eager")
+    for step in range(4):
+        cmodel(torch.randn(8, 4)).sum().backward()
+"""
+
+# an encoder frozen once, in the loop, after two compiled calls
+FREEZE_LATE = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main():
+    enc = Encoder()
+    cenc = torch.compile(enc, backend="eager")
+    x = torch.randn(2, 4)
+    for epoch in range(4):
+        if epoch == 2:
+            enc.requires_grad_(False)
+        cenc(x)
+"""
+
+LORA_MODULE_LEVEL = """
+import torch
+import torch.nn as nn
+
+
+class Adapted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(4, 4)
+        self.lora = nn.Linear(4, 4, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.lora(x)
+
+
+model = Adapted()
+cmodel = torch.compile(model, backend="eager")
+model.base.requires_grad_(False)
+for p in model.lora.parameters():
+    p.requires_grad_(True)
+
+
+def main():
+    for step in range(4):
+        cmodel(torch.randn(8, 4)).sum().backward()
+"""
+
 # (id, program, {compiled qualname: compiles measured})
 CASES = [
     (
@@ -224,6 +302,32 @@ def main():
 """,
         {"Adapted.forward": 2, "Critic.forward": 1},
     ),
+    # when the requires_grad changes run: before any call they are the state every call sees;
+    # one value set after calls is a change from the state at the first call
+    ("lora-frozen-once-before-the-compile", LORA, {"Adapted.forward": 1}),
+    ("lora-frozen-after-the-compile-before-the-first-call", LORA_MODULE_LEVEL, {"Adapted.forward": 1}),
+    (
+        "lora-base-unfrozen-after-calls",
+        LORA.replace(
+            "        cmodel(",
+            "        if step == 2:\n            model.base.requires_grad_(True)\n        cmodel(",
+        ),
+        {"Adapted.forward": 2},
+    ),
+    (
+        "lora-base-frozen-again-after-calls",  # already frozen at the first call: no change
+        LORA.replace(
+            "        cmodel(",
+            "        if step == 2:\n            model.base.requires_grad_(False)\n        cmodel(",
+        ),
+        {"Adapted.forward": 1},
+    ),
+    ("frozen-once-after-compiled-calls", FREEZE_LATE, {"Encoder.forward": 2}),
+    (
+        "made-trainable-after-calls-of-a-module-built-trainable",  # as built: True, no change
+        FREEZE_LATE.replace("enc.requires_grad_(False)", "enc.fc.requires_grad_(True)"),
+        {"Encoder.forward": 1},
+    ),
     (
         "train-then-eval-under-no-grad-each-epoch",
         DROPNET
@@ -332,6 +436,83 @@ def main():
             model(x)
 """,
         {"Net.forward": 2},
+    ),
+]
+
+AGENT = """
+import torch
+import torch.nn as nn
+
+
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+
+    def forward(self, obs):
+        return self.net(obs)
+
+    def act(self, obs):
+        with torch.no_grad():
+            return self(obs)
+
+
+def main():
+    agent = Agent()
+    agent.compile(backend="eager")
+    obs = torch.randn(3, 4)
+    for _ in range(3):
+        agent(obs).sum().backward()
+        agent.act(obs)
+"""
+
+# calls of a module compiled in place (`m.compile()` compiles its __call__) made through another
+# name: `self(obs)` in its own method, `self.encoder(src)` in the module that holds it
+CASES += [
+    ("self-call-after-in-place-compile", AGENT, {"Agent.forward": 2}),
+    (
+        "self-forward-bypasses-the-in-place-compile",
+        AGENT.replace("return self(obs)", "return self.forward(obs)"),
+        {"Agent.forward": 1},
+    ),
+    (
+        "submodule-compiled-in-place-called-through-self",
+        """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, src):
+        return torch.relu(self.fc(src))
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, src):
+        return self.head(self.encoder(src))
+
+    def translate(self, src):
+        with torch.no_grad():
+            return self.head(self.encoder(src))
+
+
+def main():
+    model = Seq2Seq()
+    model.encoder.compile(backend="eager")
+    for _ in range(3):
+        model(torch.randn(8, 4)).sum().backward()
+        model.translate(torch.randn(8, 4))
+""",
+        {"Encoder.forward": 2},
     ),
 ]
 
