@@ -1150,6 +1150,18 @@ class Project:
                 out.setdefault(target, k)
         return out
 
+    def _elem_container(self, ff: FileFacts, fn: FunctionFacts, target: str) -> str | None:
+        """The container reference (``elements_of``) an ``elem`` edge iterates: ``ClassRef|path`` or
+        ``@A;B`` as given, a bare ``flows`` being ``self.flows`` of the class of ``fn``; None when
+        ``fn`` is not a method of a project class."""
+        if "|" in target or target.startswith(T.CLASSES):
+            return target
+        cls_key = f"{ff.path}::{fn.cls}" if fn.cls else None
+        if cls_key is None or cls_key not in self.classes:
+            return None
+        cff, ccls = self.classes[cls_key]
+        return f"{cff.module}.{ccls.qualname}|{target}"
+
     def _dispatch_targets(
         self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None
     ) -> list[tuple[str, str | None, str | None]]:
@@ -1178,8 +1190,11 @@ class Project:
                 if t:
                     out.append((t, None, k))
             return out
-        if edge.kind == "elem" and edge.target.startswith(T.CLASSES):
-            keys, count = self.elements_of(edge.target, ff)
+        container = self._elem_container(ff, fn, edge.target) if edge.kind == "elem" else None
+        if container is not None:
+            # each element's method runs on that element (its class is known: a stub it
+            # inherits is what it runs, subclass_dispatch)
+            keys, count = self.elements_of(container, ff)
             return [
                 (t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))
             ]
@@ -1230,7 +1245,7 @@ class Project:
                 or self.find_method(own, edge.target) is not None
             ):
                 return out
-        for callee, multiplier, _recv in targets:
+        for callee, multiplier, recv in targets:
             cff, cfn = self.functions[callee]
             if not cfn.placeholder or cfn.cls is None or _is_torch_module(cff.module):
                 continue
@@ -1238,7 +1253,7 @@ class Project:
             if base not in self.classes:
                 continue
             overrides: list[tuple[str, str]] = []
-            for sub in self.subclasses(base):
+            for sub in self.subclasses(_dispatch_root(base, recv, self.subclasses(base))):
                 sff, scls = self.classes[sub]
                 qual = scls.methods.get(cfn.name)
                 if qual is None or _is_torch_module(sff.module):
@@ -1699,13 +1714,9 @@ class Project:
                     out.append((t, _multiplier(spec.count) if spec.kind in ("list", "dict") else None))
             return out
         if kind == "elem":
-            if "|" in edge.target or edge.target.startswith(T.CLASSES):
-                container = edge.target
-            else:
-                if cls_key is None or cls_key not in self.classes:
-                    return []
-                cff, ccls = self.classes[cls_key]
-                container = f"{cff.module}.{ccls.qualname}|{edge.target}"
+            container = self._elem_container(ff, fn, edge.target)
+            if container is None:
+                return []
             keys, count = self.elements_of(container, ff)
             return [
                 (t, _multiplier(count))
@@ -1784,6 +1795,15 @@ HELD_PASSES = 3
 def _fresh_roots(roots: list[tuple[str, Region]]) -> list[tuple[str, Region]]:
     """Copies of the root regions, which ``_bfs`` extends in place, for one pass."""
     return [(key, replace(r, links=list(r.links), options=dict(r.options))) for key, r in roots]
+
+
+def _dispatch_root(base: str, receiver: str | None, below_base: list[str]) -> str:
+    """The class whose subclasses' overrides a call of ``base``'s placeholder method may run
+    (``subclass_dispatch``): the receiver's class when it is known and derives from ``base``
+    (an element ``Radial`` of ``self.flows`` that only inherits ``Flow.inverse``, a ``raise
+    NotImplementedError``, runs that stub, or an override of a subclass of ``Radial``; never
+    ``Planar.inverse``), else ``base`` itself (a receiver typed as the base: any subclass)."""
+    return receiver if receiver is not None and receiver in below_base else base
 
 
 def _dispatch_cap(parent: int | None, via: tuple[str, int] | None) -> int | None:
