@@ -159,6 +159,8 @@ class FunctionFacts:
     decorators: tuple[str, ...] = ()  # qualified decorator names (for hover / wrappers)
     compile_wrapper_param: int | None = None  # body returns torch.compile(<param i>)
     returns_param: int | None = None  # every return is <param i> as given (`...; return model`)
+    # (qualified module-level dict, i): the body stores <param i> into it (`MODELS[name] = cls`)
+    stores_param: tuple[str, int] | None = None
     compiling_predicate: bool = False  # body returns torch.compiler.is_compiling()
     predicate_refs: tuple[str, ...] = ()  # project functions its `return a() or b()` may delegate to
     calls_outer_param: bool = False  # calls a parameter of an enclosing function (a decorator's wrapper)
@@ -179,6 +181,9 @@ class ClassFacts:
     methods: dict[str, str] = field(default_factory=dict)  # method name -> function qualname
     attrs: dict[str, SubmoduleSpec] = field(default_factory=dict)
     is_dataclass: bool = False
+    # (qualified decorator, called, literal first argument): `@register("mlp")` is
+    # ("pkg.registry.register", True, "mlp"), `@register` ("pkg.registry.register", False, None)
+    decorators: tuple[tuple[str, bool, str | None], ...] = ()
 
 
 class FrameEffect(enum.Enum):

@@ -282,8 +282,66 @@ class Project:
         return None
 
     def class_keys_for(self, ref: str | None, near: FileFacts | None) -> list[str]:
-        """The project classes a reference stands for: one, or each of a joined ``A;B``."""
+        """The project classes a reference stands for: one, or each of a joined ``A;B`` (each
+        class a registry holds for a ``types.REGISTRY`` reference)."""
+        if ref is not None and ref.startswith(T.REGISTRY):
+            return self.registry_classes(ref[len(T.REGISTRY) :], near)
         return [k for k in (self.class_key_for(r, near) for r in T.ref_classes(ref)) if k is not None]
+
+    def registry_classes(self, ref: str, near: FileFacts | None) -> list[str]:
+        """The classes class decorators store into the module-level dict ``ref`` names
+        (``pkg.MODELS`` or ``pkg.MODELS|mlp``): ``@register("mlp")`` whose ``register`` returns a
+        function storing its parameter there (``MODELS[name] = cls``), or a bare ``@register``
+        doing so itself; those registered under the literal key when one is given and matches."""
+        where, _, key = ref.partition("|")
+        index = self._registries()
+        held = index.get(self._registry_name(where, near, 0), [])
+        keyed = [k for k, name in held if key and name == key]
+        return sorted({k for k, _name in held} if not keyed else set(keyed))
+
+    def _registries(self) -> dict[str, list[tuple[str, str | None]]]:
+        """Registry dict (qualified where it is defined) -> (class key, literal key) it is given
+        by the project's class decorators (computed once)."""
+        index = self.memo.get("registries")
+        if index is not None:
+            return index  # type: ignore[no-any-return]
+        index = {}
+        for cls_key, (ff, cls) in self.classes.items():
+            for dec, called, key in cls.decorators:
+                where = self._decorator_store(dec, called, ff)
+                if where is not None:
+                    index.setdefault(where, []).append((cls_key, key))
+        self.memo["registries"] = index
+        return index
+
+    def _decorator_store(self, dec: str, called: bool, ff: FileFacts) -> str | None:
+        """The registry dict a class decorator stores the class into (qualified where it is
+        defined), or None."""
+        r = self.resolve(dec, ff)
+        if r is None or r[0] != "function":
+            return None
+        dff, fn = self.functions[r[1]]
+        if called:
+            ret = fn.returns
+            if ret is None or ret.kind != T.FUNC or not (ret.ref or "").startswith("<local>"):
+                return None
+            inner = self.functions.get(f"{dff.path}::{(ret.ref or '')[len('<local>') :]}")
+            if inner is None:
+                return None
+            dff, fn = inner
+        if fn.stores_param is None or fn.stores_param[1] != 0:
+            return None
+        return self._registry_name(fn.stores_param[0], dff, 0)
+
+    def _registry_name(self, ref: str, near: FileFacts | None, depth: int) -> str:
+        """A module-level name followed through imports to the module that defines it
+        (``pkg.models.MODELS`` re-exported from ``pkg.models.registry``)."""
+        module, _, name = ref.rpartition(".")
+        ff = self.module_file(module, near) if module else None
+        alias = ff.aliases.get(name) if ff is not None else None
+        if ff is None or alias is None or alias == ref or depth > 8:
+            return ref
+        return self._registry_name(alias, ff, depth + 1)
 
     def subclasses(self, cls_key: str) -> list[str]:
         """The project's classes deriving from ``cls_key``, transitively (computed once)."""

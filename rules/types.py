@@ -91,6 +91,11 @@ SELF_MEMBER = "<self>"
 # parameter (``self.flows = nn.ModuleList(flows)``, ``self.ts = ts`` of ``*ts``): its elements are the
 # modules the project's constructions pass there, ``"<param>pkg.Model|flows"`` (Project.param_elements).
 PARAM_ELEMENTS = "<param>"
+# Ty.ref of a FUNC (a class) / INSTANCE (its instance) taken from a module-level dict that class
+# decorators fill (``MODELS[cfg.name](cfg)``, ``@register("mlp")`` storing ``MODELS[name] = cls``):
+# ``"<registry>pkg.registry.MODELS"`` or, for a literal key, ``"<registry>pkg.registry.MODELS|mlp"``;
+# the project expands it into the registered classes (Project.registry_classes).
+REGISTRY = "<registry>"
 
 
 def call_result(callee: Ty, conf: int) -> Ty:

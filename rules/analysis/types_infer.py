@@ -378,6 +378,9 @@ class TypeInference(AnalyzerBase):
             if q.startswith(("numpy.", "np.")):
                 return self._numpy_call_type(q, node)
             return self._project_call_type(q, node)
+        registry = self._registry_ref(func)
+        if registry is not None:
+            return Ty(T.INSTANCE, T.MEDIUM, None, registry)  # MODELS[cfg.name](cfg)
         own = self._own_class_call(func)
         if own is not None:
             return own
@@ -584,6 +587,37 @@ class TypeInference(AnalyzerBase):
         if spec is None or spec.kind not in ("instance", "torch", "compiled", "list", "seq", "dict"):
             return None
         return spec_type(spec, f"{ref}|{attr}")
+
+    def _registry_ref(self, func: ast.expr) -> str | None:
+        """``types.REGISTRY`` reference for the callee ``MODELS[key]`` / ``MODELS.get(key)`` of a
+        module-level dict of this file or a name imported from another module (which classes its
+        decorators store there, the project knows), with ``|key`` for a literal key; else None."""
+        if isinstance(func, ast.Subscript):
+            holder, key = func.value, func.slice
+        elif (
+            isinstance(func, ast.Call)
+            and isinstance(func.func, ast.Attribute)
+            and func.func.attr == "get"
+            and len(func.args) == 1
+        ):
+            holder, key = func.func.value, func.args[0]
+        else:
+            return None
+        if not isinstance(holder, ast.Name) or not self._module_level_name(holder.id):
+            return None
+        held = self.module_scope.env.get(holder.id)
+        if held is not None:
+            if held.kind != T.CONTAINER or held.dtype != "dict":
+                return None
+            where = f"{self.module}.{holder.id}" if self.module else holder.id
+        else:
+            q = self.qualify(holder)
+            if q is None or q.startswith(("torch.", "builtins.")) or "." not in q:
+                return None
+            where = q
+        literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
+        plain = literal and "|" not in literal and ";" not in literal
+        return T.REGISTRY + where + (f"|{literal}" if plain else "")
 
     def _own_class_call(self, func: ast.expr) -> Ty | None:
         """``cls(...)`` in a classmethod, ``type(self)(...)`` / ``self.__class__(...)`` in a method:

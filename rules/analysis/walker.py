@@ -767,6 +767,7 @@ class Walker(AnalyzerBase):
         ty = self.expr(node.value)
         for target in node.targets:
             self._assign_target(target, node.value, ty, node)
+            self._check_registry_store(target, node.value)
         if (
             self.scope.loops
             and len(node.targets) == 1
@@ -777,6 +778,26 @@ class Walker(AnalyzerBase):
             # `lr = base_lr * 0.5 ** step`, `seq = 4 + step` in a loop: a new number per iteration
             self.scope.counters.add(node.targets[0].id)
         self._dispatch(node)
+
+    def _check_registry_store(self, target: ast.expr, value: ast.expr) -> None:
+        """``MODELS[name] = cls`` in a function, ``MODELS`` a module-level dict and ``cls`` one of
+        the function's parameters: a registry decorator (``FunctionFacts.stores_param``)."""
+        scope = self.scope
+        func = scope.func
+        if (
+            func is None
+            or not isinstance(target, ast.Subscript)
+            or not isinstance(target.value, ast.Name)
+            or not isinstance(value, ast.Name)
+            or target.value.id in scope.params
+            or target.value.id in scope.env  # a local dict of that name
+        ):
+            return
+        names = [p.name for p in func.params]
+        held = self.module_scope.env.get(target.value.id)
+        if value.id in names and held is not None and held.kind == T.CONTAINER and held.dtype == "dict":
+            where = f"{self.module}.{target.value.id}" if self.module else target.value.id
+            func.stores_param = (where, names.index(value.id))
 
     def _ann_assign(self, node: ast.AnnAssign) -> None:
         ty = self.expr(node.value) if node.value is not None else self._annotation_type(node.annotation)[0]
@@ -1183,6 +1204,7 @@ class Walker(AnalyzerBase):
             loc=node_loc(node, self.index),
             bases=tuple(bases),
             is_dataclass=is_dataclass,
+            decorators=tuple(d for d in (self._class_decorator(dec) for dec in node.decorator_list) if d),
         )
         self.facts.classes[qualname] = facts
         if parent.kind == "function":
@@ -1208,6 +1230,26 @@ class Walker(AnalyzerBase):
                 self.stmt(stmt)
         finally:
             self.scope = parent
+
+    def _class_decorator(self, dec: ast.expr) -> tuple[str, bool, str | None] | None:
+        """``@register("mlp")`` -> ``("pkg.registry.register", True, "mlp")``, ``@register`` ->
+        ``(..., False, None)`` (``ClassFacts.decorators``: what a registry may hold); None when the
+        decorator does not name a function."""
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        q = self.qualify(func)
+        if q is None or q.startswith(("torch.", "dataclasses.", "functools.", "typing.")):
+            return None
+        key = None
+        if isinstance(dec, ast.Call):
+            named = [k.value for k in dec.keywords if k.arg == "name"]
+            first = dec.args[0] if dec.args else (named[0] if named else None)
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                key = first.value if _PLAIN_KEY.fullmatch(first.value) else None
+        return q, isinstance(dec, ast.Call), key
+
+
+# a registry key kept in a type reference (types.REGISTRY): no separator characters
+_PLAIN_KEY = re.compile(r"[\w.\-]+")
 
 
 def _accessor_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -229,6 +229,12 @@ IDIOMS: list[tuple[str, str, str]] = [
         "module",
         "class _Wrap(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.inner = {arg}\ndef _load():\n    return _Wrap()\n_w = _load()\n{name} = torch.compile(_w.inner.forward{opts})",
     ),
+    # a model registry filled by a class decorator (timm / mmcv / fairseq style), built by name
+    (
+        "decorator-registry",
+        "module",
+        "_MODELS = {{}}\ndef _register(name):\n    def _deco(cls):\n        _MODELS[name] = cls\n        return cls\n    return _deco\n@_register('m')\nclass _Reg({cls}):\n    pass\ndef _build(name):\n    return _MODELS[name]({ctor})\n{name} = torch.compile(_build('m'){chain}{opts})",
+    ),
     # hook shapes (issue 12 item 3): each registers a hook holding one `print` on the compiled
     # module; the hook runs inside the compiled frame, so exactly one more finding: TC104 there
     (
