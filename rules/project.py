@@ -598,8 +598,13 @@ class Project:
         pass there, by position or keyword (``AutoregressiveWrapper(TransformerWrapper(...))``,
         ``Bottleneck(enc, quantizer=VectorQuantize(...))``); with ``method``, that method of the
         instances passed (``self.base_kernel.forward(x)``, ``self.strategy.kl_divergence()``)."""
-        if len(spec.refs) != 2:
+        if len(spec.refs) < 2:
             return []
+        if len(spec.refs) > 2:
+            # `self.set_reducer(reducer)` storing `Default() if reducer is None else reducer`: what
+            # the constructions pass, and the default
+            passed = self.param_targets(ff, SubmoduleSpec("param", spec.refs[:2], None, spec.loc), method)
+            return list(dict.fromkeys([*passed, *self._default_targets(ff, spec.refs[2:], method)]))
         name, cls_ref = spec.refs
         cls_key = self.class_key_for(cls_ref, ff)
         init = self.find_method(cls_key, "__init__") if cls_key is not None else None
@@ -633,6 +638,21 @@ class Project:
             return out
         finally:
             guard.discard(cls_key)
+
+    def _default_targets(self, ff: FileFacts, refs: tuple[str, ...], method: str) -> list[str]:
+        """``method`` of a constructor argument's default (a ``"param"`` spec's refs after the
+        first two): of a class, or for ``deferred:<factory>`` of the classes the factory returns."""
+        out: list[str] = []
+        for r in refs:
+            if r.startswith("deferred:"):
+                keys = self.deferred_class_keys(r[len("deferred:") :], ff)
+            else:
+                key = self.class_key_for(r, ff)
+                keys = [key] if key is not None else []
+            for t in (self.call_method_of_class(k, method) for k in keys):
+                if t and t not in out:
+                    out.append(t)
+        return out
 
     def param_elements(self, ff: FileFacts, cls_ref: str, name: str) -> list[str]:
         """The module classes in what the project's constructions of ``cls_ref`` pass as parameter

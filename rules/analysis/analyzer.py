@@ -64,6 +64,7 @@ class Analyzer(ArgSeeds, IsinstanceNarrowing, Walker, CallGraph, TypeInference):
         self.marker_lines = self._marker_lines()
         self._alone: list[bool] = [False]  # per open block: does it hold a single statement?
         self._attr_stores: set[str] = set()
+        self._setters: dict[str, dict[str, dict[str, str]]] = {}  # submodules.setter_params per class
         self._records: dict[str, tuple[str, ...]] = {}  # named tuples defined in the file
         self._late_globals: set[str] = set()  # module names bound by `NAME = call(...)` (see _prebind)
 

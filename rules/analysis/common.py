@@ -171,6 +171,7 @@ class AnalyzerBase:
     _site_counter: int
     _alone: list[bool]
     _attr_stores: set[str]  # local names with attributes assigned (`holder.fn = ...`)
+    _setters: dict[str, dict[str, dict[str, str]]]  # class qualname -> submodules.setter_params
     _records: dict[str, tuple[str, ...]]  # named tuples defined in the file: name -> fields
     _late_globals: set[str]  # module-level names bound to a call's result (Analyzer._prebind)
 

@@ -5,12 +5,14 @@ a method reads it back (``spec_type``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from tclint.rules import types as T
-from tclint.rules.analysis.common import COMPILE_FUNCS, literal, node_loc
+from tclint.rules.analysis.common import COMPILE_FUNCS, chained_module_root, literal, node_loc
 from tclint.rules.analysis.records import RECORD, is_record
 from tclint.rules.facts import Loc, Param, SubmoduleSpec
+from tclint.rules.names import dotted
 from tclint.rules.types import Ty
 
 if TYPE_CHECKING:
@@ -109,6 +111,92 @@ def param_fed_spec(
     if not isinstance(inner, ast.Name) or inner.id not in params:
         return None
     return SubmoduleSpec(container, (f"{T.PARAM_ELEMENTS}{cls_ref}|{inner.id}",), None, loc)
+
+
+def setter_params(cls: ast.ClassDef) -> dict[str, dict[str, str]]:
+    """``self.set_reducer(reducer)`` in ``__init__``: for each method of the class that ``__init__``
+    calls on ``self``, which of the method's parameters are given which of ``__init__``'s own
+    (``{"set_reducer": {"reducer": "reducer"}}``), so that what the method stores from them is what
+    the constructions pass (a parameter given two different ones is left out)."""
+    methods = {
+        s.name: s
+        for s in cls.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and not s.decorator_list
+    }
+    init = methods.get("__init__")
+    if init is None or not init.args.args:
+        return {}
+    self_name = init.args.args[0].arg
+    own = {a.arg for a in (*init.args.args[1:], *init.args.kwonlyargs)}
+    out: dict[str, dict[str, str]] = {}
+    clashes: set[tuple[str, str]] = set()
+    for node in ast.walk(init):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == self_name
+            and node.func.attr in methods
+            and node.func.attr != "__init__"
+        ):
+            continue
+        meth = methods[node.func.attr]
+        positional = [a.arg for a in meth.args.args[1:]]
+        named = {*positional, *(a.arg for a in meth.args.kwonlyargs)}
+        given: list[tuple[str, ast.expr]] = []
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred) or i >= len(positional):
+                break
+            given.append((positional[i], arg))
+        given.extend((kw.arg, kw.value) for kw in node.keywords if kw.arg in named)
+        fed = out.setdefault(meth.name, {})
+        for name, value in given:
+            if not isinstance(value, ast.Name) or value.id not in own:
+                continue
+            if fed.get(name, value.id) != value.id:
+                clashes.add((meth.name, name))
+            fed[name] = value.id
+    for meth_name, name in clashes:
+        out[meth_name].pop(name, None)
+    return out
+
+
+def defaulted_param(value: ast.expr, params: Collection[str]) -> tuple[str, ast.expr] | None:
+    """``self.get_default_reducer() if reducer is None else reducer`` (or ``reducer if reducer is
+    not None else Default()``, ``reducer or Default()``; the given branch may be a copy or a chain of
+    self-returning calls): the parameter and the default expression; else None."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2:
+        name = _given_name(value.values[0])
+        return (name, value.values[1]) if name is not None and name in params else None
+    if not isinstance(value, ast.IfExp):
+        return None
+    test = value.test
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return None
+    given, default = (
+        (value.body, value.orelse) if isinstance(test.ops[0], ast.IsNot) else (value.orelse, value.body)
+    )
+    name = _given_name(given)
+    return (name, default) if name == test.left.id and name in params else None
+
+
+def _given_name(node: ast.expr) -> str | None:
+    """``p``, ``copy.deepcopy(p)``, ``p.to(device)``: the name of what is given."""
+    if (
+        isinstance(node, ast.Call)
+        and (dotted(node.func) or "") in ("copy.deepcopy", "copy.copy", "deepcopy")
+        and len(node.args) == 1
+    ):
+        node = node.args[0]
+    node = chained_module_root(node)
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def container_elements(call: ast.Call, a: Analyzer) -> tuple[list[str], int | None]:  # noqa: C901 - long, not split yet (issue 16)

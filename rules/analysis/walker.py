@@ -33,7 +33,7 @@ from tclint.rules.analysis.common import (
     node_loc,
 )
 from tclint.rules.analysis.records import fields_of, is_record
-from tclint.rules.analysis.submodules import param_fed_spec, spec_from_type
+from tclint.rules.analysis.submodules import defaulted_param, param_fed_spec, setter_params, spec_from_type
 from tclint.rules.analysis.types_infer import binop_type, element_type
 from tclint.rules.facts import ClassFacts, FunctionFacts, Loc, Param, SubmoduleSpec
 from tclint.rules.names import AliasTable, dotted, self_path
@@ -940,18 +940,39 @@ class Walker(AnalyzerBase):
                             or (spec.kind == "torch" and spec.refs[0] in _GENERIC_MODULES)
                             # `model.to(device).eval()`: `.to()` alone could be a tensor's
                             or (spec.kind == "tensor" and module_only_chain(value))
+                            or isinstance(value, (ast.IfExp, ast.BoolOp))
                         )
-                        and isinstance(given := chained_module_root(value), ast.Name)
-                        and given.id in scope.params
-                        and scope.func is not None
-                        and scope.func.name == "__init__"
+                        and (fed_by := self._constructor_param(value, scope)) is not None
                     ):
-                        # `self.net = net` (or `net.eval()`, `net.to(device)`) in __init__: whatever
-                        # the constructor is given
-                        spec = SubmoduleSpec("param", (given.id, self._class_ref(cls)), None, spec.loc)
+                        # `self.net = net` (or `net.eval()`, `net.to(device)`) in __init__, or in a
+                        # setter __init__ hands the parameter to (`self.set_reducer(reducer)`), maybe
+                        # with a default (`Default() if reducer is None else reducer`): whatever the
+                        # constructor is given, and the default's classes (refs after the first two)
+                        spec = SubmoduleSpec(
+                            "param", (fed_by[0], self._class_ref(cls), *fed_by[1]), None, spec.loc
+                        )
                     if spec is not None:
                         existing = cls.attrs.get(sp)
                         if (
+                            existing is not None
+                            and existing.kind == "param"
+                            and (
+                                spec.kind in ("instance", "torch")
+                                or (spec.kind == "param" and spec.refs[:2] == existing.refs[:2])
+                            )
+                        ):
+                            # `self.reducer = reducer` in one branch of the setter, `Default() if
+                            # reducer is None else reducer` or `Multiple(...)` in others: any of them
+                            extra = spec.refs[2:] if spec.kind == "param" else spec.refs
+                            existing.refs = tuple(dict.fromkeys([*existing.refs, *extra]))
+                        elif (
+                            existing is not None
+                            and existing.kind in ("instance", "torch")
+                            and spec.kind == "param"
+                        ):
+                            spec.refs = tuple(dict.fromkeys([*spec.refs, *existing.refs]))
+                            cls.attrs[sp] = spec
+                        elif (
                             existing is not None
                             and existing.kind in ("instance", "torch")
                             and spec.kind in ("instance", "torch")
@@ -982,6 +1003,34 @@ class Walker(AnalyzerBase):
             return
         if isinstance(target, ast.Starred):
             self._bind_target(target.value, T.T_OTHER)
+
+    def _constructor_param(self, value: ast.expr, scope: Scope) -> tuple[str, tuple[str, ...]] | None:
+        """The ``__init__`` parameter whose argument ``self.<attr> = value`` stores (in ``__init__``,
+        or in a method ``__init__`` hands it to: ``submodules.setter_params``), with the refs of the
+        default it falls back on (``self.get_default_reducer() if reducer is None else reducer``:
+        ``deferred:<factory>``; ``MeanReducer()``: the class); None when it stores no parameter."""
+        func, cls = scope.func, self.ctx.cls
+        if func is None or cls is None:
+            return None
+        fed = (
+            {p: p for p in scope.params}
+            if func.name == "__init__"
+            else self._setters.get(cls.qualname, {}).get(func.name, {})
+        )
+        root = chained_module_root(value)
+        if isinstance(root, ast.Name):
+            return (fed[root.id], ()) if root.id in fed else None
+        found = defaulted_param(value, fed)
+        if found is None:
+            return None
+        name, default = found
+        dspec = spec_from_type(self.type_of(default), default, cast("Analyzer", self))
+        refs: tuple[str, ...] = ()
+        if dspec is not None and dspec.kind in ("instance", "torch"):
+            refs = dspec.refs
+        elif dspec is not None and dspec.kind == "deferred":
+            refs = tuple(f"deferred:{r}" for r in dspec.refs)
+        return fed[name], refs
 
     def _config_value(self, value: ast.expr) -> Any:
         """A literal, or for sets/lists of functions (`{print}`) their dotted names."""
@@ -1207,6 +1256,7 @@ class Walker(AnalyzerBase):
             decorators=tuple(d for d in (self._class_decorator(dec) for dec in node.decorator_list) if d),
         )
         self.facts.classes[qualname] = facts
+        self._setters[qualname] = setter_params(node)
         if parent.kind == "function":
             parent.env[node.name] = Ty(T.FUNC, T.HIGH, None, f"{self.module}.{qualname}")
         scope = Scope("class", parent.aliases, parent)
