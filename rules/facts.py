@@ -283,9 +283,10 @@ class VariantFacts:
     # iterations; "|keys" / "|length" / "|items": a dict's keys, a list's length, a config object
     param_grads: tuple[
         str, ...
-    ] = ()  # "<pos>|False|<module>" / "|True|" / "|?|": eager code setting parameters' requires_grad
+    ] = ()  # "<pos>|False|<module>|<L>" / "|True|" / "|?|": eager code setting parameters' requires_grad
     # (freezing); <module>: "<dotted receiver>@<line:col:end_line:end_col of the call its first name was assigned
-    # from in that function, or empty>", or empty when the parameters' module is not a name
+    # from in that function, or empty>", or empty when the parameters' module is not a name; <L>: "L" when
+    # it runs in a loop of its function (other than its own `for p in m.parameters()` loop), else empty
     modes: dict[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # call "line:col" -> "<receiver>=<line:col:end_line:end_col>=<train|eval|?>|...": the

@@ -659,7 +659,7 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
             source = dataclasses.replace(source, note=source.note + GUESSED_MODULE)
         elif not any(_reads_frozen(project, key, fn, node) for node in frozen):
             continue
-        if edge is not None and _before_any_call(project, key, ff, caller, edge):
+        if _before_any_call(project, key, ff, caller, edge):
             if frozen is not None:
                 at = (source.path, source.loc.line, source.loc.col)
                 if tuple(frozen) not in initial or initial[tuple(frozen)][0] < at:
@@ -687,7 +687,7 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
     )
 
 
-FlipAt = tuple[FileFacts, FunctionFacts | None, CallEdge | None]  # where a change runs (_flip_edge)
+FlipAt = tuple[FileFacts, FunctionFacts | None, CallEdge]  # where a change runs (_flip_edge)
 
 
 def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | None, FlipAt]]:
@@ -704,34 +704,22 @@ def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | Non
     for ff in project.files.values():
         vf = ff.variant_facts if ff.path not in libraries else None
         for item in vf.param_grads if vf is not None else ():
-            pos, flag, module = item.split("|", 2)
+            pos, flag, rest = item.split("|", 2)
+            module, _, looped = rest.partition("|")
             loc = _loc_of(pos)
             source = Source(ff.path, loc, "sets parameters' requires_grad")
-            out.append((flag, source, _frozen_modules(project, ff, loc, module), _flip_edge(ff, loc)))
+            flip_at = _flip_edge(ff, loc, looped == "L")
+            out.append((flag, source, _frozen_modules(project, ff, loc, module), flip_at))
     project.memo["variants_flips"] = out
     return out
 
 
-def _flip_edge(ff: FileFacts, loc: Loc) -> FlipAt:
-    """The function a requires_grad change at ``loc`` is in, and the call edge that tells when it
-    runs: the ``m.requires_grad_(flag)`` call itself, or, for ``p.requires_grad = flag`` on the
-    variable of a ``for p in m.parameters():`` loop (a name the call graph has no edge for), that
-    loop's ``.parameters()`` / ``.named_parameters()`` call, the last edge before it (None when
-    neither is there: then the change is taken to run at any time)."""
-    caller = _enclosing(ff, loc.line)
-    at = (loc.line, loc.col)
-    before = None
-    for edge in sorted(
-        ff.module_calls if caller is None else caller.calls, key=lambda e: (e.loc.line, e.loc.col)
-    ):
-        where = (edge.loc.line, edge.loc.col)
-        if where == at and edge.method == "requires_grad_":
-            return ff, caller, edge
-        if where < at:
-            before = edge
-    if before is not None and before.method in ("parameters", "named_parameters"):
-        return ff, caller, before
-    return ff, caller, None
+def _flip_edge(ff: FileFacts, loc: Loc, looped: bool) -> FlipAt:
+    """The function a requires_grad change at ``loc`` is in, and a call edge standing for the
+    change (``looped``: it runs in a loop of that function other than its own ``for p in
+    m.parameters():`` loop), for ``_before_any_call`` to tell whether it runs before any call."""
+    edge = CallEdge("method", "", "requires_grad_", loc, in_loop=looped)
+    return ff, _enclosing(ff, loc.line), edge
 
 
 def _enclosing(ff: FileFacts, line: int) -> FunctionFacts | None:

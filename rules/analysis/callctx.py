@@ -581,6 +581,7 @@ class _Pass:
         self.shaped: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}
         # loop variables over `<module>.parameters()` here -> the module (``_Pass.receiver``)
         self.param_vars: dict[str, str] = {}
+        self.param_depth: dict[str, int] = {}  # such a variable -> how many loops hold its loop
         # (function qualname or "", name) -> the position of the last call assigned to the name there
         # (``model = Net()``): what the variant analysis types a frozen module's name by
         self.origins: dict[tuple[str, str], str] = {}
@@ -833,14 +834,16 @@ class _Pass:
         if isinstance(value, ast.Constant) and value.value is True:
             self.marks[-1][target.value.id] = "requires_grad"
         if target.value.id in self.param_vars:
-            self.flip(node, _flag(value), self.param_vars[target.value.id])
+            self.flip(node, _flag(value), self.param_vars[target.value.id], target.value.id)
 
-    def flip(self, node: ast.AST, flag: str, module: str) -> None:
+    def flip(self, node: ast.AST, flag: str, module: str, var: str | None = None) -> None:
         """Record a change of parameters' requires_grad made after construction (not in an
         ``__init__``: what a module freezes while it is built is the state every call sees), with
-        the module whose parameters change (``receiver``)."""
+        the module whose parameters change (``receiver``) and ``|L`` when it runs in a loop of
+        its function (for a ``for p in m.parameters()`` variable ``var``: a loop around that one)."""
         if not (self.funcs and self.funcs[-1].rpartition(".")[2] == "__init__"):
-            self.param_grads.append(f"{self.pos(node)}|{flag}|{module}")
+            looped = self.param_depth.get(var, 1) > 1 if var is not None else bool(self.loop_stores)
+            self.param_grads.append(f"{self.pos(node)}|{flag}|{module}|{'L' if looped else ''}")
 
     def receiver(self, expr: ast.expr) -> str:
         """``<dotted path>@<origin>`` for the module an expression names (``D``, ``model.base``,
@@ -866,7 +869,7 @@ class _Pass:
         )
         flag = "True" if value is None else _flag(value)
         if isinstance(recv, ast.Name) and recv.id in self.param_vars:
-            self.flip(call, flag, self.param_vars[recv.id])
+            self.flip(call, flag, self.param_vars[recv.id], recv.id)
         elif (isinstance(recv, ast.Attribute) and _dotted(recv) is not None) or flag != "True":
             self.flip(call, flag, self.receiver(recv))
 
@@ -967,11 +970,13 @@ class _Pass:
             else []
         )
         self.param_vars.update(dict.fromkeys(params, owner))
+        self.param_depth.update(dict.fromkeys(params, len(self.loop_stores)))  # (this loop counted)
         self.strided.update(strided)
         self.body(node.body)
         self.body(node.orelse)
         for name in params:
             self.param_vars.pop(name, None)
+            self.param_depth.pop(name, None)
         self.strided.difference_update(strided)
         self.leave_loop(before)
         self.loop_names.pop()

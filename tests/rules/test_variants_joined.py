@@ -322,6 +322,22 @@ def main():
         ),
         {"Adapted.forward": 1},
     ),
+    (
+        "lora-set-by-a-factory-the-compile-site-calls",  # a computed flag, in a .parameters() loop
+        LORA.split("def main")[0]
+        + """def inject(model):
+    for n, p in model.named_parameters():
+        p.requires_grad = n.startswith("lora")
+    return model
+
+
+def main():
+    cmodel = torch.compile(inject(Adapted()), backend="eager")
+    for step in range(4):
+        cmodel(torch.randn(8, 4)).sum().backward()
+""",
+        {"Adapted.forward": 1},
+    ),
     ("frozen-once-after-compiled-calls", FREEZE_LATE, {"Encoder.forward": 2}),
     (
         "made-trainable-after-calls-of-a-module-built-trainable",  # as built: True, no change
