@@ -264,9 +264,10 @@ def variants(project: Project) -> dict[str, Variants]:
         v.runs_eagerly_from = dropped.get(key)
         mine = calls.get(key, [])
         dynamic = region.options.get("dynamic")
+        inherited = _inherited_modes(project, mine)
         for dim in (
-            _grad_dimension(mine),
-            _autocast_dimension(mine),
+            _grad_dimension(mine, inherited),
+            _autocast_dimension(mine, inherited),
             _training_dimension(project, ff, fn, modes, mine),
             _setter_dimension(project, ff, fn),
             _batch_dimension(mine, dynamic),
@@ -480,12 +481,133 @@ def _call_id(call: callsites.RootCall) -> CallId:
     return (call.caller_file.path, call.edge.loc.line, call.edge.loc.col)
 
 
-def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
+INHERIT_DEPTH = 3  # calling functions walked up for a grad mode / autocast a call does not set itself
+Inherited = dict[CallId, dict[str, list[tuple[str, Source]]]]
+
+
+def _inherited_modes(project: Project, calls: list[callsites.RootCall]) -> Inherited:
+    """Call id -> {"grad:" / "autocast:" -> (mode, source) pairs} for the calls that set no grad
+    mode or autocast themselves, made in a function that its callers call under one
+    (``with torch.no_grad(): action = agent.act(obs)``, ``act`` calling ``self(obs)`` of a
+    module compiled in place): the global state is the callers', so the call takes their modes.
+    Only where some caller sets a mode: a function every caller calls plainly changes nothing.
+    A call inside a compiled region is left as it is (inlined, it guards the outer frame)."""
+    out: Inherited = {}
+    for call in calls:
+        own = _context(call)
+        key = _enclosing_key(project, call.caller_file, call.edge)
+        if key is None or key in project.regions:
+            continue
+        for prefix, default in (("grad:", "grad"), ("autocast:", "fp32")):
+            if any(t.startswith(prefix) for t in own):
+                continue
+            modes = _caller_modes(project, key, prefix, default, INHERIT_DEPTH, {key})
+            if modes and any(m != default for m, _ in modes):
+                out.setdefault(_call_id(call), {})[prefix] = modes
+    return out
+
+
+def _enclosing_key(project: Project, ff: FileFacts, edge: CallEdge) -> str | None:
+    """The key of the function whose calls hold ``edge`` (None: a module-level call)."""
+    index = project.memo.setdefault("variants_edge_owner", {})
+    if ff.path not in index:
+        index[ff.path] = {
+            id(e): f"{ff.path}::{fn.qualname}" for fn in ff.functions.values() for e in fn.calls
+        }
+    return index[ff.path].get(id(edge))
+
+
+def _callers_of(project: Project, key: str) -> list[tuple[FileFacts, CallEdge, FunctionFacts | None]]:
+    """The call edges of the project that call the function ``key`` (memoised per key): its
+    name called on an instance, on ``self``, through a name or an import."""
+    memo = project.memo.setdefault("variants_mode_callers", {})
+    if key in memo:
+        return memo[key]
+    tff, tfn = project.functions[key]
+    cls_key = f"{tff.path}::{tfn.cls}" if tfn.cls else None
+    out = []
+    for ff in project.files.values():
+        for edge, caller in _all_edges(ff):
+            if tfn.name not in (edge.method, edge.target.rpartition(".")[2]):
+                continue
+            if caller is not None:
+                hit = any(k == key for k, _ in project.edge_targets(ff, caller, edge))
+            elif edge.kind == "name":
+                hit = project.resolve(edge.target, ff) == ("function", key)
+            else:
+                hit = cls_key is not None and any(
+                    project.find_method(k, tfn.name) == key
+                    for k in _receiver_classes(project, ff, None, edge)
+                )
+            if hit:
+                out.append((ff, edge, caller))
+    memo[key] = out
+    return out
+
+
+def _caller_modes(
+    project: Project, key: str, prefix: str, default: str, depth: int, seen: set[str]
+) -> list[tuple[str, Source]]:
+    """The grad modes (``prefix`` "grad:") or autocast settings ("autocast:") the calls of the
+    function ``key`` make, each with where it is set; a call that sets none takes its own
+    function's callers' (``depth`` functions up), else ``default`` at the call."""
+    out: list[tuple[str, Source]] = []
+    for ff, edge, caller in _callers_of(project, key):
+        vf = ff.variant_facts
+        tags = [
+            t
+            for t in (vf.contexts.get(f"{edge.loc.line}:{edge.loc.col}", ()) if vf else ())
+            if t.startswith(prefix)
+        ]
+        if tags:
+            mode, _, pos = tags[-1][len(prefix) :].partition("@")
+            for m in mode.split("|"):
+                if prefix == "autocast:":
+                    value, note = (
+                        (f"autocast({m})" if m != "default" else "autocast"),
+                        "called inside autocast",
+                    )
+                else:
+                    what = {"no_grad": "torch.no_grad()", "inference_mode": "torch.inference_mode()"}.get(m)
+                    value, note = m, (f"called under {what}" if what else "called with grad mode on")
+                out.append((value, Source(ff.path, _loc_of(pos), note)))
+            continue
+        up = f"{ff.path}::{caller.qualname}" if caller is not None else None
+        if up is not None and depth > 1 and up not in seen and up not in project.regions:
+            higher = _caller_modes(project, up, prefix, default, depth - 1, seen | {up})
+            if higher:
+                out.extend(higher)
+                continue
+        note = "called with grad mode on" if default == "grad" else "called without autocast"
+        out.append((default, Source(ff.path, edge.loc, note)))
+    return out
+
+
+def _take_inherited(
+    call: callsites.RootCall,
+    prefix: str,
+    inherited: Inherited | None,
+    seen: dict[str, list[Source]],
+    per_call: dict[CallId, frozenset[str]],
+) -> bool:
+    """Record the modes ``call`` takes from its function's callers (``_inherited_modes``), if any."""
+    modes = (inherited or {}).get(_call_id(call), {}).get(prefix)
+    if not modes:
+        return False
+    for value, source in modes:
+        seen.setdefault(value, []).append(source)
+    per_call[_call_id(call)] = frozenset(value for value, _ in modes)
+    return True
+
+
+def _grad_dimension(calls: list[callsites.RootCall], inherited: Inherited | None = None) -> Dimension | None:
     seen: dict[str, list[Source]] = {}
     per_call: dict[CallId, frozenset[str]] = {}
     for call in calls:
         tags = [t for t in _context(call) if t.startswith("grad:")]
         path = call.caller_file.path
+        if not tags and _take_inherited(call, "grad:", inherited, seen, per_call):
+            continue
         if not tags:
             seen.setdefault("grad", []).append(Source(path, call.edge.loc, "called with grad mode on"))
             per_call[_call_id(call)] = frozenset(("grad",))
@@ -512,11 +634,15 @@ def _grad_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
     )
 
 
-def _autocast_dimension(calls: list[callsites.RootCall]) -> Dimension | None:
+def _autocast_dimension(
+    calls: list[callsites.RootCall], inherited: Inherited | None = None
+) -> Dimension | None:
     seen: dict[str, list[Source]] = {}
     per_call: dict[CallId, frozenset[str]] = {}
     for call in calls:
         tags = [t for t in _context(call) if t.startswith("autocast:")]
+        if not tags and _take_inherited(call, "autocast:", inherited, seen, per_call):
+            continue
         if not tags:
             seen.setdefault("fp32", []).append(
                 Source(call.caller_file.path, call.edge.loc, "called without autocast")

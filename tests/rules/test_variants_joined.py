@@ -530,6 +530,44 @@ def main():
 """,
         {"Encoder.forward": 2},
     ),
+    # the call sets no grad mode / autocast itself: it runs under its function's callers'
+    (
+        "no-grad-around-the-method-that-calls-self",
+        AGENT.replace(
+            "        with torch.no_grad():\n            return self(obs)", "        return self(obs)"
+        ).replace("        agent.act(obs)", "        with torch.no_grad():\n            agent.act(obs)"),
+        {"Agent.forward": 2},
+    ),
+    (
+        "autocast-two-functions-above-the-call",
+        """
+import torch
+
+
+def score(x):
+    return (x.sin() @ x.T).sum()
+
+
+fast_score = torch.compile(score, backend="eager")
+
+
+def evaluate(x):
+    return fast_score(x)
+
+
+def run(x):
+    return evaluate(x)
+
+
+def main():
+    x = torch.randn(8, 8)
+    for _ in range(3):
+        run(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            run(x)
+""",
+        {"score": 2},
+    ),
 ]
 
 
