@@ -622,11 +622,14 @@ class Project:
         try:
             out: list[str] = []
             for eff, edge, owner, reached in self._constructions(cls_key) if cls_key is not None else ():
+                via = keys
                 if reached != init:
-                    continue  # a subclass with its own constructor: its arguments mean something else
+                    if reached is None or init is None or not self._hands_on_keyword(reached, init, name):
+                        continue  # a subclass with its own constructor: its arguments mean something else
+                    via = (name,)  # `Sub(reducer=r)`: Sub's **kwargs handed on to the base's __init__
                 given = {"#0": edge.arg0} if edge.arg0 is not None else {}
                 given.update((k, (kind, ref, meth)) for k, kind, ref, meth in edge.more_args)
-                kind, ref, meth = next((given[k] for k in keys if k in given), ("unknown", None, None))
+                kind, ref, meth = next((given[k] for k in via if k in given), ("unknown", None, None))
                 if kind == "unknown":
                     continue
                 if method != "__call__" and kind == "instance" and ref:
@@ -638,6 +641,33 @@ class Project:
             return out
         finally:
             guard.discard(cls_key)
+
+    def _hands_on_keyword(self, reached: str, init: str, name: str) -> bool:
+        """Whether keyword ``name`` given to the constructor whose ``__init__`` is ``reached`` gets
+        to the base's ``init``: each ``__init__`` before it in the MRO of ``reached``'s class takes
+        ``**kwargs``, has no parameter ``name`` and calls ``super().__init__`` (pytorch-metric-
+        learning's ``TripletMarginLoss(reducer=r)`` through three bases to the one storing it)."""
+        fn = self.functions.get(reached)
+        if fn is None or fn[1].cls is None:
+            return False
+        start = f"{fn[0].path}::{fn[1].cls}"
+        current: str | None = reached
+        for _ in range(12):
+            if current is None:
+                return False
+            if current == init:
+                return True
+            facts = self.functions[current][1]
+            if (
+                facts.cls is None
+                or not any(p.kind == "varkw" for p in facts.params)
+                or any(p.name == name for p in facts.params)
+                or not any(e.kind == "super" and e.method == "__init__" for e in facts.calls)
+            ):
+                return False
+            owner = f"{self.functions[current][0].path}::{facts.cls}"
+            current = self.find_method(start, "__init__", after=owner)
+        return False
 
     def _default_targets(self, ff: FileFacts, refs: tuple[str, ...], method: str) -> list[str]:
         """``method`` of a constructor argument's default (a ``"param"`` spec's refs after the

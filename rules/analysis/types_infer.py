@@ -221,6 +221,9 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.COMPILED, base.conf, None, base.ref)
             if base.kind == T.CONTAINER and base.dtype == "classes":
                 return Ty(T.FUNC, T.MEDIUM, None, base.ref)  # SOLVERS[method]: one of those classes
+            registry = self._registry_ref(node) if base.kind in (T.CONTAINER, T.FUNC) else None
+            if registry is not None:
+                return Ty(T.FUNC, T.MEDIUM, None, registry)  # cls = MODELS[name]: a registered class
             return T.T_UNKNOWN
         if isinstance(node, ast.JoinedStr):
             return T.T_STR
@@ -339,6 +342,10 @@ class TypeInference(AnalyzerBase):
         if record is not None:
             return record
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get":
+            held = self._registry_ref(node)
+            if held is not None:
+                return Ty(T.FUNC, T.MEDIUM, None, held)  # cls = MODELS.get(name): a registered class
         q = self.qualify(func)
         if q is not None:
             if q in T.MODULE_WRAPPERS or q in ("copy.deepcopy", "copy.copy"):
@@ -463,6 +470,8 @@ class TypeInference(AnalyzerBase):
                 )
             if ty.kind == T.FUNC and _is_class_ref(ty.ref) and name not in self.scope.params:
                 return Ty(T.INSTANCE, ty.conf, None, ty.ref)  # cls = SOLVERS[name]; cls(...)
+            if ty.kind == T.FUNC and (ty.ref or "").startswith(T.REGISTRY) and name not in self.scope.params:
+                return Ty(T.INSTANCE, ty.conf, None, ty.ref)  # cls = MODELS[name]; cls(cfg)
             return T.T_UNKNOWN
         if isinstance(func, ast.Attribute):
             method = func.attr

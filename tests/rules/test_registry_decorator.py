@@ -104,8 +104,8 @@ def test_a_registry_filled_by_class_decorators_in_other_modules(tmp_path):
 
 def test_a_bare_decorator_and_a_get_in_one_file(tmp_path):
     """``@register`` storing ``REGISTRY[cls.__name__] = cls`` itself, the model looked up with
-    ``REGISTRY.get(name)`` and bound to a variable before it is compiled; a dict no decorator fills
-    stays unresolved."""
+    ``REGISTRY.get(name)`` and bound to a variable before it is compiled, or the class bound first
+    (``cls = REGISTRY[name]``); a dict no decorator fills stays unresolved."""
     main = """import torch
 from torch import nn
 
@@ -130,6 +130,11 @@ def main(name):
     compiled = torch.compile(model)
     other = torch.compile(OTHER[name]())
     return compiled, other
+
+
+def by_class(name):
+    cls = REGISTRY[name]
+    return torch.compile(cls())
 """
     write_tree(str(tmp_path), {"main.py": main})
     result = lint_tree(str(tmp_path))
@@ -137,3 +142,4 @@ def main(name):
     assert (16, "TC104") in found
     assert _targets(result, 22) == {"Net.forward"}
     assert (23, "TC311") in found
+    assert _targets(result, 29) == {"Net.forward"}

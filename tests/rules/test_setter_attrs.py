@@ -104,3 +104,36 @@ def test_the_setter_program_breaks_where_tclint_says(tmp_path):
     result = run_example(path, SETTER, "run()")
     assert result.error is None, result.error_text
     assert result.lines_with(()) == {PRINT_LINE, MASK_LINE}
+
+
+SUBCLASS = SETTER.replace(
+    'given = torch.compile(Loss(ThresholdReducer(0.5)), backend="eager")',
+    """class MarginLoss(Loss):
+    def __init__(self, margin=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.margin = margin
+
+
+given = torch.compile(MarginLoss(margin=0.2, reducer=ThresholdReducer(0.5)), backend="eager")""",
+)
+
+
+def test_a_keyword_a_subclass_hands_on_through_its_kwargs(tmp_path):
+    """``MarginLoss(margin=0.2, reducer=r)``, ``MarginLoss.__init__(self, margin, **kwargs)``
+    calling ``super().__init__(**kwargs)``: ``reducer`` reaches the base's ``__init__`` and its
+    setter, so the passed reducer runs (pytorch-metric-learning's losses).  Before: a subclass
+    with its own constructor was never taken for a construction of the base."""
+    assert "MarginLoss(margin=0.2" in SUBCLASS
+    regions, found = lint_main(str(tmp_path), SUBCLASS)
+    assert "ThresholdReducer.forward" in regions
+    assert ("TC109", MASK_LINE) in found
+
+
+def test_a_subclass_keeping_the_keyword_does_not_hand_it_on(tmp_path):
+    """A subclass whose own ``__init__`` has the parameter (``reducer=None``) and does not pass
+    it on: the base is given its default, not the construction's reducer."""
+    code = SUBCLASS.replace(
+        "def __init__(self, margin=0.1, **kwargs):", "def __init__(self, margin=0.1, reducer=None, **kwargs):"
+    )
+    regions, found = lint_main(str(tmp_path), code)
+    assert "ThresholdReducer.forward" not in regions
