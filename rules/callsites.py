@@ -87,6 +87,10 @@ def calls_into_roots(project: Project) -> list[RootCall]:
                 if edge.kind == "param" and caller is not None:
                     for site_id in passed.get((f"{ff.path}::{caller.qualname}", edge.target), ()):
                         keys.extend(k for k in project.site_targets.get(site_id, ()) if k in root_keys)
+                stored = _ctor_param(project, ff, caller, edge)
+                if stored is not None:
+                    for site_id in passed.get(stored, ()):
+                        keys.extend(k for k in project.site_targets.get(site_id, ()) if k in root_keys)
                 for key in dict.fromkeys(keys):
                     _rff, fn = project.functions[key]
                     out.append(RootCall(key, edge, ff, frame_params(fn)))
@@ -111,6 +115,9 @@ def _compiled_arguments(project: Project) -> dict[tuple[str, str], set[str]]:
             else:
                 found = project.resolve(edge.target, ff)
                 key = found[1] if found is not None and found[0] == "function" else None
+                if found is not None and found[0] == "class":
+                    # `DDIMSampler(torch.compile(unet))`: what its __init__ stores (`self.model = model`)
+                    key = project.find_method(found[1], "__init__")
             if key is None or key not in project.functions:
                 continue
             params = [p for p in project.functions[key][1].params if p.kind in ("pos", "kwonly")]
@@ -124,6 +131,30 @@ def _compiled_arguments(project: Project) -> dict[tuple[str, str], set[str]]:
                 if name is not None:
                     out.setdefault((key, name), set()).add(site_id)
     return out
+
+
+def _ctor_param(
+    project: Project, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge
+) -> tuple[str, str] | None:
+    """(``__init__`` key, parameter name) when ``edge`` calls ``self.<attr>(...)`` and ``__init__``
+    stored that parameter there (``self.model = model``): the call runs what the constructions
+    pass (``DDIMSampler(torch.compile(unet))``: the compiled module, ``_compiled_arguments``)."""
+    if (
+        edge.kind != "self"
+        or caller is None
+        or caller.cls is None
+        or edge.method not in ("__call__", "forward")
+        or not edge.target
+        or "." in edge.target
+    ):
+        return None
+    found = project.find_attr(f"{ff.path}::{caller.cls}", edge.target)
+    if found is None or found[1].kind != "param" or len(found[1].refs) < 2:
+        return None
+    sff, spec = found
+    cls_key = project.class_key_for(spec.refs[1], sff)
+    init = project.find_method(cls_key, "__init__") if cls_key is not None else None
+    return (init, spec.refs[0]) if init is not None else None
 
 
 def _edges(ff: FileFacts) -> Iterator[tuple[CallEdge, FunctionFacts | None]]:

@@ -568,6 +568,80 @@ def main():
 """,
         {"score": 2},
     ),
+    # a compiled module handed to another object's constructor, called there through `self.model`
+    (
+        "compiled-module-handed-to-a-sampler",
+        """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Sampler:
+    def __init__(self, model, steps=3):
+        self.model = model
+        self.steps = steps
+
+    def sample(self, x):
+        with torch.no_grad():
+            for _ in range(self.steps):
+                x = self.model(x)
+        return x
+
+
+def main():
+    net = Net()
+    fast = torch.compile(net, backend="eager")
+    sampler = Sampler(fast)
+    for _ in range(3):
+        fast(torch.randn(2, 4)).sum().backward()
+        sampler.sample(torch.randn(2, 4))
+""",
+        {"Net.forward": 2},
+    ),
+    (
+        "plain-module-handed-to-a-sampler-next-to-its-compiled-wrapper",
+        """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def sample(self, x):
+        with torch.no_grad():
+            return self.model(x)
+
+
+def main():
+    net = Net()
+    fast = torch.compile(net, backend="eager")
+    sampler = Sampler(net)
+    for _ in range(3):
+        fast(torch.randn(2, 4)).sum().backward()
+        sampler.sample(torch.randn(2, 4))
+""",
+        {"Net.forward": 1},
+    ),
 ]
 
 
