@@ -785,7 +785,9 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
             source = dataclasses.replace(source, note=source.note + GUESSED_MODULE)
         elif not any(_reads_frozen(project, key, fn, node) for node in frozen):
             continue
-        if _before_any_call(project, key, ff, caller, edge):
+        if _before_any_call(project, key, ff, caller, edge) or _entry_before_calls(
+            project, key, ff, caller, edge
+        ):
             if frozen is not None:
                 at = (source.path, source.loc.line, source.loc.col)
                 if tuple(frozen) not in initial or initial[tuple(frozen)][0] < at:
@@ -814,6 +816,23 @@ def _param_grad_dimension(project: Project, key: str, fn: FunctionFacts) -> Dime
 
 
 FlipAt = tuple[FileFacts, FunctionFacts | None, CallEdge]  # where a change runs (_flip_edge)
+
+
+def _entry_before_calls(
+    project: Project, root_key: str, ff: FileFacts, caller: FunctionFacts | None, edge: CallEdge
+) -> bool:
+    """Whether a requires_grad change runs in a module-level function the project never calls (an
+    entry point run by a test, ``fire.Fire(main)``, a click command), outside its loops and before
+    its first call of ``root_key`` (it makes one): it runs once, before those calls (measured,
+    torch 2.13: ``def main(): net.fc.requires_grad_(False); for ...: model(x)``, 1 compile).
+    ``_before_any_call`` asks for callers that all run before the compile; an entry has none."""
+    if caller is None or caller.cls is not None or edge.in_loop:
+        return False
+    if _callers(project).get(f"{ff.path}::{caller.qualname}"):
+        return False
+    into = {id(c.edge) for c in project.memo.get("variants_calls", {}).get(root_key, ())}
+    calls = [(e.loc.line, e.loc.col) for e in caller.calls if id(e) in into]
+    return bool(calls) and min(calls) > (edge.loc.line, edge.loc.col)
 
 
 def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | None, FlipAt]]:
