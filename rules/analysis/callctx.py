@@ -229,9 +229,10 @@ def _assigned_here(stmt: ast.stmt) -> set[str]:
     return out
 
 
-def _walk_here(stmt: ast.stmt):  # type: ignore[no-untyped-def]
-    """The nodes of a statement, not descending into nested functions, classes or lambdas."""
-    stack: list[ast.AST] = [stmt]
+def _walk_here(root: ast.AST):  # type: ignore[no-untyped-def]
+    """The nodes of a statement or expression that run where it is, not descending into nested
+    functions, classes or lambdas."""
+    stack: list[ast.AST] = [root]
     while stack:
         node = stack.pop()
         yield node
@@ -1303,18 +1304,6 @@ def _join(a: ModeState | None, b: ModeState | None) -> ModeState | None:
     return {k: a.get(k, _INIT) | b.get(k, _INIT) for k in a.keys() | b.keys()}
 
 
-def _own_nodes(root: ast.AST):  # type: ignore[no-untyped-def]
-    """The nodes of an expression or statement that run where it is (not in a nested function,
-    class or lambda body)."""
-    stack: list[ast.AST] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
-
-
 class _ModeFlow:
     """Which ``.train()`` / ``.eval()`` statements of one function may have run last, on each
     receiver, when each call of the function is made: a reaching-definitions pass over the
@@ -1396,7 +1385,7 @@ class _ModeFlow:
             return st
         roots = {k.split(".", 1)[0]: k for k in st}
         out = st
-        for node in _own_nodes(s):
+        for node in _walk_here(s):
             if not isinstance(node, ast.Call):
                 continue
             callee = node.func.id if isinstance(node.func, ast.Name) else None
@@ -1414,7 +1403,7 @@ class _ModeFlow:
     def exprs(self, node: ast.AST, st: ModeState) -> None:
         if not st:
             return
-        for sub in _own_nodes(node):
+        for sub in _walk_here(node):
             if isinstance(sub, ast.Call):
                 self.at[(sub.lineno, sub.col_offset)] = st
 
@@ -1423,7 +1412,7 @@ def _has_setter(body: list[ast.stmt]) -> bool:
     return any(
         isinstance(node, ast.stmt) and _mode_setter(node) is not None
         for stmt in body
-        for node in _own_nodes(stmt)
+        for node in _walk_here(stmt)
     )
 
 
