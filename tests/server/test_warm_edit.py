@@ -13,8 +13,7 @@ from tclint.server import entries as entries_mod
 from tclint.server import warmedit
 from tclint.server.workspace import Workspace
 
-from tests.helpers.lintutil import write_tree
-from tests.server.test_warm_open import LIB, _age
+from tests.server.test_warm_open import _setup as _open_setup
 
 USER = textwrap.dedent("""
     import torch
@@ -35,7 +34,6 @@ USER = textwrap.dedent("""
     model(step(torch.ones(3)))
     """)
 
-HELPERS = "def scale(x):\n    return x * 2\n"
 # the same interface (names, functions, calls, lines) and exports (the region's first break):
 # only what is reported in the user's file differs
 SAME_INTERFACE = [
@@ -51,19 +49,7 @@ NO_BREAK = USER.replace('print("step")', '"step"')  # the region's first break g
 
 
 def _setup(tmp_path, monkeypatch) -> tuple[str, str, str]:
-    from tclint.rules import reading
-
-    site = os.path.join(str(tmp_path), "env", "lib", "python3.11", "site-packages")
-    write_tree(site, LIB)
-    python = os.path.join(str(tmp_path), "env", "bin", "python")
-    proj = os.path.join(str(tmp_path), "proj")
-    pyproject = f'[tool.tclint]\nfollow-libraries = true\n\n[tool.tclint.probe]\npython = "{python}"\n'
-    write_tree(proj, {"train.py": USER, "helpers.py": HELPERS, "pyproject.toml": pyproject})
-    _age(site)
-    _age(proj)
-    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
-    monkeypatch.setattr(reading, "RACY_MARGIN_NS", 0)
-    return site, proj, os.path.join(proj, "train.py")
+    return _open_setup(tmp_path, monkeypatch, USER)
 
 
 def _workspace(proj: str) -> Workspace:

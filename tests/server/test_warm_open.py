@@ -53,13 +53,14 @@ def _age(folder: str) -> None:
             os.utime(os.path.join(base, name), (old, old))
 
 
-def _setup(tmp_path, monkeypatch) -> tuple[str, str, str]:
+def _setup(tmp_path, monkeypatch, user: str = USER) -> tuple[str, str, str]:
+    """A site-packages holding warmlib, a project whose ``train.py`` is ``user``, both aged."""
     site = os.path.join(str(tmp_path), "env", "lib", "python3.11", "site-packages")
     write_tree(site, LIB)
     python = os.path.join(str(tmp_path), "env", "bin", "python")
     proj = os.path.join(str(tmp_path), "proj")
     pyproject = f'[tool.tclint]\nfollow-libraries = true\n\n[tool.tclint.probe]\npython = "{python}"\n'
-    write_tree(proj, {"train.py": USER, "helpers.py": HELPERS, "pyproject.toml": pyproject})
+    write_tree(proj, {"train.py": user, "helpers.py": HELPERS, "pyproject.toml": pyproject})
     _age(site)
     _age(proj)
     monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(str(tmp_path), "xdg"))
