@@ -9,8 +9,9 @@ parameters, and the variant count is decided at its call sites.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from tclint.rules import types as T
 from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts, Param
@@ -201,16 +202,19 @@ def _edge_roots(
     if caller is not None and edge.kind in ("self", "instance", "deferred", "elem"):
         if edge.kind == "self" and not _self_may_be_compiled(project, ff, caller, edge):
             return _in_place_roots(project, ff, caller, edge, root_keys)
-        for key, _m in project.edge_targets(ff, caller, edge):
-            target = project.regions.get(key)
-            if (
-                key in root_keys
-                and target is not None
-                and target.site is not None
-                and target.site.target_kind
-                in ("instance", "attr", "elem", "modlist", "deferred", "method", "ctorparam")
-            ):
-                out.append((key, True))
+        out.extend(
+            _roots_by_site(
+                project,
+                ff,
+                caller,
+                edge,
+                root_keys,
+                lambda site: (
+                    site.target_kind
+                    in ("instance", "attr", "elem", "modlist", "deferred", "method", "ctorparam")
+                ),
+            )
+        )
     return out
 
 
@@ -245,15 +249,22 @@ def _in_place_roots(
     a module handed to ``torch.compile(m)`` (the original, not the wrapper) do."""
     if edge.method != "__call__" or (edge.target == "forward" and not edge.on_self):
         return []
+    return _roots_by_site(project, ff, caller, edge, root_keys, lambda site: site.how == "method")
+
+
+def _roots_by_site(
+    project: Project,
+    ff: FileFacts,
+    caller: FunctionFacts,
+    edge: CallEdge,
+    root_keys: set[str],
+    accept: Callable[[Any], bool],
+) -> list[tuple[str, bool]]:
+    """The compiled roots ``edge`` calls whose region's compile site ``accept`` takes."""
     out = []
     for key, _m in project.edge_targets(ff, caller, edge):
         region = project.regions.get(key)
-        if (
-            key in root_keys
-            and region is not None
-            and region.site is not None
-            and region.site.how == "method"
-        ):
+        if key in root_keys and region is not None and region.site is not None and accept(region.site):
             out.append((key, True))
     return out
 
