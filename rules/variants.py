@@ -1631,6 +1631,15 @@ def _region_members(project: Project) -> dict[str, list[str]]:
     return index
 
 
+def frames_on_their_own(project: Project, key: str) -> list[str]:
+    """For a root whose frame Dynamo drops (``Variants.runs_eagerly_from``): the function keys
+    of its region below the root, the frames Dynamo compiles on their own and that meet the
+    calling code's variants (the probe's recompiles land on them); empty for any other root."""
+    if key not in dropped_roots(project):
+        return []
+    return [k for k in _region_members(project).get(key, []) if k != key]
+
+
 def _nothing_retraced(project: Project, members: list[str]) -> bool:
     """For a root whose frame Dynamo drops: whether every project frame of its region is dropped
     too (a loop caller of a break, or a reader of a property whose getter breaks:

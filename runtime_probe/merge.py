@@ -67,14 +67,18 @@ def _recompile_match(sd: Diagnostic, pd: Diagnostic) -> bool:
 def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
     """A static variant finding (TC208/TC209: ``extra["target"]`` the compiled function,
     ``extra["dimension"]`` the guard dimension it predicts) explains this recompile: same compiled
-    function, and the failed guard is an instance of that dimension (``guards.dimensions``)."""
+    function, or one of the frames a dropped root's callees are compiled as (``extra["frames"]``:
+    the root runs eagerly, its callees meet the variants), and the failed guard is an instance of
+    that dimension (``guards.dimensions``)."""
     target, dim = sd.extra.get("target"), sd.extra.get("dimension")
     fn = pd.extra.get("function")
     if not target or not dim or not fn or _family(sd.code) is not Family.RECOMPILE:
         return False
-    path, _, qual = str(target).partition("::")
     frame_file = pd.extra.get("frame_file")
-    if qual != fn or (frame_file and _real(path) != _real(frame_file)):
+    if not any(
+        qual == fn and (not frame_file or _real(path) == _real(frame_file))
+        for path, _, qual in (str(t).partition("::") for t in [target, *(sd.extra.get("frames") or ())])
+    ):
         return False
     return any(dim in guards.dimensions(g) for g in pd.extra.get("guards") or ())
 

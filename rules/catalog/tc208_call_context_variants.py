@@ -92,6 +92,11 @@ class CallContextVariants(Rule):
                 extra={
                     "target": key,
                     "targets": [member[0] for member in members],
+                    # a dropped root's callees compiled on their own: the probe's recompiles of
+                    # those frames are what this finding predicts (runtime_probe.merge)
+                    "frames": sorted(
+                        {f for member in members for f in variants.frames_on_their_own(project, member[0])}
+                    ),
                     "dimension": dim.kind,
                     "variants": v.count,
                 },

@@ -44,3 +44,22 @@ def test_probe_confirms_the_variant_findings_and_flags_the_unpredicted_recompile
     forward = [d for d in diags if d["code"] == "TC902" and d["message"].startswith("`Net.forward`")]
     assert len(forward) == 2 and all(d["predicted_by"] == ["TC208"] and not d["unpredicted"] for d in forward)
     assert tc902["`normalise`"]["unpredicted"] is True  # x.to(dtype) through a variable: not predicted
+
+
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_a_dropped_roots_variants_are_confirmed_by_its_callees_recompiles(tmp_path):
+    """`Net.forward` runs eagerly (a break in a block called from its loop): its blocks are
+    compiled on their own, and the `no_grad` call recompiles `Block.forward`.  TC208 names
+    `Net.forward` and says its callees get the variants, so the callee's recompile is predicted
+    by it (old code: "probe only: no static rule predicted this")."""
+    proc, diags = probe_program_json("dropped_variants", "evaluate.py", str(tmp_path / "report.json"))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    tc208 = [d for d in diags if d["code"] == "TC208" and "no_grad" in d["message"]]
+    assert len(tc208) == 1 and tc208[0]["confirmed"], tc208
+    grad = [
+        d
+        for d in diags
+        if d["code"] == "TC902" and d["message"].startswith("`Block.forward`") and "grad mode" in d["message"]
+    ]
+    assert grad and all(d["predicted_by"] == ["TC208"] and not d["unpredicted"] for d in grad), grad
