@@ -27,6 +27,9 @@ Rows, each a child process (CPU: user + sys of that child; peak: its own ``VmHWM
                         same definitions; median of ``--repeat`` runs, each a new edit)
   tclint lines moved    then lines inserted at the top of that file before each run (every line of
                         it moves: its positions change, not what it says; median, each a new move)
+  tclint mtime only     the file's modification time changed, its bytes not (the stat table misses)
+  tclint body edit      a string in one of its methods changed (what it defines and calls is kept)
+  tclint interface change  a function appended to it (a new definition: the whole project pass)
 and the modules a warm run imports (``-X importtime``).  Targets (issue 20): warm <= 1.5x read +
 hash (<= 2x ``python -c pass`` on small trees), touched and lines moved <= 2.5x warm,
 main-process peak <= 1.3x the libcst parse's peak.  Nothing here asserts a time: the figures go
@@ -58,6 +61,12 @@ TOUCH = {
     "transformers": "transformers/models/llama/modeling_llama.py",
     "torch": "torch/nn/modules/linear.py",
     "examples": "examples/tinylm/model.py",
+}
+# an edit of that file that keeps what it defines and calls: a string in a method changed
+BODY_EDIT = {
+    "transformers": (b"eps={self.variance_epsilon}", b"epsilon={self.variance_epsilon} "),
+    "torch": (b"in_features={self.in_features}", b"in_feats={self.in_features} "),
+    "examples": (b"NaN after attention", b"NaN after the attention "),
 }
 HEAVY = (
     "tclint.rules.analysis",
@@ -215,11 +224,48 @@ def bench_tree(name: str, transformers: str | None, repeat: int, libcst_files: i
         with open(victim, "wb") as fh:
             fh.write(original)
     show("tclint lines moved", median(moved))
+    mtime = []
+    for i in range(repeat):  # the same bytes, a new modification time: the stat table misses
+        st = os.stat(victim)
+        os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9 * (i + 1)))
+        mtime.append(measure(tclint(rss=True), project))
+    show("tclint mtime only", median(mtime))
+    old, new = BODY_EDIT[name]
+    show(
+        "tclint body edit",
+        edited(project, victim, original, lambda i: original.replace(old, new + b"%d" % i, 1), repeat),
+    )
+    show(
+        "tclint interface change",
+        edited(
+            project,
+            victim,
+            original,
+            lambda i: original + b"\n\ndef bench_added_%d(x):\n    return x + %d\n" % (i, i),
+            max(1, repeat // 2),
+        ),
+    )
     imports = warm_imports(project)
     print(
         f"  a warm run imports {imports['modules']} modules; heavy ones: {', '.join(imports['heavy']) or 'none'}"
     )
     return {"files": files, "lines": lines, "rows": rows, "imports": imports}
+
+
+def edited(project: str, victim: str, original: bytes, make, runs: int) -> bench_run.Measure:
+    """The median of ``runs`` runs, each after ``victim`` is written as ``make(i)``; then the file
+    is put back and one more run brings the cache back to the unchanged tree."""
+    out = []
+    try:
+        for i in range(runs):
+            with open(victim, "wb") as fh:
+                fh.write(make(i))
+            out.append(measure(tclint(rss=True), project))
+    finally:
+        with open(victim, "wb") as fh:
+            fh.write(original)
+        measure(tclint(), project)
+    return median(out)
 
 
 def summary(name: str, result: dict) -> list[str]:
@@ -239,6 +285,15 @@ def summary(name: str, result: dict) -> list[str]:
         f"(CPU; wall {touched.wall / warm.wall:.2f}x; target <= 2.5x)",
         f"- lines moved in that file (comment lines inserted at its top): {moved.cpu:.3f} s CPU, {moved.wall:.3f} s wall = "
         f"{moved.cpu / warm.cpu:.2f}x the warm run (CPU; wall {moved.wall / warm.wall:.2f}x; target <= 2.5x)",
+        *(
+            f"- {label}: {r[key].cpu:.3f} s CPU, {r[key].wall:.3f} s wall = {r[key].cpu / warm.cpu:.2f}x the warm run "
+            f"(CPU; wall {r[key].wall / warm.wall:.2f}x), peak {r[key].rss_mb:.0f} MiB"
+            for key, label in (
+                ("tclint mtime only", "modification time only"),
+                ("tclint body edit", "a string in a method changed"),
+                ("tclint interface change", "a function added (interface change)"),
+            )
+        ),
         f"- main-process peak: cold {cold.rss_mb:.0f} MiB = {cold.rss_mb / parse_peak:.2f}x, touched {touched.rss_mb:.0f} MiB = "
         f"{touched.rss_mb / parse_peak:.2f}x, warm {r['tclint warm, peak'].rss_mb:.0f} MiB = "
         f"{r['tclint warm, peak'].rss_mb / parse_peak:.2f}x the libcst parse's peak ({parse_peak:.0f} MiB; target <= 1.3x)",
@@ -248,6 +303,7 @@ def summary(name: str, result: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global SCALE
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -263,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         help="libcst parses this many of the largest files for its peak (0: every file)",
     )
     parser.add_argument("--json", help="also write the measurements to this file")
+    parser.add_argument("--work", help=f"the folder the trees are copied into (default {SCALE})")
     args = parser.parse_args(argv)
+    SCALE = args.work or SCALE
     os.makedirs(SCALE, exist_ok=True)
     import importlib.util
 
