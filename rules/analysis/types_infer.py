@@ -20,6 +20,7 @@ from tclint.rules.analysis.submodules import container_elements, spec_type
 from tclint.rules.facts import ClassFacts
 from tclint.rules.names import canonical, dotted, self_path
 from tclint.rules.nn_module_methods import SELF_RETURNING_METHODS
+from tclint.rules.tensor_methods import BOUND_METHOD, TENSOR_METHODS
 from tclint.rules.types import Ty
 
 if TYPE_CHECKING:
@@ -110,6 +111,9 @@ class TypeInference(AnalyzerBase):
             return Ty(
                 T.SCALAR, base.conf, "bool" if attr.startswith("is_") or attr == "requires_grad" else "other"
             )
+        if attr in TENSOR_METHODS:
+            # `t.is_floating_point` without the call: a bound method, neither a tensor nor its value
+            return Ty(T.FUNC, base.conf, BOUND_METHOD)
         return Ty(T.TENSOR, base.conf, base.dtype)
 
     def _eval_type(self, node: ast.expr) -> Ty:  # noqa: C901 - one dispatch over node kinds

@@ -6,6 +6,7 @@ from tclint.rules.facts import FrameEffect, Need, Requirement
 from tclint.rules.model import Applicability, Edit, Fix, Severity, Span
 from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence, torch_name
+from tclint.rules.tensor_methods import BOUND_METHOD
 
 
 class _Why(NamedTuple):
@@ -74,6 +75,30 @@ def _condition_confidence(ctx, test: ast.expr) -> tuple[int | None, _Why | None]
     return None, None
 
 
+def _bound_method_confidence(ctx, test: ast.expr) -> int | None:
+    """How sure we are that ``test`` is a tensor method read without the call, on a tensor Dynamo
+    has no source for (``x = x.view(-1)``; ``x if x.is_floating_point else x.float()``): Python
+    finds it always true; Dynamo cannot take its truth value (GB4841) and, at a jump, gives up on
+    the whole function.  On a graph input (measured: a parameter of the compiled function) it
+    does not break, so a parameter the function never rebinds is only a low-confidence guess
+    (what its callers pass decides); ``self.x.method`` is not reported."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _bound_method_confidence(ctx, test.operand)
+    if not isinstance(test, ast.Attribute):
+        return None
+    ty = ctx.type_of(test)
+    if ty.kind != T.FUNC or ty.dtype != BOUND_METHOD:
+        return None
+    base = test.value
+    if isinstance(base, ast.Name):
+        if base.id in ctx.scope.env:
+            return max(ty.conf, T.MEDIUM)  # bound in this function (a parameter rebound too)
+        return max(ty.conf, T.LOW) if ctx.is_param(base) else None
+    if isinstance(base, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp)):
+        return max(ty.conf, T.MEDIUM)  # `(a + b).is_floating_point`: computed here
+    return None
+
+
 def _guard_confidence(ctx, value: ast.expr) -> int | None:
     """How sure the part after ``value and`` is to run, ``value`` being a Python value: no cap for
     the module mode (``self.training``: true while training, the common compiled case) and for
@@ -137,6 +162,11 @@ class DataDependentBranch(Rule):
     on Python `random` draws, which Dynamo keeps as run-time values, and (with
     `capture_scalar_outputs`) on captured `.item()` results.
 
+    Also a tensor method read without the call as a condition (`x if x.is_floating_point else
+    x.float()`): always true in Python, but Dynamo cannot take its truth value (GB4841) and gives
+    up on the whole function; on a parameter of the compiled function itself it does not break,
+    so a parameter the function never rebinds is low confidence.
+
     Conditions on shapes (`x.shape[0] > 1`, `x.dim()`, `x.numel()`, `len(x)`), on `is None`,
     `isinstance`, `self.training` and configuration attributes are decided while tracing and do
     not break; neither does `assert tensor_condition` (it becomes an assertion op in the graph),
@@ -186,7 +216,7 @@ class DataDependentBranch(Rule):
     name = "data-dependent-control-flow"
     summary = "Python control flow depends on a tensor's value inside compiled code"
     family = Family.GRAPH_BREAK
-    gb_ids = ("GB0170", "GB0033")
+    gb_ids = ("GB0170", "GB0033", "GB4841")
     default_severity = Severity.WARNING
     fix_applicability = Applicability.UNSAFE
 
@@ -212,8 +242,27 @@ class DataDependentBranch(Rule):
             help=f"use `{'t.all()' if name == 'all' else 't.any()'}` / torch.stack(...).{name}() to keep it a tensor",
         )
 
+    def _bound_method_condition(self, test: ast.expr, ctx) -> bool:
+        """``if t.is_floating_point:`` (no call) on a tensor computed here: reported, True."""
+        conf = _bound_method_confidence(ctx, test)
+        if conf is None:
+            return False
+        ctx.report(
+            self.code,
+            test,
+            f"`{short(ctx, test)}` is a tensor method without the call (always true in Python): Dynamo cannot "
+            "take its truth value and gives up on the whole function, which runs eagerly",
+            gb_ids=("GB4841",),
+            confidence=conf,
+            help="call it (`t.is_floating_point()`), or test the tensor's attributes (`t.dtype`)",
+            frame=FrameEffect.WHOLE_FRAME,
+        )
+        return True
+
     def visit_Condition(self, node, ctx):
         test = node.test
+        if self._bound_method_condition(test, ctx):
+            return
         conf, why = _condition_confidence(ctx, test)
         if conf is None or why is None:
             return
@@ -247,6 +296,8 @@ class DataDependentBranch(Rule):
             cands[-1].fix = fix
 
     def visit_IfExp(self, node, ctx):
+        if self._bound_method_condition(node.test, ctx):
+            return
         conf, why = _condition_confidence(ctx, node.test)
         if conf is None or why is None:
             return
@@ -490,6 +541,25 @@ model = torch.compile(Net())
 """,
             run="model(torch.randn(2, 4))",
             title="an unannotated helper takes the types of its arguments at the compiled call site",
+        ),
+        Example(
+            """
+import torch
+
+def flat_float(preds, target):
+    preds = preds.view(-1)
+    target = target.view(-1)
+    preds = preds if preds.is_floating_point else preds.float()  # expect: TC102
+    target = target if target.is_floating_point else target.float()
+    return (preds - target).abs().sum()
+
+@torch.compile
+def mae(preds, target):
+    return flat_float(preds * 2, target)
+""",
+            run="mae(torch.randn(4), torch.randn(4))",
+            gb=("GB4841",),
+            title="a tensor method without the call: the whole function runs eagerly (the second is shadowed)",
         ),
     )
     valid = (
