@@ -65,20 +65,15 @@ def _recompile_match(sd: Diagnostic, pd: Diagnostic) -> bool:
 
 
 def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
-    """A static variant finding (TC208/TC209: ``extra["target"]`` the compiled function,
-    ``extra["dimension"]`` the guard dimension it predicts) explains this recompile: same compiled
-    function, or one of the frames a dropped root's callees are compiled as (``extra["frames"]``:
-    the root runs eagerly, its callees meet the variants), and the failed guard is an instance of
-    that dimension (``guards.dimensions``)."""
-    target, dim = sd.extra.get("target"), sd.extra.get("dimension")
-    fn = pd.extra.get("function")
-    if not target or not dim or not fn or _family(sd.code) is not Family.RECOMPILE:
+    """A static variant finding (TC208/TC209, and TC207's static shapes: ``extra["target"]`` the
+    compiled function, ``extra["dimension"]`` the guard dimension it predicts) explains this
+    recompile: same compiled function (``_same_function``: the frames a dropped root's callees
+    are compiled as count too), and the failed guard is an instance of that dimension
+    (``guards.dimensions``)."""
+    dim = sd.extra.get("dimension")
+    if not sd.extra.get("target") or not dim or _family(sd.code) is not Family.RECOMPILE:
         return False
-    frame_file = pd.extra.get("frame_file")
-    if not any(
-        qual == fn and (not frame_file or _real(path) == _real(frame_file))
-        for path, _, qual in (str(t).partition("::") for t in [target, *(sd.extra.get("frames") or ())])
-    ):
+    if not _same_function(sd, pd):
         return False
     return any(dim in guards.dimensions(g) for g in pd.extra.get("guards") or ())
 
@@ -86,15 +81,19 @@ def _dimension_match(sd: Diagnostic, pd: Diagnostic) -> bool:
 def _same_function(sd: Diagnostic, pd: Diagnostic) -> bool:
     """``sd`` is about the function the probe recompiled (``pd.extra["function"]``, qualified, in
     ``frame_file``; a continuation after one of its graph breaks counts as the function): a
-    call-site finding names it as ``extra["target"]`` ("path::qualname"), a finding inside it as
-    ``extra["func"]``."""
+    call-site finding names it as ``extra["target"]`` ("path::qualname") or, where the compiled
+    root runs eagerly (a break drops its frame), among ``extra["frames"]``, the functions it
+    calls that Dynamo compiles on their own and that meet the calls' variants; a finding inside
+    it names it as ``extra["func"]``."""
     fn, frame_file = pd.extra.get("function"), pd.extra.get("frame_file")
     if not fn:
         return False
     target = sd.extra.get("target")
     if target:
-        path, _, qual = str(target).partition("::")
-        return qual == fn and (not frame_file or _real(path) == _real(frame_file))
+        named = (str(t).partition("::") for t in [target, *(sd.extra.get("frames") or ())])
+        return any(
+            qual == fn and (not frame_file or _real(path) == _real(frame_file)) for path, _, qual in named
+        )
     return sd.extra.get("func") == fn and bool(frame_file) and _real(sd.path) == _real(str(frame_file))
 
 

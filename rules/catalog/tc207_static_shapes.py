@@ -70,7 +70,7 @@ class StaticShapes(Rule):
         return cand
 
     def project_check(self, project):
-        from tclint.rules import callsites
+        from tclint.rules import callsites, variants
 
         in_loop: dict[str, bool] = {}
         for call in callsites.calls_into_roots(project):
@@ -94,7 +94,16 @@ class StaticShapes(Rule):
                     )
                 ),
                 severity=Severity.ERROR if looped else None,
-                extra={"target": keys[0] if keys else None, "looped": looped},
+                extra={
+                    "target": keys[0] if keys else None,
+                    "looped": looped,
+                    # a size guard is what fails (runtime_probe.merge), on the compiled function or,
+                    # where a break drops its frame, on the functions it calls (compiled on their own)
+                    "dimension": "batch",
+                    "frames": sorted(
+                        {*keys[1:], *(f for k in keys for f in variants.frames_on_their_own(project, k))}
+                    ),
+                },
                 help="keep dynamic=None unless shapes are fixed; bucket lengths, or mark_dynamic before the call",
                 fix=_dynamic_fixes(site.loc),
             )

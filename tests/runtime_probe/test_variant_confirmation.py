@@ -63,3 +63,21 @@ def test_a_dropped_roots_variants_are_confirmed_by_its_callees_recompiles(tmp_pa
         if d["code"] == "TC902" and d["message"].startswith("`Block.forward`") and "grad mode" in d["message"]
     ]
     assert grad and all(d["predicted_by"] == ["TC208"] and not d["unpredicted"] for d in grad), grad
+
+
+@pytest.mark.dynamo
+@pytest.mark.slow
+def test_static_shapes_on_a_dropped_root_predict_its_callees_size_recompiles(tmp_path):
+    """TC207 (`dynamic=False`, called in a loop) on `Net`, whose frame Dynamo drops: the size
+    recompiles land on `Block.forward`, and TC207 predicts them (old code: probe only)."""
+    proc, diags = probe_program_json("dropped_variants", "static_shapes.py", str(tmp_path / "report.json"))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert [d["code"] for d in diags].count("TC207") == 1
+    sizes = [
+        d
+        for d in diags
+        if d["code"] == "TC902"
+        and d["message"].startswith("`Block.forward`")
+        and "changed size" in d["message"]
+    ]
+    assert sizes and all(d["predicted_by"] == ["TC207"] and not d["unpredicted"] for d in sizes), sizes
