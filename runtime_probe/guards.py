@@ -309,7 +309,7 @@ def explain(  # noqa: C901 - long, not split yet (issue 16)
         if what == "size":
             text = f"`{name}` changed size in dim {index}: {expected} -> {actual}"
             if automatic_dynamic:
-                text += " (Dynamo then compiles that dimension as dynamic: expected once per dimension)"
+                text += AUTOMATIC_DYNAMIC_NOTE
             return {"kind": "size", "subject": name, "text": text, "index": int(index) if index else None}
         if what == "rank":
             return {
@@ -538,6 +538,15 @@ CAUSE_CALLS = {
     "grad-mode": ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode"),
     "autocast": ("autocast",),
 }
+
+
+# what a size recompile says under automatic dynamic shapes, and what it says instead for a frame
+# that recompiled for the same dimension twice (so it was compiled static: ``dynamic=False``,
+# ``mark_static``; ``report._static_frames``)
+AUTOMATIC_DYNAMIC_NOTE = " (Dynamo then compiles that dimension as dynamic: expected once per dimension)"
+STATIC_NOTE = (
+    " (this frame is compiled with static shapes, as `dynamic=False` does: every new size compiles again)"
+)
 
 
 # what ``explain`` calls a failed guard -> the dimensions of the static variant analysis

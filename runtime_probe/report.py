@@ -285,8 +285,29 @@ def build_compiles(
             }
         )
     _share_guard_locations(out)
+    _static_frames(out)
     _fold_secondary(out)
     return out
+
+
+def _static_frames(compiles: list[dict[str, Any]]) -> None:
+    """A frame that recompiled twice for a change of size in the same dimension of the same value
+    was compiled with static shapes (``torch.compile(dynamic=False)`` turns automatic dynamic
+    shapes off for its frames only, so the run's config still says on): its size recompiles say
+    so instead of "expected once per dimension"."""
+    seen: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for c in compiles:
+        cause = c.get("cause") or {}
+        if c["kind"] != "recompile" or not str(cause.get("text", "")).endswith(guards.AUTOMATIC_DYNAMIC_NOTE):
+            continue  # (a 0/1 specialisation of a dynamic size reads differently: not counted)
+        frame = c["frame"]
+        key = (frame["file"], frame["line"], frame["function"], cause.get("subject"), cause.get("index"))
+        seen.setdefault(key, []).append(cause)
+    for causes in seen.values():
+        if len(causes) < 2:
+            continue
+        for cause in causes:
+            cause["text"] = str(cause["text"])[: -len(guards.AUTOMATIC_DYNAMIC_NOTE)] + guards.STATIC_NOTE
 
 
 def _switch_calls(cause: dict[str, Any], recompile: dict[str, Any]) -> tuple[str, ...]:

@@ -487,3 +487,24 @@ def test_out_of_memory_messages_never_cut_numbers_and_say_human_sizes():
     cut = clip(long, 160)
     assert cut.endswith("…") and "1234" not in cut and len(cut) <= 160
     assert clip("short", 160) == "short"
+
+
+def test_a_frame_recompiled_twice_for_one_dimension_is_said_to_be_static():
+    """Two size recompiles of the same frame, value and dimension cannot happen under automatic
+    dynamic shapes (the first makes the dimension dynamic): the frame was compiled static
+    (`dynamic=False`), and its causes say so; a single one keeps the automatic-dynamic note."""
+    from tclint.runtime_probe import report
+
+    def size_recompile(fn: str, old: int, new: int) -> dict:
+        text = f"`x` changed size in dim 0: {old} -> {new}" + guards.AUTOMATIC_DYNAMIC_NOTE
+        return {
+            "kind": "recompile",
+            "frame": {"file": "m.py", "line": 3, "function": fn},
+            "cause": {"kind": "size", "subject": "x", "index": 0, "text": text},
+        }
+
+    compiles = [size_recompile("f", 4, 6), size_recompile("f", 6, 8), size_recompile("g", 4, 6)]
+    report._static_frames(compiles)
+    f1, f2, g = (c["cause"]["text"] for c in compiles)
+    assert f1.endswith(guards.STATIC_NOTE) and f2.endswith(guards.STATIC_NOTE)
+    assert g.endswith(guards.AUTOMATIC_DYNAMIC_NOTE)
