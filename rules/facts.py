@@ -286,7 +286,8 @@ class VariantFacts:
     ] = ()  # "<pos>|False|<module>|<L>" / "|True|" / "|?|": eager code setting parameters' requires_grad
     # (freezing); <module>: "<dotted receiver>@<line:col:end_line:end_col of the call its first name was assigned
     # from in that function, or empty>", or empty when the parameters' module is not a name; <L>: "L" when
-    # it runs in a loop of its function (other than its own `for p in m.parameters()` loop), else empty
+    # it runs in a loop of its function (other than its own `for p in m.parameters()` loop), else empty,
+    # then "N" for `name.requires_grad_(True)` on a plain name (kept only where the name holds a module)
     modes: dict[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # call "line:col" -> "<receiver>=<line:col:end_line:end_col>=<train|eval|?>|...": the

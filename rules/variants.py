@@ -74,6 +74,11 @@ class Dimension:
     # (caller path, line, col) of each call -> the values this dimension can have at that call;
     # None for a dimension not read off the calls (a call missing from it: any of ``values``)
     per_call: dict[CallId, frozenset[str]] | None = field(default=None, repr=False)
+    # for a dimension that becomes dynamic: when its value first changes ("iteration": on the
+    # second iteration of the loop around the call, "last": on the loop's last one, "caller":
+    # between calls of the function making the call); dimensions that first change at the same
+    # time go dynamic in the same recompile ("": with any other unlabelled one)
+    changes_with: str = ""
 
     @property
     def count(self) -> int | None:
@@ -167,20 +172,23 @@ class Variants:
         joined = self.joined()
         together = {id(d) for d in joined[0]} if joined is not None else set()
         n = joined[1] if joined is not None else 1
-        dynamic = False
+        changes: set[str] = set()
         ones = 0
         for d in self.dims:
             if id(d) in together:
                 continue
             if d.becomes_dynamic:
-                dynamic = (
-                    True  # automatic dynamic: every changed size/scalar goes symbolic in the same recompile
-                )
+                changes.add(d.changes_with)
             elif d.kind == "single":
                 ones += 1  # a batch of one: a graph of its own beside the static and dynamic ones
             else:
                 n *= len(d.values)
-        return n * (2 + ones) if dynamic else n * (1 + ones)
+        # automatic dynamic: the first change of a size / scalar recompiles once and marks it
+        # dynamic for the frame, so every later compile (another grad mode, train/eval, flag) is
+        # dynamic already: one compile more per time something first changes, not one per
+        # combination (measured, torch 2.13: train + grad with a DataLoader's short last batch,
+        # eval + no_grad: 3 compiles, not 4; a loop counter and the last batch: 3, not 2)
+        return n * (1 + ones) + len(changes)
 
     def summary(self) -> str:
         """``≈ 4 variants: train/eval × grad/no_grad — bounded`` (the hover / code lens text)."""
@@ -270,14 +278,14 @@ def variants(project: Project) -> dict[str, Variants]:
             _autocast_dimension(mine, inherited),
             _training_dimension(project, ff, fn, modes, mine),
             _setter_dimension(project, ff, fn),
-            _batch_dimension(mine, dynamic),
-            _size_dimension(mine, dynamic),
+            _batch_dimension(mine, dynamic, project),
+            _size_dimension(mine, dynamic, project),
             _param_grad_dimension(project, key, fn),
         ):
             if dim is not None:
                 v.dims.append(dim)
         if key not in dropped_whole(project):  # no graph of its own: its arguments guard nothing
-            v.dims.extend(_arg_dimensions(mine, dynamic is False))
+            v.dims.extend(_arg_dimensions(mine, dynamic is False, project))
             v.dims.extend(_structure_dimension(project, mine))
         v.dims.extend(_cast_dimensions(mine))
         if dynamic is False:
@@ -481,6 +489,87 @@ def _call_id(call: callsites.RootCall) -> CallId:
     return (call.caller_file.path, call.edge.loc.line, call.edge.loc.col)
 
 
+HAND_ON_DEPTH = 3  # calling functions walked up for an argument handed on through their parameters
+HandedOn = tuple[str, FileFacts, CallEdge, str]  # (argument key here, caller file, caller edge, key there)
+
+
+def _handed_on(project: Project, ff: FileFacts, edge: CallEdge, depth: int = HAND_ON_DEPTH) -> list[HandedOn]:
+    """The arguments of ``edge`` that are parameters of the function making it, handed on
+    (``def denoise(model, x, t): return model(x, t)``, ``self.step(x, t)`` in a sampler's loop):
+    for each, every call of that function that passes it, as (argument key at ``edge``, the
+    caller's file and edge, the argument key there); where the caller hands on a parameter of its
+    own again, its callers' (``depth`` functions up).  Those calls make the values, sizes and
+    choices the compiled call sees (measured, torch 2.13: a timestep counter passed through
+    ``denoise`` compiles twice, static then dynamic).  A call a function of a compiled region
+    makes is left alone (inlined there, its arguments come from the graph)."""
+    key = _enclosing_key(project, ff, edge)
+    if depth <= 0 or key is None or key in project.regions:
+        return []
+    params = callsites.frame_params(project.functions[key][1])
+    positional = [p.name for p in params if p.kind == "pos"]
+    names = {p.name for p in params}
+    handed = {k: kind[5:] for k, kind in edge.args if kind.startswith("name:") and kind[5:] in names}
+    if not handed:
+        return []
+    out: list[HandedOn] = []
+    for cff, cedge, _caller in _callers_of(project, key):
+        if cedge.kind == "ref":
+            continue  # passed as a value: its arguments are another call's
+        given = dict(cedge.args)
+        higher: list[HandedOn] | None = None
+        for here, name in handed.items():
+            at = f"#{positional.index(name)}" if name in positional else None
+            there = at if at in given else name if name in given else None
+            if there is None:
+                continue  # the default: one value
+            if higher is None:
+                higher = _handed_on(project, cff, cedge, depth - 1)
+            above = [(here, f, e, t) for h, f, e, t in higher if h == there]
+            out.extend(above or [(here, cff, cedge, there)])
+    return out
+
+
+def _facts_at(
+    project: Project | None, call: callsites.RootCall, table: str
+) -> list[tuple[str, str, str, Loc]]:
+    """(argument key at ``call``, the item's rest after ``@``, path, call location) for the items of
+    ``VariantFacts.<table>`` (``sizes``, ``batches``: ``"<argkey>@<rest>"``) recorded at ``call``,
+    and at the calls up the chain for its arguments handed on through the calling function's
+    parameters (``_handed_on``: ``evaluate(fast, x)`` in a loop where ``x`` changes size)."""
+    out = []
+    rows: list[tuple[str | None, FileFacts, CallEdge, str | None]] = [
+        (None, call.caller_file, call.edge, None)
+    ]
+    if project is not None:
+        rows.extend(_handed_on(project, call.caller_file, call.edge))
+    for here, ff, edge, there in rows:
+        vf = ff.variant_facts
+        items = getattr(vf, table).get(f"{edge.loc.line}:{edge.loc.col}", ()) if vf is not None else ()
+        for item in items:
+            argkey, _, rest = item.partition("@")
+            if there is None or argkey == there:
+                out.append((here or argkey, rest, ff.path, edge.loc))
+    return out
+
+
+def _arg_rows(project: Project | None, call: callsites.RootCall) -> list[tuple[Any, str, str, Loc]]:
+    """(parameter of the root, argument kind, path, location of the call making it) for ``call``'s
+    arguments (``"a" if c else "b"`` expanded: ``_with_choices``); an argument handed on through
+    the calling function's parameter takes what the calls up the chain pass (``_handed_on``)."""
+    handed = _handed_on(project, call.caller_file, call.edge) if project is not None else []
+    lifted = {here for here, *_ in handed}
+    own = _with_choices(call)
+    kept = tuple(a for a in own.edge.args if a[0] not in lifted)
+    mine = dataclasses.replace(own, edge=dataclasses.replace(own.edge, args=kept))
+    out = [(p, kind, call.caller_file.path, call.edge.loc) for p, kind in callsites.map_args(mine)]
+    for here, ff, edge, there in handed:
+        up = _with_choices(callsites.RootCall(call.root_key, edge, ff, call.params))
+        moved = tuple((here, kind) for k, kind in up.edge.args if k == there)
+        view = dataclasses.replace(call, edge=dataclasses.replace(call.edge, args=moved))
+        out.extend((p, kind, ff.path, edge.loc) for p, kind in callsites.map_args(view))
+    return out
+
+
 INHERIT_DEPTH = 3  # calling functions walked up for a grad mode / autocast a call does not set itself
 Inherited = dict[CallId, dict[str, list[tuple[str, Source]]]]
 
@@ -670,21 +759,16 @@ def _autocast_dimension(
     )
 
 
-def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
+def _batch_dimension(
+    calls: list[callsites.RootCall], dynamic: Any, project: Project | None = None
+) -> Dimension | None:
     if dynamic is True:
         return None
     sources = []
     for call in calls:
-        vf = call.caller_file.variant_facts
-        fed = vf.batches.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
-        for item in fed:
-            _key, _, pos = item.partition("@")
+        for _argkey, pos, path, _loc in _facts_at(project, call, "batches"):
             sources.append(
-                Source(
-                    call.caller_file.path,
-                    _loc_of(pos),
-                    "DataLoader keeps a smaller last batch (drop_last=False)",
-                )
+                Source(path, _loc_of(pos), "DataLoader keeps a smaller last batch (drop_last=False)")
             )
     if not sources:
         return None
@@ -696,6 +780,7 @@ def _batch_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension
         _dedupe(sources),
         "pass drop_last=True, or torch._dynamo.mark_dynamic(x, 0) before the first call",
         becomes_dynamic=dynamic is None,
+        changes_with="last",
     )
 
 
@@ -850,11 +935,14 @@ def _param_flips(project: Project) -> list[tuple[str, Source, list[Frozen] | Non
         vf = ff.variant_facts if ff.path not in libraries else None
         for item in vf.param_grads if vf is not None else ():
             pos, flag, rest = item.split("|", 2)
-            module, _, looped = rest.partition("|")
+            module, _, marks = rest.partition("|")
             loc = _loc_of(pos)
             source = Source(ff.path, loc, "sets parameters' requires_grad")
-            flip_at = _flip_edge(ff, loc, looped == "L")
-            out.append((flag, source, _frozen_modules(project, ff, loc, module), flip_at))
+            flip_at = _flip_edge(ff, loc, "L" in marks)
+            frozen = _frozen_modules(project, ff, loc, module)
+            if frozen is None and "N" in marks:
+                continue  # `x.requires_grad_()` on a name that holds no module tclint can tell: an input
+            out.append((flag, source, frozen, flip_at))
     project.memo["variants_flips"] = out
     return out
 
@@ -1021,7 +1109,9 @@ def _called_from(project: Project, key: str) -> set[str]:
     return seen
 
 
-def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension | None:
+def _size_dimension(
+    calls: list[callsites.RootCall], dynamic: Any, project: Project | None = None
+) -> Dimension | None:
     """Tensor arguments whose size changes between the iterations of the loop around the call
     (``analysis.callctx``: a factory given a size bound in the loop, ``torch.cat`` growth, a local
     generator yielding such tensors): static first, then one dynamic variant (automatic dynamic
@@ -1031,17 +1121,14 @@ def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension 
     if dynamic is True or dynamic is False:
         return None
     sources = []
+    hows = set()
     for call in calls:
-        vf = call.caller_file.variant_facts
-        fed = vf.sizes.get(f"{call.edge.loc.line}:{call.edge.loc.col}", ()) if vf is not None else ()
-        for item in fed:
-            _key, _, rest = item.partition("@")
-            pos, _, how = rest.rpartition("|")
+        for _argkey, rest, path, loc in _facts_at(project, call, "sizes"):
+            _pos, _, how = rest.rpartition("|")
             if how in STRUCTURE_NOTES:
                 continue  # a dict's keys, a list's length, a config object: _structure_dimension
-            sources.append(
-                Source(call.caller_file.path, call.edge.loc, SIZE_NOTES.get(how, SIZE_NOTES["varies"]))
-            )
+            hows.add(how)
+            sources.append(Source(path, loc, SIZE_NOTES.get(how, SIZE_NOTES["varies"])))
     if not sources:
         return None
     return Dimension(
@@ -1052,6 +1139,7 @@ def _size_dimension(calls: list[callsites.RootCall], dynamic: Any) -> Dimension 
         _dedupe(sources),
         "2 compiles (static, then dynamic); torch._dynamo.mark_dynamic on the first call compiles once, padding to a few sizes keeps it static",
         becomes_dynamic=True,
+        changes_with="last" if hows == {"last"} else "iteration",
     )
 
 
@@ -1389,15 +1477,15 @@ def _callers(project: Project) -> dict[str, list[tuple[FileFacts, FunctionFacts 
 
 
 # -- Python scalar arguments -------------------------------------------------------------------------
-def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> list[Dimension]:
+def _arg_dimensions(
+    calls: list[callsites.RootCall], dynamic_false: bool, project: Project | None = None
+) -> list[Dimension]:
     by_param: dict[str, tuple[Any, dict[str, list[Source]]]] = {}
     at_call: dict[str, dict[CallId, set[str]]] = {}  # parameter -> the kinds each call passes it
     for call in calls:
-        for param, kind in callsites.map_args(_with_choices(call)):
+        for param, kind, path, loc in _arg_rows(project, call):
             entry = by_param.setdefault(param.name, (param, {}))
-            entry[1].setdefault(kind, []).append(
-                Source(call.caller_file.path, call.edge.loc, _arg_note(param.name, kind))
-            )
+            entry[1].setdefault(kind, []).append(Source(path, loc, _arg_note(param.name, kind)))
             at_call.setdefault(param.name, {}).setdefault(_call_id(call), set()).add(kind)
     out = []
     for name, (param, kinds) in by_param.items():
@@ -1406,6 +1494,16 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
             guard = f"{name} == <True/False>"  # an unannotated flag given a bool: specialised
         unbounded = [k for k in kinds if k in callsites.UNBOUNDED]
         consts = sorted({k.partition(":")[2] for k in kinds if k.startswith(("const:", "choice:"))})
+        if (
+            guard is None
+            and len(consts) >= 2
+            and all(c[:1] in ("'", '"') for c in consts)
+            and not (param.ty.kind == T.TENSOR and param.ty.conf == T.HIGH)
+            and {"load", "cond", "key", "index"} & set(param.uses)
+        ):
+            # a parameter given strings (`if task == "a":`, `self.heads[task]`) is a constant to
+            # Dynamo, guarded by value where it is read (measured, torch 2.13: one compile per task)
+            guard = f"{name} == '<value>'"
         if guard is not None and "True/False" in guard:
             varying = any(not k.startswith(("const:", "choice:")) and k != "starred" for k in kinds)
             values = set(consts) | ({"True", "False"} if varying else set())
@@ -1478,7 +1576,9 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
         ty = param.ty
         # an unannotated parameter given a loop counter, a length or a clock value: a Python
         # number that changes per call (measured: `greedy(q, obs, 1.0 + ep)` compiles twice)
-        numeric = ty.kind == T.UNKNOWN and bool(unbounded) and "fstring" not in unbounded
+        # (also a `forward` parameter only guessed to be a tensor: `model(x, t)` given a counter)
+        guessed = ty.kind == T.UNKNOWN or ty.kind == T.TENSOR and ty.conf != T.HIGH
+        numeric = guessed and bool(unbounded) and "fstring" not in unbounded
         if (ty.kind == T.SCALAR and ty.dtype in ("int", "float") or numeric) and (
             len(consts) >= 2 or unbounded
         ):
@@ -1492,6 +1592,8 @@ def _arg_dimensions(calls: list[callsites.RootCall], dynamic_false: bool) -> lis
                     _dedupe(srcs),
                     "becomes dynamic after the second value: 2 compiles; pass a 0-d tensor to compile once",
                     becomes_dynamic=True,
+                    # a counter / clock changes on the loop's second iteration; constants between calls
+                    changes_with="iteration" if unbounded else "calls",
                 )
             )
     return out

@@ -314,6 +314,25 @@ def _mentions(expr: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
 
 
+def _parameters_of(value: ast.expr) -> ast.expr | None:
+    """The module of ``m.parameters()`` / ``m.named_parameters()``, also as ``list(...)`` or
+    ``tuple(...)`` of it (a list of parameters kept to freeze later), else None."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("list", "tuple")
+        and len(value.args) == 1
+    ):
+        value = value.args[0]
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("parameters", "named_parameters")
+    ):
+        return value.func.value
+    return None
+
+
 def _flag(value: ast.expr) -> str:
     """``True`` / ``False`` for a constant flag, ``?`` for one computed at run time."""
     if isinstance(value, ast.Constant) and isinstance(value.value, bool):
@@ -583,6 +602,11 @@ class _Pass:
         # loop variables over `<module>.parameters()` here -> the module (``_Pass.receiver``)
         self.param_vars: dict[str, str] = {}
         self.param_depth: dict[str, int] = {}  # such a variable -> how many loops hold its loop
+        # (function qualname or "", name) -> the module of `name = list(<module>.parameters())`
+        self.param_lists: dict[tuple[str, str], str] = {}
+        self.const_lists: dict[str, tuple[str, ...]] = {}  # module-level `TASKS = ("a", "b")`
+        # (function qualname or "", loop variable) -> the constants a `for task in TASKS:` loop binds
+        self.const_loops: dict[tuple[str, str], tuple[str, ...]] = {}
         # (function qualname or "", name) -> the position of the last call assigned to the name there
         # (``model = Net()``): what the variant analysis types a frozen module's name by
         self.origins: dict[tuple[str, str], str] = {}
@@ -799,6 +823,7 @@ class _Pass:
             if isinstance(target, ast.Name):
                 if isinstance(value, ast.Call):  # (a whole position: rules/relocate.py moves it)
                     self.origins[(self.funcs[-1] if self.funcs else "", target.id)] = self.pos(value)
+                self.note_parameter_list(target.id, value)
                 if tag is not None:
                     self.marks[-1][target.id] = tag
                 else:
@@ -827,6 +852,15 @@ class _Pass:
             elif isinstance(target, ast.Attribute):
                 self.requires_grad_write(target, value, node)
 
+    def note_parameter_list(self, name: str, value: ast.expr) -> None:
+        """``params = list(enc.parameters())``: a later ``for p in params: p.requires_grad = ...``
+        changes ``enc``'s parameters (``param_lists``); any other value unbinds it."""
+        listed, where = _parameters_of(value), (self.funcs[-1] if self.funcs else "", name)
+        if listed is not None:
+            self.param_lists[where] = self.receiver(listed)
+        else:
+            self.param_lists.pop(where, None)
+
     def requires_grad_write(self, target: ast.Attribute, value: ast.expr, node: ast.stmt) -> None:
         """``x.requires_grad = True`` marks an input tensor; ``p.requires_grad = flag`` for ``p`` of a
         ``for p in m.parameters()`` loop freezes or unfreezes parameters."""
@@ -837,14 +871,19 @@ class _Pass:
         if target.value.id in self.param_vars:
             self.flip(node, _flag(value), self.param_vars[target.value.id], target.value.id)
 
-    def flip(self, node: ast.AST, flag: str, module: str, var: str | None = None) -> None:
+    def flip(
+        self, node: ast.AST, flag: str, module: str, var: str | None = None, named: bool = False
+    ) -> None:
         """Record a change of parameters' requires_grad made after construction (not in an
         ``__init__``: what a module freezes while it is built is the state every call sees), with
         the module whose parameters change (``receiver``) and ``|L`` when it runs in a loop of
-        its function (for a ``for p in m.parameters()`` variable ``var``: a loop around that one)."""
+        its function (for a ``for p in m.parameters()`` variable ``var``: a loop around that one);
+        ``N`` (``named``) for ``enc.requires_grad_(True)`` on a plain name, which a tensor input
+        (``x.requires_grad_()``) writes alike: a change only where the name holds a module."""
         if not (self.funcs and self.funcs[-1].rpartition(".")[2] == "__init__"):
             looped = self.param_depth.get(var, 1) > 1 if var is not None else bool(self.loop_stores)
-            self.param_grads.append(f"{self.pos(node)}|{flag}|{module}|{'L' if looped else ''}")
+            marks = ("L" if looped else "") + ("N" if named else "")
+            self.param_grads.append(f"{self.pos(node)}|{flag}|{module}|{marks}")
 
     def receiver(self, expr: ast.expr) -> str:
         """``<dotted path>@<origin>`` for the module an expression names (``D``, ``model.base``,
@@ -873,6 +912,8 @@ class _Pass:
             self.flip(call, flag, self.param_vars[recv.id], recv.id)
         elif (isinstance(recv, ast.Attribute) and _dotted(recv) is not None) or flag != "True":
             self.flip(call, flag, self.receiver(recv))
+        elif isinstance(recv, ast.Name):  # `enc.requires_grad_(True)`, or an input's `x.requires_grad_()`
+            self.flip(call, flag, self.receiver(recv), named=True)
 
     def no_grad(self) -> bool:
         return any(t.startswith(("grad:no_grad", "grad:inference_mode")) for t in self.ctx)
@@ -952,16 +993,8 @@ class _Pass:
             self.sized[-1][target.id] = (
                 f"{self.pos(node.iter)}|items"  # `for cfg in phases`: another object each time
             )
-        params = (
-            _names(target)[-1:]
-            if isinstance(source, ast.Call) and _tail(source.func) in ("parameters", "named_parameters")
-            else []
-        )
-        owner = (
-            self.receiver(source.func.value)
-            if params and isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute)
-            else ""
-        )
+        params, owner = self.parameter_loop(source, target)
+        constant = self.constant_loop(source, target)
         strided = (
             [node.target.id]
             if isinstance(node.iter, ast.Call)
@@ -978,11 +1011,35 @@ class _Pass:
         for name in params:
             self.param_vars.pop(name, None)
             self.param_depth.pop(name, None)
+        if constant is not None:
+            self.const_loops.pop(constant, None)
         self.strided.difference_update(strided)
         self.leave_loop(before)
         self.loop_names.pop()
         for name in added:
             self.batches[-1].pop(name, None)
+
+    def parameter_loop(self, source: ast.expr, target: ast.expr) -> tuple[list[str], str]:
+        """(the loop variable, its module's ``receiver``) for ``for p in m.parameters()`` (or
+        ``named_parameters()``, or a name bound to ``list(m.parameters())`` in this function);
+        ([], "") for any other loop."""
+        if isinstance(source, ast.Call) and _tail(source.func) in ("parameters", "named_parameters"):
+            owner = self.receiver(source.func.value) if isinstance(source.func, ast.Attribute) else ""
+            return _names(target)[-1:], owner
+        listed = (self.funcs[-1] if self.funcs else "", source.id) if isinstance(source, ast.Name) else None
+        if listed is not None and listed in self.param_lists:
+            return _names(target)[-1:], self.param_lists[listed]
+        return [], ""
+
+    def constant_loop(self, source: ast.expr, target: ast.expr) -> tuple[str, str] | None:
+        """``for task in ("cls", "reg"):`` (or over a module-level tuple of constants): record the
+        constants its variable takes (``const_loops``) and return its key, else None."""
+        values = _constant_items(source, self.const_lists)
+        if values is None or not isinstance(target, ast.Name):
+            return None
+        key = (self.funcs[-1] if self.funcs else "", target.id)
+        self.const_loops[key] = values
+        return key
 
     # tensors whose size changes between loop iterations
     def enter_loop(self, body: list[ast.stmt], targets: set[str]) -> dict[str, str]:
@@ -1050,6 +1107,7 @@ class _Pass:
             or self.sized[-1]
             or self.strided
             or self.modes_at[-1]
+            or self.const_loops
         ):
             first = getattr(root, "lineno", None)
             if first is not None:
@@ -1100,6 +1158,8 @@ class _Pass:
             return
         key = key or f"{node.lineno}:{self.char_col(node.lineno, node.col_offset)}"
         picks = _choices(node)
+        if self.const_loops:
+            picks += self.loop_constants(node)
         if picks:
             self.facts.choices[key] = picks
         self.call_args(node, key)
@@ -1118,6 +1178,23 @@ class _Pass:
                 self.facts.batches[key] = tuple(fed)
         if self.size_bound:
             self.fed_sizes(node, key)
+
+    def loop_constants(self, node: ast.Call) -> tuple[str, ...]:
+        """``"<arg key>=<repr>|<repr>"`` for each argument that is the variable of an enclosing
+        ``for task in ("cls", "reg"):`` loop (or a loop over a module-level tuple of constants):
+        the call passes each of them in turn, as a ``"a" if c else "b"`` choice does."""
+        scope = self.funcs[-1] if self.funcs else ""
+        picks = []
+        for argkey, arg in [
+            *((f"#{i}", a) for i, a in enumerate(node.args)),
+            *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+        ]:
+            if isinstance(arg, ast.Starred):
+                break
+            values = self.const_loops.get((scope, arg.id)) if isinstance(arg, ast.Name) else None
+            if values:
+                picks.append(f"{argkey}={'|'.join(values)}")
+        return tuple(picks)
 
     def fed_sizes(self, node: ast.Call, key: str) -> None:
         """The arguments of a call in a loop whose size or structure changes per iteration: a name
@@ -1247,6 +1324,20 @@ def _loop_free(call: ast.Call, stores: set[str]) -> bool:
         if any(".".join(parts[: i + 1]) in stores for i in range(len(parts))):
             return False
     return True
+
+
+def _constant_items(it: ast.expr, named: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The reprs of the items of a tuple / list literal of two or more constants (``("cls",
+    "reg")``, or a module-level name bound to one: ``named``), else None."""
+    if isinstance(it, ast.Name):
+        return named.get(it.id)
+    if (
+        isinstance(it, (ast.Tuple, ast.List))
+        and len(it.elts) >= 2
+        and all(isinstance(e, ast.Constant) and not isinstance(e.value, bool) for e in it.elts)
+    ):
+        return tuple(dict.fromkeys(repr(e.value)[:40] for e in it.elts))  # type: ignore[attr-defined]
+    return None
 
 
 def _choices(node: ast.Call) -> tuple[str, ...]:
@@ -1453,6 +1544,13 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     p = _Pass(char_col, _interesting_lines(text, names | set(shaped)), names)
     p.shaped = shaped
     p.flag_dicts.update(flags)
+    p.const_lists = {
+        t.id: values
+        for stmt in tree.body
+        if isinstance(stmt, ast.Assign) and (values := _constant_items(stmt.value, {})) is not None
+        for t in stmt.targets
+        if isinstance(t, ast.Name)
+    }
     p.mode_lines = _interesting_lines(text, set(), (".train(", ".eval()"))
     if p.mode_lines:
         p.mode_funcs = {

@@ -643,8 +643,9 @@ def test_calls_through_a_returned_compiled_module_and_an_instance_attribute(tmp_
 
 def test_loop_derived_numbers_and_computed_flags_at_unannotated_parameters(tmp_path):
     # a training step compiled with @torch.compile, called with a decayed learning rate and a flag
-    # computed per step (measured: train_step compiles for the flag and for the float; the float
-    # goes dynamic after its second value)
+    # computed per step (measured, torch 2.13 eager: 3 compiles, `lr == 0.1` then `use_fix ==
+    # False`: the float goes dynamic in the second compile, so the flag's other value adds one
+    # compile, not two)
     code = textwrap.dedent("""
         import torch
 
@@ -663,7 +664,7 @@ def test_loop_derived_numbers_and_computed_flags_at_unannotated_parameters(tmp_p
         """)
     (v,) = variants(lint_code(tmp_path, code).project).values()
     assert sorted(d.guard for d in v.dims) == ["lr == <value>, then dynamic", "use_fix == <True/False>"]
-    assert v.bounded and v.count == 4
+    assert v.bounded and v.count == 3
 
 
 def test_a_number_the_loop_carries_to_the_next_iteration_read_before_its_update(tmp_path):

@@ -134,6 +134,35 @@ def main():
         cmodel(torch.randn(8, 4)).sum().backward()
 """
 
+NET = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+TNET = """
+import torch
+import torch.nn as nn
+
+
+class TNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, t):
+        return self.fc(x) * t
+"""
+
 # (id, program, {compiled qualname: compiles measured})
 CASES = [
     (
@@ -641,6 +670,219 @@ def main():
         sampler.sample(torch.randn(2, 4))
 """,
         {"Net.forward": 1},
+    ),
+    # automatic dynamic: the first size change marks the size dynamic for the frame, so the later
+    # no_grad compile is dynamic already: one compile more, not one per grad mode (4 before)
+    (
+        "grad-modes-with-a-last-short-batch-add-one-compile",
+        NET
+        + """
+
+def main():
+    fast = torch.compile(Net(), backend="eager")
+    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)
+    for epoch in range(2):
+        for (x,) in loader:
+            fast(x).sum().backward()
+        with torch.no_grad():
+            for (x,) in loader:
+                fast(x)
+""",
+        {"Net.forward": 3},
+    ),
+    # a counter changes on the second iteration, the last batch on the third: two recompiles (2 before)
+    (
+        "a-counter-and-the-last-batch-change-at-different-times",
+        NET
+        + """
+
+def step(x, t):
+    return x * t
+
+
+cstep = torch.compile(step, backend="eager")
+
+
+def main():
+    loader = DataLoader(TensorDataset(torch.randn(10, 4)), batch_size=4)
+    for epoch in range(2):
+        for i, (x,) in enumerate(loader):
+            cstep(x, i)
+""",
+        {"step": 3},
+    ),
+    # arguments handed on through the calling function's parameters (1 before each)
+    (
+        "a-timestep-handed-on-through-a-helper",
+        TNET
+        + """
+
+def denoise(model, x, t):
+    return model(x, t)
+
+
+def main():
+    fast = torch.compile(TNet(), backend="eager")
+    x = torch.randn(2, 4)
+    for t in range(5):
+        x = denoise(fast, x, t)
+""",
+        {"TNet.forward": 2},
+    ),
+    (
+        "a-timestep-handed-on-through-a-sampler-method",
+        TNET
+        + """
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, x, t):
+        return self.model(x, t)
+
+    @torch.no_grad()
+    def sample(self, x, steps=4):
+        for t in range(steps):
+            x = self.step(x, t)
+        return x
+
+
+def main():
+    fast = torch.compile(TNet(), backend="eager")
+    sampler = Sampler(fast)
+    sampler.sample(torch.randn(2, 4))
+    sampler.sample(torch.randn(2, 4))
+""",
+        {"TNet.forward": 2},
+    ),
+    (
+        "batch-sizes-handed-on-through-a-helper",
+        NET
+        + """
+
+def evaluate(model, x):
+    return model(x)
+
+
+def main():
+    fast = torch.compile(Net(), backend="eager")
+    for n in (4, 3, 2, 5):
+        x = torch.randn(n, 4)
+        evaluate(fast, x)
+""",
+        {"Net.forward": 2},
+    ),
+    # requires_grad changed on a plain name: unfrozen with `requires_grad_(True)` after calls,
+    # frozen through a list of its parameters kept earlier (1 before each)
+    (
+        "a-plain-name-unfrozen-after-calls",
+        NET
+        + """
+
+def main():
+    enc = Net()
+    enc.requires_grad_(False)
+    cenc = torch.compile(enc, backend="eager")
+    x = torch.randn(2, 4)
+    for epoch in range(4):
+        if epoch == 2:
+            enc.requires_grad_(True)
+        cenc(x)
+""",
+        {"Net.forward": 2},
+    ),
+    (
+        "parameters-kept-in-a-list-frozen-after-calls",
+        NET
+        + """
+
+def main():
+    enc = Net()
+    cenc = torch.compile(enc, backend="eager")
+    params = list(enc.parameters())
+    x = torch.randn(2, 4)
+    for epoch in range(4):
+        if epoch == 2:
+            for p in params:
+                p.requires_grad = False
+        cenc(x)
+""",
+        {"Net.forward": 2},
+    ),
+    # an input tensor made to require grad on a plain name is no parameter change
+    (
+        "an-input-made-to-require-grad-is-not-a-parameter-change",
+        NET
+        + """
+
+def main():
+    cenc = torch.compile(Net(), backend="eager")
+    for epoch in range(3):
+        x = torch.randn(2, 4)
+        x.requires_grad_(True)
+        cenc(x)
+""",
+        {"Net.forward": 1},
+    ),
+    # multi-task: the task name from the caller's loop over constants, through a helper (1 before)
+    (
+        "task-heads-picked-by-a-name-from-the-callers-loop",
+        NET
+        + """
+
+class MultiTask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 4)
+        self.heads = nn.ModuleDict({"cls": nn.Linear(4, 2), "reg": nn.Linear(4, 1)})
+
+    def forward(self, x, task):
+        return self.heads[task](self.trunk(x))
+
+
+def train_step(model, x, task):
+    return model(x, task).sum()
+
+
+def main():
+    model = torch.compile(MultiTask(), backend="eager")
+    x = torch.randn(2, 4)
+    for step in range(3):
+        for task in ("cls", "reg"):
+            train_step(model, x, task).backward()
+""",
+        {"MultiTask.forward": 2},
+    ),
+    (
+        "a-task-flag-compared-to-strings-over-a-module-level-list",
+        NET
+        + """
+
+TASKS = ["a", "b", "c"]
+
+
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, task):
+        if task == "a":
+            return self.fc(x)
+        if task == "b":
+            return self.fc(x) * 2
+        return -self.fc(x)
+
+
+def main():
+    model = torch.compile(Branchy(), backend="eager")
+    x = torch.randn(2, 4)
+    for step in range(2):
+        for task in TASKS:
+            model(x, task)
+""",
+        {"Branchy.forward": 3},
     ),
 ]
 
