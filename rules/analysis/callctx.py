@@ -605,6 +605,8 @@ class _Pass:
         # (function qualname or "", name) -> the module of `name = list(<module>.parameters())`
         self.param_lists: dict[tuple[str, str], str] = {}
         self.const_lists: dict[str, tuple[str, ...]] = {}  # module-level `TASKS = ("a", "b")`
+        # (function qualname or "", name) bound to a list of tensors of different literal shapes
+        self.shaped_lists: set[tuple[str, str]] = set()
         # (function qualname or "", loop variable) -> the constants a `for task in TASKS:` loop binds
         self.const_loops: dict[tuple[str, str], tuple[str, ...]] = {}
         # (function qualname or "", name) -> the position of the last call assigned to the name there
@@ -823,7 +825,7 @@ class _Pass:
             if isinstance(target, ast.Name):
                 if isinstance(value, ast.Call):  # (a whole position: rules/relocate.py moves it)
                     self.origins[(self.funcs[-1] if self.funcs else "", target.id)] = self.pos(value)
-                self.note_parameter_list(target.id, value)
+                self.note_list(target.id, value)
                 if tag is not None:
                     self.marks[-1][target.id] = tag
                 else:
@@ -852,14 +854,20 @@ class _Pass:
             elif isinstance(target, ast.Attribute):
                 self.requires_grad_write(target, value, node)
 
-    def note_parameter_list(self, name: str, value: ast.expr) -> None:
+    def note_list(self, name: str, value: ast.expr) -> None:
         """``params = list(enc.parameters())``: a later ``for p in params: p.requires_grad = ...``
-        changes ``enc``'s parameters (``param_lists``); any other value unbinds it."""
+        changes ``enc``'s parameters (``param_lists``); ``batches = [torch.randn(2, 7),
+        torch.randn(3, 5)]``: a loop over it passes other sizes (``shaped_lists``); any other
+        value unbinds the name from both."""
         listed, where = _parameters_of(value), (self.funcs[-1] if self.funcs else "", name)
         if listed is not None:
             self.param_lists[where] = self.receiver(listed)
         else:
             self.param_lists.pop(where, None)
+        if _differently_shaped(value):
+            self.shaped_lists.add(where)
+        else:
+            self.shaped_lists.discard(where)
 
     def requires_grad_write(self, target: ast.Attribute, value: ast.expr, node: ast.stmt) -> None:
         """``x.requires_grad = True`` marks an input tensor; ``p.requires_grad = flag`` for ``p`` of a
@@ -990,9 +998,10 @@ class _Pass:
             and where is None
             and isinstance(target, ast.Name)
         ):
-            self.sized[-1][target.id] = (
-                f"{self.pos(node.iter)}|items"  # `for cfg in phases`: another object each time
-            )
+            # `for cfg in phases`: another object each time; `for src in batches` over tensors
+            # made with other literal shapes: another size each time
+            how = "varies" if self.shapes_differ(node.iter) else "items"
+            self.sized[-1][target.id] = f"{self.pos(node.iter)}|{how}"
         params, owner = self.parameter_loop(source, target)
         constant = self.constant_loop(source, target)
         strided = (
@@ -1030,6 +1039,14 @@ class _Pass:
         if listed is not None and listed in self.param_lists:
             return _names(target)[-1:], self.param_lists[listed]
         return [], ""
+
+    def shapes_differ(self, it: ast.expr) -> bool:
+        """Whether a loop's iterable is a list / tuple of tensors made with different literal
+        shapes (``[torch.randint(3, 40, (2, 7)), torch.randint(3, 40, (3, 5))]``, or a name bound
+        to one in this function)."""
+        if isinstance(it, ast.Name):
+            return (self.funcs[-1] if self.funcs else "", it.id) in self.shaped_lists
+        return _differently_shaped(it)
 
     def constant_loop(self, source: ast.expr, target: ast.expr) -> tuple[str, str] | None:
         """``for task in ("cls", "reg"):`` (or over a module-level tuple of constants): record the
@@ -1324,6 +1341,22 @@ def _loop_free(call: ast.Call, stores: set[str]) -> bool:
         if any(".".join(parts[: i + 1]) in stores for i in range(len(parts))):
             return False
     return True
+
+
+def _differently_shaped(value: ast.expr) -> bool:
+    """A list / tuple literal of ``torch.<factory>(...)`` calls whose size arguments are not all
+    written alike (``[torch.randn(2, 7), torch.randn(3, 5)]``): a loop over it passes another
+    size each iteration (measured, torch 2.13: a translator's encoder fed two such batches
+    compiles twice)."""
+    if not isinstance(value, (ast.List, ast.Tuple)) or len(value.elts) < 2:
+        return False
+    shapes = set()
+    for elt in value.elts:
+        sizes = _factory_sizes(elt) if isinstance(elt, ast.Call) else []
+        if not sizes:
+            return False
+        shapes.add(tuple(ast.dump(s) for s in sizes))
+    return len(shapes) > 1
 
 
 def _constant_items(it: ast.expr, named: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:

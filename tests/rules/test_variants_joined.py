@@ -884,6 +884,33 @@ def main():
 """,
         {"Branchy.forward": 3},
     ),
+    # example batches of different literal shapes looped over, handed on to an encoder compiled
+    # in place (1 before)
+    (
+        "a-list-of-differently-shaped-batches-through-a-method",
+        NET
+        + """
+
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Net()
+
+    @torch.no_grad()
+    def greedy(self, src):
+        return self.encoder(src)
+
+
+def main():
+    model = Translator()
+    model.encoder.compile(backend="eager")
+    batches = [torch.randn(2, 4), torch.randn(3, 4)]
+    for epoch in range(2):
+        for src in batches:
+            model.greedy(src)
+""",
+        {"Net.forward": 2},
+    ),
 ]
 
 
