@@ -1048,10 +1048,19 @@ def _reads_frozen(project: Project, key: str, fn: FunctionFacts, frozen: Frozen)
     one of its region's modules (its class or a base, a submodule, a module a function of the
     region calls), or the frozen attribute path holds one (``model.blocks`` frozen, the compiled
     ``Block.forward``)."""
-    owner, path = frozen
     region = _region_classes(project, key, fn)
-    if owner in region:
-        return True
+    return frozen[0] in region or bool(_frozen_inside(project, frozen) & region)
+
+
+def _frozen_inside(project: Project, frozen: Frozen) -> set[str]:
+    """The module classes inside the attribute path ``frozen`` names (``_reads_frozen``), kept
+    per project: it does not depend on the root asked about (transformers: 645 compiled forwards
+    asked about the same few changes)."""
+    index = project.memo.setdefault("variants_frozen_inside", {})
+    kept: set[str] | None = index.get(frozen)
+    if kept is not None:
+        return kept
+    owner, path = frozen
     current = [owner]
     for attr in path:
         below: list[str] = []
@@ -1097,16 +1106,31 @@ def _called_from(project: Project, key: str) -> set[str]:
     seen = {key}
     todo = [key]
     while todo and len(seen) < CALLED_LIMIT:
-        got = project.functions.get(todo.pop())
-        if got is None:
-            continue
-        ff, fn = got
-        for edge in fn.calls:
-            for target, _ in project.edge_targets(ff, fn, edge):
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
+        for target in _callees(project, todo.pop()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
     return seen
+
+
+def _callees(project: Project, key: str) -> tuple[str, ...]:
+    """The functions ``key``'s call edges reach (``edge_targets``, in edge order, each once),
+    kept per project: every root's ``_called_from`` walks the same functions (transformers:
+    645 compiled forwards sharing their helpers), and ``edge_targets`` is a function of the built
+    project (``swap_file`` drops this memo with the others derived from a file's facts)."""
+    index = project.memo.setdefault("variants_callees", {})
+    found = index.get(key)
+    if found is None:
+        got = project.functions.get(key)
+        if got is None:
+            found = ()
+        else:
+            ff, fn = got
+            found = tuple(
+                dict.fromkeys(t for edge in fn.calls for t, _ in project.edge_targets(ff, fn, edge))
+            )
+        index[key] = found
+    return found
 
 
 def _size_dimension(
