@@ -1069,8 +1069,8 @@ def _frozen_inside(project: Project, frozen: Frozen) -> set[str]:
             if found is not None:
                 below.extend(k for ref in found[1].refs for k in project.class_keys_for(ref, found[0]))
         current = below
-    inside = {k for cls_key in current for k in project.submodule_classes(cls_key, True)}
-    return bool(inside & region)
+    inside = index[frozen] = {k for cls_key in current for k in project.submodule_classes(cls_key, True)}
+    return inside
 
 
 def _region_classes(project: Project, key: str, fn: FunctionFacts) -> set[str]:
