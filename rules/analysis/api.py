@@ -38,7 +38,7 @@ class Scope:
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
         "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names", "modes",
-        "guards",
+        "guards", "ranges",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -58,6 +58,8 @@ class Scope:
         self.parent = parent
         self.local_defs: dict[str, str] = {}
         self.counters: set[str] = set()
+        # names bound to `range(...)` / `list(range(...))`: a loop over one binds a new int each time
+        self.ranges: set[str] = set()
         self.qualname = ""
         self.in_test = 0
         self.comp_depth = 0

@@ -665,6 +665,10 @@ class Walker(AnalyzerBase):
                 first = node.target.elts[0]
                 if isinstance(first, ast.Name):
                     scope.counters.add(first.id)
+        # `for t in ts` / `for i, t in enumerate(ts)` with `ts = list(range(999, 0, -250))`
+        ranged = _loop_element(iter_node, node.target)
+        if ranged is not None and _ranged(ranged[0], scope.ranges):
+            scope.counters.add(ranged[1])
         self._carried_numbers(node.body)
         self._dispatch(node)
         scope.loops.append(node.lineno)
@@ -777,6 +781,11 @@ class Walker(AnalyzerBase):
         ):
             # `lr = base_lr * 0.5 ** step`, `seq = 4 + step` in a loop: a new number per iteration
             self.scope.counters.add(node.targets[0].id)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if _ranged(node.value, self.scope.ranges):
+                self.scope.ranges.add(node.targets[0].id)
+            else:
+                self.scope.ranges.discard(node.targets[0].id)
         self._dispatch(node)
 
     def _check_registry_store(self, target: ast.expr, value: ast.expr) -> None:
@@ -1343,6 +1352,38 @@ def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 _NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
+
+
+def _ranged(node: ast.expr, ranges: set[str]) -> bool:
+    """Whether ``node`` is a sequence of ints made by ``range``: ``range(...)``, ``list(...)``
+    / ``tuple(...)`` / ``reversed(...)`` / ``sorted(...)`` of one, or a name bound to one
+    (``ranges``)."""
+    if isinstance(node, ast.Name):
+        return node.id in ranges
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    if node.func.id == "range":
+        return True
+    return (
+        node.func.id in ("list", "tuple", "reversed", "sorted")
+        and len(node.args) == 1
+        and _ranged(node.args[0], ranges)
+    )
+
+
+def _loop_element(it: ast.expr, target: ast.expr) -> tuple[ast.expr, str] | None:
+    """(the iterable, the name bound to its items) of ``for t in it`` / ``for i, t in
+    enumerate(it)``; None for other targets."""
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "enumerate"
+        and it.args
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+    ):
+        it, target = it.args[0], target.elts[1]
+    return (it, target.id) if isinstance(target, ast.Name) else None
 
 
 def _counter_arithmetic(node: ast.expr, counters: set[str]) -> bool:

@@ -911,6 +911,21 @@ def main():
 """,
         {"Net.forward": 2},
     ),
+    # a sampler's timesteps as a list made from a range, looped with enumerate (1 before)
+    (
+        "timesteps-from-a-list-of-a-range",
+        TNET
+        + """
+
+def main():
+    fast = torch.compile(TNet(), backend="eager")
+    x = torch.randn(2, 4)
+    ts = list(range(999, 0, -250))
+    for i, t in enumerate(ts):
+        x = fast(x, t)
+""",
+        {"TNet.forward": 2},
+    ),
 ]
 
 
