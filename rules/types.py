@@ -96,6 +96,11 @@ PARAM_ELEMENTS = "<param>"
 # ``"<registry>pkg.registry.MODELS"`` or, for a literal key, ``"<registry>pkg.registry.MODELS|mlp"``;
 # the project expands it into the registered classes (Project.registry_classes).
 REGISTRY = "<registry>"
+# Ty.ref of a TENSOR that is a 0-d NumPy value computed from Python numbers only (``np.ceil(h / w)``,
+# ``np.sqrt(n)``, arithmetic on them with numbers): Dynamo 2.13 traces it as an ndarray whose value
+# the fake tensor knows, so ``int()`` / ``float()`` of it fold to a constant when its dtype
+# (``Ty.dtype``) is "float", and break (GB0208) when it is "int"; an ``if`` on it breaks (GB0170).
+NUMPY_SCALAR = "<np-scalar>"
 
 
 def call_result(callee: Ty, conf: int) -> Ty:

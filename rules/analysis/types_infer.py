@@ -429,6 +429,8 @@ class TypeInference(AnalyzerBase):
                 return Ty(T.INSTANCE, T.HIGH, None, "<file>")
             if name in ("int", "float", "bool", "round") and node.args:
                 arg = self.type_of(node.args[0])
+                if arg.ref == T.NUMPY_SCALAR and arg.dtype == "float" and name != "bool":
+                    return T.T_FLOAT if name == "float" else T.T_INT  # folded: a constant (TC101)
                 if arg.kind == T.TENSOR or (arg.kind == T.SCALAR and arg.dtype in T.DATA_DEPENDENT_SCALARS):
                     return Ty(T.SCALAR, arg.conf, "item" if arg.kind == T.TENSOR else arg.dtype)
             if name in ("int", "round"):
@@ -544,11 +546,17 @@ class TypeInference(AnalyzerBase):
         result is an ndarray in the graph, so ``range()``, ``int()`` or an ``if`` on it breaks
         (GB0059, GB0124, GB0170; Dynamo 2.13): medium confidence, as the value is only used as a
         number.  Type queries (``np.shape``, ``np.ndim``, ...) and ``np.random`` (not traced:
-        TC108) stay opaque values."""
+        TC108) stay opaque values.  An elementwise function of Python numbers only (``np.ceil(h / w)``,
+        ``np.sqrt(n)``) is a 0-d ndarray whose value Dynamo knows: marked ``T.NUMPY_SCALAR`` with its
+        dtype (``_numpy_scalar_dtype``)."""
         last = q.rsplit(".", 1)[-1]
         if last in ("shape", "ndim", "size", "result_type", "dtype") or ".random." in q:
             return T.T_OTHER
         tensors = [t for t in (self.type_of(a) for a in node.args) if t.kind == T.TENSOR]
+        if all(t.ref == T.NUMPY_SCALAR for t in tensors):
+            dtype = self._numpy_scalar_dtype(last, node)
+            if dtype is not None:
+                return Ty(T.TENSOR, T.MEDIUM, dtype, T.NUMPY_SCALAR)
         if not tensors:
             if last in _NUMPY_NOT_ARRAYS or not last[:1].islower():
                 return T.T_OTHER
@@ -557,6 +565,51 @@ class TypeInference(AnalyzerBase):
         if last == "nonzero" or (last == "where" and len(node.args) == 1 and not node.keywords):
             return Ty(T.TLIST, conf, "int")  # a tuple of index arrays, as torch.where(cond)
         return Ty(T.TENSOR, conf, None)
+
+    def _numpy_scalar_dtype(self, name: str, node: ast.Call) -> str | None:
+        """The dtype ("float" / "int") of ``np.<name>(...)`` when it is an elementwise function of
+        Python numbers only (each argument a number, a NumPy scalar of numbers, or arithmetic on a
+        number), else None.  Dynamo 2.13 (torch._numpy) gives float functions (``sqrt``, ``log2``,
+        ``true_divide``) a float result; the others keep their arguments' dtype, float when one of
+        them is (``np.ceil(h / w)``, ``np.maximum(n * 0.5, 1)``), int otherwise (``np.ceil(3)``)."""
+        if node.keywords or not node.args or not (name in _NUMPY_FLOAT_UFUNCS or name in _NUMPY_DTYPE_UFUNCS):
+            return None
+        floats = False
+        for arg in node.args:
+            kind = self._number_kind(arg)
+            if kind is None:
+                return None
+            floats = floats or kind == "float"
+        return "float" if floats or name in _NUMPY_FLOAT_UFUNCS else "int"
+
+    def _number_kind(self, node: ast.expr) -> str | None:
+        """ "float" / "int" for an expression that is a Python number (or a NumPy scalar of numbers),
+        "number" when it is one of unknown dtype, None when it may be something else.  Arithmetic
+        with a number on one side and a value of unknown type on the other (``h / window[0]``)
+        counts as a number: a shape computation; a true division is a float."""
+        ty = self.type_of(node)
+        if ty.kind == T.TENSOR:
+            return ("float" if ty.dtype == "float" else "int") if ty.ref == T.NUMPY_SCALAR else None
+        if ty.kind == T.SCALAR:
+            if ty.dtype == "float":
+                return "float"
+            return "int" if ty.dtype in ("int", "bool") else ("number" if ty.dtype == "number" else None)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self._number_kind(node.operand)
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):
+            known = []
+            for side in (node.left, node.right):
+                kind = self._number_kind(side)
+                if kind is not None:
+                    known.append(kind)
+                elif self.type_of(side).kind not in (T.UNKNOWN, T.DEFERRED):
+                    return None  # a tensor, a container, a string...
+            if not known:
+                return None
+            if isinstance(node.op, ast.Div) or "float" in known:
+                return "float"
+            return "number"
+        return None
 
     def _project_call_type(self, q: str, node: ast.Call) -> Ty:
         prefix = f"{self.module}." if self.module else ""
@@ -746,6 +799,10 @@ class TypeInference(AnalyzerBase):
             return T.T_SIZE, text
         if name in ("torch.dtype", "torch.device"):
             return Ty(T.SCALAR, T.HIGH, "dtype"), text
+        if q is not None and q.startswith(_TYPING_MODULES):
+            # `func: Callable = lambda x: x > 0`, `key: Hashable`: a protocol, not a class whose
+            # instances are called as modules (calling one is not a tensor)
+            return T.T_UNKNOWN, text
         if q is not None and q[:1] and q.rsplit(".", 1)[-1][:1].isupper():
             return Ty(T.INSTANCE, T.HIGH, None, q), text
         return T.T_UNKNOWN, text
@@ -827,14 +884,24 @@ def binop_type(left: Ty, right: Ty, op: ast.operator) -> Ty:
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and all(t.dtype == "bool" for t in tensors):
             return Ty(T.TENSOR, conf, "bool")
         dtypes = {t.dtype for t in tensors}
+        # `n + np.floor(np.sqrt(n))`: arithmetic of NumPy scalars of numbers with numbers is one too
+        ref = (
+            T.NUMPY_SCALAR
+            if all(
+                t.ref == T.NUMPY_SCALAR if t.kind == T.TENSOR else t.kind == T.SCALAR and t.dtype in _NUMBERS
+                for t in (left, right)
+            )
+            and not isinstance(op, ast.MatMult)
+            else None
+        )
         if (
             isinstance(op, ast.Div)
             or "float" in dtypes
             or (left.kind == T.SCALAR and left.dtype == "float")
             or (right.kind == T.SCALAR and right.dtype == "float")
         ):
-            return Ty(T.TENSOR, conf, "float")
-        return Ty(T.TENSOR, conf, tensors[0].dtype)
+            return Ty(T.TENSOR, conf, "float", ref)
+        return Ty(T.TENSOR, conf, tensors[0].dtype, ref)
     if T.DEFERRED in (left.kind, right.kind):
         d = left if left.kind == T.DEFERRED else right
         other = right if d is left else left
@@ -885,6 +952,8 @@ def _is_class_ref(ref: str | None) -> bool:
     )
 
 
+_NUMBERS = ("int", "float", "bool", "number")  # Ty.dtype of a SCALAR that is a Python number
+_TYPING_MODULES = ("typing.", "collections.abc.", "typing_extensions.")  # annotations that name no class
 # NumPy functions whose result is not an array (dtype and type queries, settings, I/O, helpers
 # returning Python objects): a call of them on Python values is not a traced ndarray
 _NUMPY_NOT_ARRAYS = frozenset(
@@ -895,6 +964,24 @@ _NUMPY_NOT_ARRAYS = frozenset(
         "loadtxt", "savetxt", "genfromtxt", "fromfile", "array_equal", "array_equiv", "allclose",
         "shares_memory", "may_share_memory", "iscomplexobj", "isrealobj", "isfortran", "typename",
         "array2string", "array_repr", "array_str", "format_float_positional", "base_repr", "binary_repr",
+    }
+)  # fmt: skip
+# Elementwise NumPy functions whose result is a float for any numbers (torch._numpy, Dynamo 2.13;
+# np.hypot is left out: Dynamo does not trace it, GB0087) ...
+_NUMPY_FLOAT_UFUNCS = frozenset(
+    {
+        "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+        "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+        "deg2rad", "rad2deg", "degrees", "radians", "divide", "true_divide", "float_power",
+        "float16", "float32", "float64", "double", "single", "half",
+    }
+)  # fmt: skip
+# ... and those that keep their arguments' dtype (float when one argument is a float)
+_NUMPY_DTYPE_UFUNCS = frozenset(
+    {
+        "ceil", "floor", "round", "around", "rint", "trunc", "fix", "abs", "absolute", "fabs",
+        "negative", "positive", "square", "sign", "maximum", "minimum", "fmax", "fmin", "add",
+        "subtract", "multiply", "power", "mod", "remainder", "fmod", "floor_divide", "clip",
     }
 )  # fmt: skip
 _SUBMODULE_ITERATORS = {"children": "*", "named_children": "*", "modules": "**", "named_modules": "**"}

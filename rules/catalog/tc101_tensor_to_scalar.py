@@ -118,7 +118,10 @@ class TensorToScalar(Rule):
         if qualified is None and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool"):
             if not builtin_call(node, ctx, node.func.id) or len(node.args) != 1:
                 return
-            conf = tensor_confidence(ctx.type_of(node.args[0]))
+            ty = ctx.type_of(node.args[0])
+            if ty.ref == T.NUMPY_SCALAR and ty.dtype == "float" and node.func.id != "bool":
+                return  # `int(np.ceil(h / w))`: Dynamo knows the value and folds it
+            conf = tensor_confidence(ty)
             if conf is None:
                 return
             name = node.func.id
@@ -323,6 +326,21 @@ def norm(x):
             gb=("GB0033",),
             title="math on a tensor",
         ),
+        Example(
+            """
+import numpy as np
+import torch
+
+@torch.compile
+def pad_to(x, k: int):
+    n = int(np.maximum(x.shape[1], k))  # expect: TC101
+    m = int(np.prod(x.shape))  # expect: TC101
+    return x.new_zeros(n) + m
+""",
+            run="pad_to(torch.randn(2, 3), 4)",
+            gb=("GB0208", "GB0033"),
+            title="int() of an integer NumPy value, even of Python numbers",
+        ),
     )
     valid = (
         Example(
@@ -347,6 +365,22 @@ def scale(x):
 """,
             run="scale(torch.randn(8))",
             title="int() of a shape is a Python int already",
+        ),
+        Example(
+            """
+import numpy as np
+import torch
+
+@torch.compile
+def pad_windows(x, window: tuple):
+    b, c, h, w = x.shape
+    hp = int(np.ceil(h / window[0])) * window[0]
+    n = w * 2
+    wp = int(2 * (n + np.floor(np.sqrt(40.0 * n))))
+    return x.new_zeros(hp, wp) + float(np.log2(c))
+""",
+            run="pad_windows(torch.randn(1, 2, 7, 5), (4, 4))",
+            title="int() / float() of a float NumPy function of Python numbers: Dynamo folds it",
         ),
         Example(
             """

@@ -581,6 +581,24 @@ def f(x, mask=None):
         ),
         Example(
             """
+from collections.abc import Callable
+
+import torch
+
+
+def fall_back(user, default, func: Callable = lambda v: v and v > 0):
+    return tuple(u if func(u) else d for d, u in zip(default, user))
+
+
+@torch.compile
+def pad(x, roi):
+    return x.new_zeros(fall_back(roi, x.shape[1:]))
+""",
+            run="pad(torch.randn(2, 3, 4), (0, 2))",
+            title="a parameter annotated `Callable` is not a module: calling it is not a tensor",
+        ),
+        Example(
+            """
 import torch
 
 @torch.compile
