@@ -13,9 +13,26 @@ SKIPPED = {
     "datetime.datetime.now": "GB0156", "datetime.datetime.utcnow": "GB0156", "datetime.now": "GB0156",
     "numpy.random.rand": "GB0033", "numpy.random.randn": "GB0033", "numpy.random.uniform": "GB0033",
     "numpy.random.randint": "GB0033", "numpy.random.normal": "GB0033", "numpy.random.random": "GB0033",
-    "numpy.random.choice": "GB0033", "numpy.random.permutation": "GB0033", "numpy.random.binomial": "GB0033",
-    "numpy.random.random_sample": "GB0033", "numpy.random.beta": "GB0033",
+    "numpy.random.choice": "GB0033", "numpy.random.random_sample": "GB0033",
 } | dict.fromkeys(PY_RANDOM_SKIPPED, "GB0007")  # fmt: skip
+
+# NumPy's module-level random functions that torch._numpy.random does not implement (numpy 2.4's
+# ``numpy.random`` functions minus torch 2.13's ``torch._numpy.random.__all__``; re-derived by
+# tests/rules/test_numpy_random_untraced.py): Dynamo breaks at each call, "attempted to trace numpy
+# function unsupported by PyTorch" (GB0294; measured for geometric, poisson, binomial, beta,
+# permutation, default_rng, get_state, ...), whether or not the value is used.
+NUMPY_RANDOM_UNTRACED = frozenset(
+    {
+        "beta", "binomial", "bytes", "chisquare", "default_rng", "dirichlet", "exponential", "f",
+        "gamma", "geometric", "get_bit_generator", "get_state", "gumbel", "hypergeometric", "laplace",
+        "logistic", "lognormal", "logseries", "multinomial", "multivariate_normal",
+        "negative_binomial", "noncentral_chisquare", "noncentral_f", "pareto", "permutation",
+        "poisson", "power", "random_integers", "ranf", "rayleigh", "set_bit_generator", "set_state",
+        "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t",
+        "triangular", "vonmises", "wald", "weibull", "zipf",
+    }
+)  # fmt: skip
+SKIPPED |= dict.fromkeys((f"numpy.random.{n}" for n in NUMPY_RANDOM_UNTRACED), "GB0294")
 
 
 def _guarded_confidence(ctx) -> int:
@@ -49,9 +66,12 @@ class UntraceableStdlibCall(Rule):
     `random` draws are marked as skipped (GB0007: `random.random` is a C method bound to the
     module's generator, the others live in `random.py`, a file Dynamo skips; so is
     `torch.jit.isinstance`, in `torch/jit/__init__.py`), `datetime.now()`
-    is an unsupported method call (GB0156) and NumPy random
-    draws are data-dependent operators (GB0033).  Timing inside compiled code also measures
-    nothing useful: the graph around it runs asynchronously or fused.
+    is an unsupported method call (GB0156), the NumPy random draws torch's NumPy layer
+    implements (`np.random.rand`, `randn`, `uniform`, `normal`, ...) are data-dependent operators
+    (GB0033) and the other `np.random` functions (`geometric`, `poisson`, `binomial`,
+    `permutation`, `default_rng`, ...) are NumPy functions Dynamo cannot trace (GB0294).  Timing
+    inside compiled code also measures nothing useful: the graph around it runs asynchronously or
+    fused.
 
     Not flagged, because they do not break in torch 2.13: `random.uniform()` / `random.randint()`
     / `random.randrange()` used as values (Dynamo replays them as run-time values; branching on
@@ -77,13 +97,14 @@ class UntraceableStdlibCall(Rule):
     ## References
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0007.html
     - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0033.html
+    - https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0294.html
     """
 
     code = "TC108"
     name = "untraceable-stdlib-call"
     summary = "A timing, seeding or random-draw call Dynamo cannot trace"
     family = Family.GRAPH_BREAK
-    gb_ids = ("GB0007", "GB0156", "GB0033")
+    gb_ids = ("GB0007", "GB0156", "GB0033", "GB0294")
     default_severity = Severity.WARNING
     CALLS = frozenset(SKIPPED) | frozenset(
         k.replace("numpy.", "np.") for k in SKIPPED if k.startswith("numpy.")
@@ -143,6 +164,20 @@ def jitter(x):
             run="jitter(torch.randn(4))",
             gb=("GB0033",),
             title="NumPy random draws",
+        ),
+        Example(
+            """
+import numpy as np
+import torch
+
+@torch.compile
+def power_series(x, p: float = 0.5):
+    n = np.random.geometric(p, 1)  # expect: TC108
+    return x * float(n.max())
+""",
+            run="power_series(torch.randn(4))",
+            gb=("GB0294",),
+            title="a NumPy draw torch's NumPy layer does not implement",
         ),
         Example(
             """
