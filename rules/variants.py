@@ -501,7 +501,15 @@ def _handed_on(project: Project, ff: FileFacts, edge: CallEdge, depth: int = HAN
     own again, its callers' (``depth`` functions up).  Those calls make the values, sizes and
     choices the compiled call sees (measured, torch 2.13: a timestep counter passed through
     ``denoise`` compiles twice, static then dynamic).  A call a function of a compiled region
-    makes is left alone (inlined there, its arguments come from the graph)."""
+    makes is left alone (inlined there, its arguments come from the graph).  Memoised per edge."""
+    memo = project.memo.setdefault("variants_handed_on", {})
+    at = (id(edge), depth)  # (edges at one position differ: `self.fc` read, then called)
+    if at not in memo:
+        memo[at] = _find_handed_on(project, ff, edge, depth)
+    return memo[at]
+
+
+def _find_handed_on(project: Project, ff: FileFacts, edge: CallEdge, depth: int) -> list[HandedOn]:
     key = _enclosing_key(project, ff, edge)
     if depth <= 0 or key is None or key in project.regions:
         return []
