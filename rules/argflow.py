@@ -210,6 +210,9 @@ def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[s
         for edge in fn.calls:
             if edge.kind not in ("name", "local", "self"):
                 continue
+            if keys is None and _attr_call_returns_tensor(project, ff, fn, edge):
+                out.add(ff.path)  # `self.distance(a, b)`, the attribute stored by a base's __init__
+                break
             for callee, _m in project.edge_targets(ff, fn, edge):
                 if keys is not None and callee not in keys:
                     continue
@@ -224,6 +227,16 @@ def _callees_returning_tensors(project: Project, keys: set[str] | None) -> set[s
             if ff.path in out:
                 break
     return out
+
+
+def _attr_call_returns_tensor(project: Project, ff: FileFacts, fn: FunctionFacts, edge: CallEdge) -> bool:
+    """``self.attr(...)`` in a method, ``attr`` an attribute (no method) whose call the project
+    knows gives a tensor (``Project.attr_call_type``): the walk typed it ``Cls.attr`` deferred."""
+    if edge.kind != "self" or edge.method != "__call__" or not edge.target or "." in edge.target:
+        return False
+    if fn.cls is None or not ff.module:
+        return False
+    return project.attr_call_type(f"{ff.module}.{fn.cls}.{edge.target}", ff).kind == T.TENSOR
 
 
 def refine(project: Project, reanalyze: Reanalyze) -> Project:

@@ -552,7 +552,7 @@ class Project:
         base, index = _deferred_item(ref)
         r = self.resolve(base, near)
         if r is None:
-            return T.T_UNKNOWN
+            return self.attr_call_type(base, near) if index is None else T.T_UNKNOWN
         kind, key = r
         if kind == "class":
             return Ty(T.INSTANCE, T.HIGH, None, ref) if index is None else T.T_UNKNOWN
@@ -594,6 +594,39 @@ class Project:
         if ret.kind == T.DEFERRED and ret.ref:
             return self.deferred_type(ret.ref, ff, depth + 1)
         return ret
+
+    def attr_call_type(self, ref: str, near: FileFacts | None) -> Ty:
+        """``Cls.attr``, ``attr`` no method of ``Cls`` but an attribute its ``__init__`` or a base's
+        stores (``self.distance = self.default() if distance is None else distance`` in a base
+        class of another file): what ``self.attr(...)`` gives, which one file's walk cannot see.  A
+        tensor when every class the attribute can hold is a module (its call runs ``forward``, as
+        for a submodule the class itself builds) or its ``__call__`` returns a tensor; else
+        unknown."""
+        cls_ref, _, attr = ref.rpartition(".")
+        cls_key = self.class_key_for(cls_ref, near) if cls_ref else None
+        found = self.find_attr(cls_key, attr) if cls_key is not None else None
+        if found is None or self.find_method(cls_key or "", attr) is not None:
+            return T.T_UNKNOWN
+        sff, spec = found
+        if spec.kind == "torch":
+            return Ty(T.TENSOR, T.HIGH)  # a torch module (`self.proj = nn.Linear(...)` in a base)
+        if spec.kind == "instance":
+            keys = [self.class_key_for(r, sff) for r in spec.refs]
+            modules = bool(keys) and all(k is not None and self.is_module_class(k) for k in keys)
+            return Ty(T.TENSOR, T.MEDIUM) if modules else T.T_UNKNOWN
+        if spec.kind != "param":
+            return T.T_UNKNOWN
+        targets = self.param_targets(sff, spec)
+        for key in targets:
+            tff, tfn = self.functions[key]
+            module_forward = (
+                tfn.name == "forward"
+                and tfn.cls is not None
+                and self.is_module_class(f"{tff.path}::{tfn.cls}")
+            )
+            if not module_forward and (tfn.returns is None or tfn.returns.kind != T.TENSOR):
+                return T.T_UNKNOWN
+        return Ty(T.TENSOR, T.MEDIUM) if targets else T.T_UNKNOWN
 
     def param_targets(self, ff: FileFacts, spec: Any, method: str = "__call__") -> list[str]:
         """What runs when ``self.net(...)`` is called, ``self.net`` being a constructor argument
