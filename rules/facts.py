@@ -261,7 +261,7 @@ class VariantFacts:
     )  # "<arg key>=<repr>|<repr>": `a if c else b` of constants
     casts: dict[str, tuple[str, ...]] = field(
         default_factory=dict
-    )  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad"
+    )  # "<arg key>=dtype:<d>" / "=device:<d>" / "=requires_grad" / "=single:1" / "=sliced:<slice text>"
     global_reads: dict[str, tuple[str, ...]] = field(
         default_factory=dict
     )  # function qualname -> rebound globals it reads

@@ -288,6 +288,7 @@ def variants(project: Project) -> dict[str, Variants]:
             v.dims.extend(_arg_dimensions(mine, dynamic is False, project))
             v.dims.extend(_structure_dimension(project, mine))
         v.dims.extend(_cast_dimensions(mine))
+        v.dims.extend(_slice_dimensions(project, mine, dynamic))
         if dynamic is False:
             looped = [
                 Source(c.caller_file.path, c.edge.loc, "called in a loop, where input sizes usually vary")
@@ -1742,6 +1743,62 @@ def _cast_dimensions(calls: list[callsites.RootCall]) -> list[Dimension]:
                 _dedupe(sources),
                 advice,
                 per_call=per[(name, family)] if family != "device" else None,
+            )
+        )
+    return out
+
+
+def _tags_at(ff: FileFacts, edge: CallEdge) -> dict[str, str]:
+    """Argument key -> its ``VariantFacts.casts`` tag at a call (``dtype:float16``, ``sliced:...``)."""
+    vf = ff.variant_facts
+    tags = vf.casts.get(f"{edge.loc.line}:{edge.loc.col}", ()) if vf is not None else ()
+    return dict(t.partition("=")[::2] for t in tags)
+
+
+def _slice_dimensions(project: Project, calls: list[callsites.RootCall], dynamic: Any) -> list[Dimension]:
+    """A tensor argument passed whole at some calls and as a slice at others, or as other slices
+    (``sample(labels)`` then ``sample(labels[:2])``, handed on to the compiled model through the
+    calling function's parameter: ``_handed_on``): another size, so static first, then dynamic
+    (measured, torch 2.13: a sampler called with 4 then 2 labels recompiles once, the size going
+    dynamic).  It first changes between those calls (``changes_with`` "caller")."""
+    if dynamic is True or dynamic is False:
+        return []  # dynamic=False: TC207's looped-call dimension; dynamic=True: nothing to add
+    seen: dict[str, dict[str, list[Source]]] = {}
+    for call in calls:
+        handed = _handed_on(project, call.caller_file, call.edge)
+        lifted = {here for here, *_ in handed}
+        own = _tags_at(call.caller_file, call.edge)
+        rows = [
+            (k, own.get(k), call.caller_file.path, call.edge.loc)
+            for k, _ in call.edge.args
+            if k not in lifted
+        ]
+        rows.extend(
+            (here, _tags_at(uff, uedge).get(there), uff.path, uedge.loc) for here, uff, uedge, there in handed
+        )
+        sized = {argkey for argkey, *_ in _facts_at(project, call, "sizes")}
+        for argkey, tag, path, loc in rows:
+            name = _param_name(call, argkey)
+            if name is None or argkey in sized or (tag or "").startswith("single:"):
+                continue  # a size per iteration (`xs[i:i + 4]`), a batch of one: their own dimensions
+            value = tag[len("sliced:") :] if tag is not None and tag.startswith("sliced:") else ""
+            note = f"passes `{name}` as the slice [{value}]" if value else f"passes `{name}` whole"
+            seen.setdefault(name, {}).setdefault(value, []).append(Source(path, loc, note))
+    out = []
+    for name, values in sorted(seen.items()):
+        if len(values) < 2 or set(values) == {""}:
+            continue
+        sources = [s for v in sorted(values, key=lambda v: v == "") for s in values[v]]
+        out.append(
+            Dimension(
+                "size",
+                f"tensor '{name}' size mismatch (sliced at some calls)",
+                ["first size", "dynamic"],
+                True,
+                _dedupe(sources),
+                "2 compiles (static, then dynamic); torch._dynamo.mark_dynamic on the first call compiles once",
+                becomes_dynamic=True,
+                changes_with="caller",
             )
         )
     return out

@@ -310,6 +310,23 @@ def _one_sample(expr: ast.expr) -> str | None:
     return None
 
 
+def _sliced(expr: ast.expr) -> str | None:
+    """``sliced:<slice text>`` for an argument written as a bounded slice (``labels[:2]``,
+    ``x[:, :3]``, through ``.to(...)``): it has another size than the tensor passed whole."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
+    ):
+        expr = expr.func.value
+    if not isinstance(expr, ast.Subscript):
+        return None
+    parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+    if any(isinstance(p, ast.Slice) and (p.lower is not None or p.upper is not None) for p in parts):
+        return f"sliced:{ast.unparse(expr.slice)[:40]}"
+    return None
+
+
 def _mentions(expr: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
 
@@ -537,6 +554,8 @@ _LINE_WORDS = (
     "[None",
     "view(1,",
     "reshape(1,",
+    "[:",
+    ":]",
 )
 _GLOBAL_DECL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)$", re.M)
 
@@ -813,7 +832,7 @@ class _Pass:
         """Cast tags of names (``xh = x.half()``), rebound globals, flag-dict items, subscript
         writes into buffers (``self.keys[:, i] = self.kv(x)``) and names bound in a loop."""
         value = node.value
-        tag = _cast_tag(value) or _one_sample(value)
+        tag = _cast_tag(value) or _one_sample(value) or _sliced(value)
         sized = self.sized[-1]
         how = self.sized_value(value) if self.size_bound or sized else None
         for target in node.targets:
@@ -1268,7 +1287,7 @@ class _Pass:
             *((f"#{i}", a) for i, a in enumerate(node.args)),
             *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
         ]:
-            tag = _cast_tag(arg) or _one_sample(arg)
+            tag = _cast_tag(arg) or _one_sample(arg) or _sliced(arg)
             if tag is None and marks:
                 name = arg.id if isinstance(arg, ast.Name) else None
                 tag = marks.get(name) if name is not None else None

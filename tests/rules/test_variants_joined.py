@@ -926,6 +926,39 @@ def main():
 """,
         {"TNet.forward": 2},
     ),
+    # a batch passed whole at one call of the helper and sliced at another (1 before); a batch
+    # always sliced alike compiles once
+    (
+        "a-batch-sliced-at-one-call-of-the-helper",
+        NET
+        + """
+
+def evaluate(model, x):
+    return model(x)
+
+
+def main():
+    fast = torch.compile(Net(), backend="eager")
+    x = torch.randn(4, 4)
+    for _ in range(2):
+        evaluate(fast, x)
+        evaluate(fast, x[:2])
+""",
+        {"Net.forward": 2},
+    ),
+    (
+        "a-batch-always-sliced-alike",
+        NET
+        + """
+
+def main():
+    fast = torch.compile(Net(), backend="eager")
+    x = torch.randn(4, 4)
+    for _ in range(3):
+        fast(x[:2])
+""",
+        {"Net.forward": 1},
+    ),
 ]
 
 
