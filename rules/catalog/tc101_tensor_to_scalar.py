@@ -11,7 +11,9 @@ class TensorToScalar(Rule):
     ## What it does
     Flags a tensor's value moving into a Python number inside compiled code: `t.item()`,
     `float(t)`, `int(t)`, `bool(t)`, `math` functions applied to a tensor (`math.sqrt(t)`), and
-    `range(t)` (a loop count taken from a tensor, `range(n.long())`).
+    `range(t)` (a loop count taken from a tensor, `range(n.long())`), and slice bounds taken from a
+    tensor or a NumPy array (`x[lo:hi]`, `slice(s, s + n)`).  `int()` / `float()` of a float NumPy
+    function of Python numbers (`int(np.ceil(h / w))`) is not flagged: Dynamo folds it.
 
     ## Why is this bad?
     Dynamo traces tensors symbolically: it does not know their values.  To hand Python a real
@@ -84,6 +86,7 @@ class TensorToScalar(Rule):
             "math.sin",
             "math.cos",
             "builtins.range",
+            "builtins.slice",
             "torch.equal",
             "torch.allclose",
         }
@@ -116,24 +119,12 @@ class TensorToScalar(Rule):
             self._compare_to_bool(node, ctx, qualified, method)
             return
         if qualified is None and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool"):
-            if not builtin_call(node, ctx, node.func.id) or len(node.args) != 1:
-                return
-            ty = ctx.type_of(node.args[0])
-            if ty.ref == T.NUMPY_SCALAR and ty.dtype == "float" and node.func.id != "bool":
-                return  # `int(np.ceil(h / w))`: Dynamo knows the value and folds it
-            conf = tensor_confidence(ty)
-            if conf is None:
-                return
-            name = node.func.id
-            ctx.report(
-                self.code,
-                node,
-                f"`{name}()` of a {maybe(conf)}tensor copies its value into Python: the graph breaks here",
-                gb_ids=("GB0124",),
-                confidence=conf,
-                help="keep the value as a tensor (`t.to(torch.float32)`), or set capture_scalar_outputs",
-                data={"capturable": True},
-            )
+            if builtin_call(node, ctx, node.func.id) and len(node.args) == 1:
+                self._to_number(node, ctx)
+            return
+        if qualified is None and isinstance(node.func, ast.Name) and node.func.id == "slice":
+            if builtin_call(node, ctx, "slice") and not node.keywords:
+                self._slice_bounds(node, node.args, ctx)
             return
         if qualified is None and isinstance(node.func, ast.Name) and node.func.id == "range":
             if not builtin_call(node, ctx, "range") or node.keywords:
@@ -221,8 +212,50 @@ class TensorToScalar(Rule):
                 )
                 return
 
+    def _to_number(self, node, ctx):
+        """`float(t)` / `int(t)` / `bool(t)` of one argument."""
+        ty = ctx.type_of(node.args[0])
+        if ty.ref == T.NUMPY_SCALAR and ty.dtype == "float" and node.func.id != "bool":
+            return  # `int(np.ceil(h / w))`: Dynamo knows the value and folds it
+        conf = tensor_confidence(ty)
+        if conf is None:
+            return
+        name = node.func.id
+        ctx.report(
+            self.code,
+            node,
+            f"`{name}()` of a {maybe(conf)}tensor copies its value into Python: the graph breaks here",
+            gb_ids=("GB0124",),
+            confidence=conf,
+            help="keep the value as a tensor (`t.to(torch.float32)`), or set capture_scalar_outputs",
+            data={"capturable": True},
+        )
+
+    def _slice_bounds(self, node, bounds, ctx):
+        """`slice(s, s + n)` / `x[a:b]` whose start, stop or step is a tensor (or a NumPy value):
+        a slice holds Python ints, so Dynamo reads the value out (GB0124; GB0033 for an ndarray)."""
+        confs = [
+            c for c in (tensor_confidence(ctx.type_of(b)) for b in bounds if b is not None) if c is not None
+        ]
+        if not confs:
+            return
+        conf = min(confs)
+        ctx.report(
+            self.code,
+            node,
+            f"`{short(ctx, node)}` takes slice bounds from a {maybe(conf)}tensor: Python needs ints, the graph breaks here",
+            gb_ids=("GB0124", "GB0033"),
+            confidence=conf,
+            help="compute the bounds as Python ints (from shapes or Python lists), or index with torch.narrow / a tensor of indices",
+            data={"capturable": False},
+        )
+
     def visit_Subscript(self, node, ctx):
-        """`self.experts[idx]` / `python_list[idx]` with a tensor index: Python needs an int."""
+        """`self.experts[idx]` / `python_list[idx]` with a tensor index: Python needs an int;
+        `x[a:b]` with tensor bounds likewise."""
+        if isinstance(node.slice, ast.Slice):
+            self._slice_bounds(node, (node.slice.lower, node.slice.upper, node.slice.step), ctx)
+            return
         base = ctx.type_of(node.value)
         if base.kind not in (T.MODLIST, T.CONTAINER, T.TLIST) or isinstance(node.slice, ast.Slice):
             return
@@ -340,6 +373,27 @@ def pad_to(x, k: int):
             run="pad_to(torch.randn(2, 3), 4)",
             gb=("GB0208", "GB0033"),
             title="int() of an integer NumPy value, even of Python numbers",
+        ),
+        Example(
+            """
+import numpy as np
+import torch
+
+
+def windows(starts, size: int):
+    out = np.asarray([v.flatten() for v in np.meshgrid(*starts, indexing="ij")]).T
+    return [tuple(slice(s, s + size) for s in row) for row in out]  # expect: TC101
+
+
+@torch.compile
+def crop(x, bounds: torch.Tensor):
+    lo = bounds[0]
+    y = x[lo : lo + 2]  # expect: TC101
+    return y, windows([[0, 1], [0, 2]], 2)
+""",
+            run="crop(torch.randn(4, 4), torch.tensor([1, 3]))",
+            gb=("GB0124", "GB0033"),
+            title="slice bounds from a tensor or a NumPy array",
         ),
     )
     valid = (
