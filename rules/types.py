@@ -139,6 +139,10 @@ def join(a: Ty, b: Ty) -> Ty:
     """The type of a variable that holds ``a`` on one path and ``b`` on another."""
     if a == b:
         return a
+    if a.kind == b.kind == FUNC and a.ref and b.ref and "<" not in a.ref + b.ref:
+        # `spline_fn = splines.linear` on one path, `splines.circular` on another (normflows): either
+        # function is what a later `spline_fn(x)` calls
+        return Ty(FUNC, max(a.conf, b.conf), None, union_ref((a.ref, b.ref)))
     if a.kind in (INSTANCE, MODULE) and b.kind in (INSTANCE, MODULE) and a.ref and b.ref and a.ref != b.ref:
         # `A() if c else B()`: either class; an instance of a project class wins over a torch module
         kind = INSTANCE if INSTANCE in (a.kind, b.kind) else MODULE

@@ -442,7 +442,8 @@ class CallGraph(AnalyzerBase):
         elif ty.kind == T.COMPILED:
             self._edge("compiled", ty.ref, method, node)
         elif ty.kind == T.FUNC and not ty.ref.startswith("<"):
-            self._edge("name", ty.ref, method, node)
+            for ref in ty.ref.split(T.UNION):  # a variable bound to one of several functions
+                self._edge("name", ref, method, node)
         elif ty.kind == T.FUNC and ty.ref.startswith("<local>"):
             self._edge("local", ty.ref[7:], method, node)
         elif ty.kind == T.FUNC and ty.ref.startswith(T.SELF_MEMBER) and method == "__call__":
@@ -464,6 +465,18 @@ class CallGraph(AnalyzerBase):
                 and q.rsplit(".", 1)[-1][:1].islower()
             ):
                 self._edge("ref", q, "__call__", node)
+            elif q is None:
+                # `estimator_fn = neumann_estimator if c else basic_estimator` then
+                # `helper(estimator_fn, x)`: a local bound to project functions, called by the callee
+                ty = self._name_type(arg.id)
+                if ty.kind == T.FUNC and ty.ref and "<" not in ty.ref:
+                    for ref in ty.ref.split(T.UNION):
+                        if (
+                            not ref.startswith("torch.")
+                            and not is_external(ref)
+                            and ref.rsplit(".", 1)[-1][:1].islower()
+                        ):
+                            self._edge("ref", ref, "__call__", node)
         elif isinstance(arg, ast.Attribute):
             sp = self_path(arg, self.scope.self_name)
             if sp is not None and "." not in sp:
