@@ -442,9 +442,11 @@ class Project:
             current = todo.pop(0)
             for k in self.mro(current):
                 ff, cls = self.classes[k]
-                for spec in cls.attrs.values():
+                for name, spec in cls.attrs.items():
                     if spec.kind not in ("instance", "torch", "compiled", "list", "seq", "dict"):
                         continue
+                    if name == T.CHILDREN and not self.is_container_class(k):
+                        continue  # `super().__init__(*args)` of a base that does not keep them as children
                     for sub in self.spec_classes(ff, spec):
                         if sub not in out:
                             out.append(sub)
@@ -452,6 +454,15 @@ class Project:
                             seen.add(sub)
                             todo.append(sub)
         return out
+
+    def is_container_class(self, cls_key: str) -> bool:
+        """Whether a project class's MRO reaches a torch module container (``nn.Sequential``,
+        ``nn.ModuleList``, ``nn.ModuleDict``), whose constructor's modules are its children."""
+        for k in self.mro(cls_key):
+            _ff, cls = self.classes[k]
+            if any(T.MODULE_CONTAINERS.get(b) in ("list", "seq", "dict") for b in cls.bases):
+                return True
+        return False
 
     def call_method_of_class(self, cls_key: str, method: str) -> str | None:
         """What runs when an instance is called or a method is used.  Calling an instance runs the
@@ -471,9 +482,13 @@ class Project:
             return found if found is not None else self.find_method(cls_key, "__call__")
         return self.find_method(cls_key, method)
 
-    def elements_of(self, container_ref: str, near: FileFacts) -> tuple[list[str], int | None]:
+    def elements_of(
+        self, container_ref: str, near: FileFacts, receiver: str | None = None
+    ) -> tuple[list[str], int | None]:
         """Class keys of the elements of ``ClassRef|path`` (a ModuleList/Sequential/ModuleDict),
-        of ``ClassRef|*`` / ``|**`` (its submodules), or of ``@A;B`` (a local container of those)."""
+        of ``ClassRef|*`` / ``|**`` (its submodules), or of ``@A;B`` (a local container of those);
+        ``receiver``: the class of ``self`` where it is known (a subclass's override of the method
+        that filled the container, ``T.SELF_RESULT``)."""
         if container_ref.startswith(T.CLASSES):
             return self.class_keys_for(container_ref, near), None
         cls_ref, _, path = container_ref.partition("|")
@@ -485,25 +500,55 @@ class Project:
             return [], None
         ff, spec = spec_info
         if spec.kind in ("list", "seq", "dict"):
-            return self.spec_classes(ff, spec), spec.count
+            owner = (receiver or self._owner_key(cls_ref, near)) if "." not in path else None
+            return self.spec_classes(ff, spec, owner), spec.count
         if spec.kind in ("instance", "compiled"):
             keys = [k for k in (self.class_key_for(r, ff) for r in spec.refs) if k is not None]
             return keys, None
         return [], None
 
-    def spec_classes(self, ff: FileFacts, spec: Any) -> list[str]:
+    def spec_classes(self, ff: FileFacts, spec: Any, owner: str | None = None) -> list[str]:
         """The class keys a submodule spec's ``refs`` name; a container filled from a constructor
-        parameter (``T.PARAM_ELEMENTS``) holds the modules the constructions pass there."""
+        parameter (``T.PARAM_ELEMENTS``) holds the modules the constructions pass there, one
+        filled with what a method of ``self`` returns (``T.SELF_RESULT``) the modules that method
+        of ``owner`` (the class of ``self``) returns."""
         out: list[str] = []
         for r in spec.refs:
             if r.startswith(T.PARAM_ELEMENTS):
                 cls_ref, _, name = r[len(T.PARAM_ELEMENTS) :].rpartition("|")
                 found = self.param_elements(ff, cls_ref, name)
+            elif r.startswith(T.SELF_RESULT):
+                found = self._method_result_classes(owner, r[len(T.SELF_RESULT) :]) if owner else []
             else:
                 key = self.class_key_for(r, ff)
                 found = [key] if key is not None else []
             out.extend(k for k in found if k not in out)
         return out
+
+    def _is_own_container(self, ff: FileFacts, fn: FunctionFacts, container: str) -> bool:
+        """Whether ``Class|attr`` is an attribute of the class of the method ``fn`` itself."""
+        cls_ref, _, path = container.partition("|")
+        return (
+            "." not in path
+            and path not in ("*", "**")
+            and self.class_key_for(cls_ref, ff) == f"{ff.path}::{fn.cls}"
+        )
+
+    def _method_result_classes(self, owner: str, method: str) -> list[str]:
+        """The module classes ``method`` of class ``owner`` (found in its MRO) returns an instance
+        of (``GCN.init_conv`` returning ``GCNConv(...)``)."""
+        key = self.find_method(owner, method) if owner in self.classes else None
+        if key is None:
+            return []
+        mff, mfn = self.functions[key]
+        ret = mfn.returns
+        if ret is None or not ret.ref:
+            return []
+        if ret.kind in (T.INSTANCE, T.MODULE):
+            return self.class_keys_for(ret.ref, mff)
+        if ret.kind == T.DEFERRED:
+            return self.deferred_class_keys(ret.ref, mff)
+        return []
 
     def spec_at(self, cls_ref: str, path: str, near: FileFacts) -> tuple[FileFacts, Any] | None:
         cls_key = self._owner_key(cls_ref, near)
@@ -959,17 +1004,21 @@ class Project:
                     continue
                 receivers = self._site_receivers(ff, site)
                 for key in keys:
-                    region = Region(
-                        func_key=key,
-                        site=site,
-                        root_label=self._site_label(ff, site),
-                        links=[Link(ff.path, site.loc, f"compiled via `{site.text}`")],
-                        multiplier=multiplier,
-                        fullgraph=bool(site.options.get("fullgraph")),
-                        options=dict(site.options),
-                        receiver=receivers.get(key),
-                    )
-                    yield key, region
+                    # `for cls in (GCN, GAT): torch.compile(cls(...))`: the shared forward runs with
+                    # each class as `self`, a region root per class
+                    classes: list[str | None] = [*receivers.get(key, ())] or [None]
+                    for receiver in classes:
+                        region = Region(
+                            func_key=key,
+                            site=site,
+                            root_label=self._site_label(ff, site),
+                            links=[Link(ff.path, site.loc, f"compiled via `{site.text}`")],
+                            multiplier=multiplier,
+                            fullgraph=bool(site.options.get("fullgraph")),
+                            options=dict(site.options),
+                            receiver=receiver,
+                        )
+                        yield key, region
             # wrappers: calls / decorators that go through a project function returning torch.compile(arg)
             if not has_wrappers:
                 continue  # (most projects define none: then no call or decorator can be one)
@@ -1276,9 +1325,10 @@ class Project:
             return targets, _multiplier(spec.count)
         return targets, None
 
-    def _site_receivers(self, ff: FileFacts, site: CompileSite) -> dict[str, str]:
-        """For a compiled instance, its class by the function that runs (``torch.compile(Sub())``
-        runs ``Base.forward`` with ``self`` a ``Sub``)."""
+    def _site_receivers(self, ff: FileFacts, site: CompileSite) -> dict[str, list[str]]:
+        """For a compiled instance, its classes by the function that runs (``torch.compile(Sub())``
+        runs ``Base.forward`` with ``self`` a ``Sub``; a site compiling one of several subclasses
+        sharing that forward runs it with each)."""
         if site.target_kind == "instance":
             keys = self.class_keys_for(site.ref, ff)
         elif site.target_kind in ("elem", "modlist") and site.ref:
@@ -1287,11 +1337,11 @@ class Project:
             keys = self.deferred_class_keys(site.ref, ff)
         else:
             return {}
-        out: dict[str, str] = {}
+        out: dict[str, list[str]] = {}
         for k in keys:
             target = self.call_method_of_class(k, "__call__")
-            if target is not None:
-                out.setdefault(target, k)
+            if target is not None and k not in out.setdefault(target, []):
+                out[target].append(k)
         return out
 
     def _elem_container(self, ff: FileFacts, fn: FunctionFacts, target: str) -> str | None:
@@ -1305,6 +1355,44 @@ class Project:
             return None
         cff, ccls = self.classes[cls_key]
         return f"{cff.module}.{ccls.qualname}|{target}"
+
+    def _param_call_targets(
+        self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge
+    ) -> list[tuple[str, str | None, str | None]]:
+        """``def transform(x, module): return module(x)`` in the region: what runs is each module
+        the region's calls pass (its forward, with its class as the receiver)."""
+        classes = self._passed_classes(f"{ff.path}::{fn.qualname}", edge.target, 0)
+        return [(t, None, k) for k in classes if (t := self.call_method_of_class(k, edge.method))]
+
+    def _passed_classes(self, key: str, name: str, depth: int) -> list[str]:
+        """The module classes the compiled region's calls of function ``key`` pass as its parameter
+        ``name`` (by position or keyword): a module the caller names (``module=m`` of ``for m in
+        self.children()``, a submodule ``self.enc``), or the caller's own parameter handed on
+        (``op.transform(x, module)``), followed up to four calls back.  Only calls already in the
+        region count (those met before ``key`` in the region walk), so an eager caller adds none."""
+        _ff, fn = self.functions[key]
+        positional = [p.name for p in fn.params if p.kind == "pos"]
+        keys = {name, *((f"#{positional.index(name)}",) if name in positional else ())}
+        out: list[str] = []
+        for cff, cfn, cedge in getattr(self, "_region_callers", {}).get(key, ()):
+            for k, kind, ref, _meth in cedge.more_args:
+                if k not in keys or not ref:
+                    continue
+                if kind == "instance":
+                    found = self.class_keys_for(ref, cff)
+                elif kind in ("elem", "modlist", "attr"):
+                    found = self.elements_of(ref, cff)[0]
+                else:
+                    found = []
+                out.extend(c for c in found if c not in out)
+            if depth >= 4:
+                continue
+            own = {p.name for p in cfn.params}
+            for k, desc in cedge.args:
+                if k in keys and desc.startswith("name:") and desc[5:] in own:
+                    handed = self._passed_classes(f"{cff.path}::{cfn.qualname}", desc[5:], depth + 1)
+                    out.extend(c for c in handed if c not in out)
+        return out
 
     def _dispatch_targets(
         self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge, receiver: str | None
@@ -1337,8 +1425,10 @@ class Project:
         container = self._elem_container(ff, fn, edge.target) if edge.kind == "elem" else None
         if container is not None:
             # each element's method runs on that element (its class is known: a stub it
-            # inherits is what it runs, subclass_dispatch)
-            keys, count = self.elements_of(container, ff)
+            # inherits is what it runs, subclass_dispatch); a container of `self` filled by a method
+            # of `self` holds what the receiver's override returns
+            own = receiver is not None and fn.cls is not None and self._is_own_container(ff, fn, container)
+            keys, count = self.elements_of(container, ff, receiver if own else None)
             return [
                 (t, _multiplier(count), k) for k in keys if (t := self.call_method_of_class(k, edge.method))
             ]
@@ -1577,6 +1667,8 @@ class Project:
     def _bfs(self, roots: list[tuple[str, Region]]) -> None:  # noqa: C901 - long, not split yet (issue 16)
         queue: deque[tuple[str, str | None]] = deque()
         self._seen: set[tuple[str, str | None]] = set()
+        # callee -> the region calls of it that pass arguments (Project._passed_classes)
+        self._region_callers: dict[str, list[tuple[FileFacts, FunctionFacts, CallEdge]]] = {}
         for key, region in roots:
             if key in self.disabled or key not in self.functions:
                 continue
@@ -1610,11 +1702,18 @@ class Project:
             for edge in fn.calls:
                 if edge.unless is not None and self.is_compiling_predicate(edge.unless, ff):
                     continue  # under a branch that is not traced under compile
+                targets = (
+                    self._param_call_targets(ff, fn, edge)
+                    if edge.kind == "param"
+                    else self._dispatch_targets(ff, fn, edge, receiver)
+                )
                 for callee, multiplier, callee_receiver, via in self.subclass_dispatch(
-                    self._dispatch_targets(ff, fn, edge, receiver), edge, receiver, ff, fn
+                    targets, edge, receiver, ff, fn
                 ):
                     if callee in self.allowed_in_graph:
                         continue
+                    if edge.more_args or edge.args:
+                        self._region_callers.setdefault(callee, []).append((ff, fn, edge))
                     if callee in self.disabled:
                         self.disabled_calls.append(DisabledCall(key, callee, edge, self.disabled[callee]))
                         if self.disabled[callee]:
@@ -1890,6 +1989,11 @@ class Project:
             if ty.kind in (T.INSTANCE, T.MODULE) and ty.ref:
                 keys = self.class_keys_for(ty.ref, near)
                 return [(t, None) for t in (self.call_method_of_class(k, edge.method) for k in keys) if t]
+            if ty.kind == T.FUNC and ty.ref and edge.method != "__call__" and not edge.method.startswith("@"):
+                # `op = self._get_op(key); op.transform(x)`: the method (a classmethod) of each class
+                # the project function returns
+                keys = self.class_keys_for(ty.ref, near)
+                return [(t, None) for t in (self.find_method(k, edge.method) for k in keys) if t]
             if ty.kind in (T.MODLIST, T.ELEM) and ty.ref and edge.method in ("__call__", "forward"):
                 keys, count = self.elements_of(ty.ref, near)
                 return [

@@ -91,6 +91,16 @@ SELF_MEMBER = "<self>"
 # parameter (``self.flows = nn.ModuleList(flows)``, ``self.ts = ts`` of ``*ts``): its elements are the
 # modules the project's constructions pass there, ``"<param>pkg.Model|flows"`` (Project.param_elements).
 PARAM_ELEMENTS = "<param>"
+# The ``ClassFacts.attrs`` key of the children a container subclass is given through its constructor's
+# ``*args`` (``class Pipeline(nn.Sequential): def __init__(self, *args): super().__init__(*args)``): a
+# "seq" spec whose refs are ``PARAM_ELEMENTS`` (Project.submodule_classes keeps it only for a class
+# whose MRO reaches a torch module container).
+CHILDREN = "<children>"
+# A ref in the ``refs`` of a module container attribute filled with what a method of ``self`` returns
+# (``self.convs.append(self.init_conv(...))``, ``"<self-result>init_conv"``): the modules that method
+# of the class of ``self`` returns, a subclass's override where the receiver is known
+# (Project.spec_classes).
+SELF_RESULT = "<self-result>"
 # Ty.ref of a FUNC (a class) / INSTANCE (its instance) taken from a module-level dict that class
 # decorators fill (``MODELS[cfg.name](cfg)``, ``@register("mlp")`` storing ``MODELS[name] = cls``):
 # ``"<registry>pkg.registry.MODELS"`` or, for a literal key, ``"<registry>pkg.registry.MODELS|mlp"``;
@@ -135,6 +145,12 @@ def ref_classes(ref: str | None) -> tuple[str, ...]:
     return tuple(r for r in ref.removeprefix(CLASSES).split(UNION) if r)
 
 
+def _class_like(ref: str) -> bool:
+    """Whether every reference in a (joined) ``ref`` names a class by its spelling (``pkg.m.Name``)."""
+    parts = ref_classes(ref)
+    return bool(parts) and all(p[:1] != "<" and p.rsplit(".", 1)[-1][:1].isupper() for p in parts)
+
+
 def join(a: Ty, b: Ty) -> Ty:
     """The type of a variable that holds ``a`` on one path and ``b`` on another."""
     if a == b:
@@ -147,6 +163,10 @@ def join(a: Ty, b: Ty) -> Ty:
         # `A() if c else B()`: either class; an instance of a project class wins over a torch module
         kind = INSTANCE if INSTANCE in (a.kind, b.kind) else MODULE
         return Ty(kind, max(a.conf, b.conf), None, union_ref((a.ref, b.ref)))
+    if a.kind == b.kind == FUNC and a.ref and b.ref and _class_like(a.ref) and _class_like(b.ref):
+        # `return InputOps` on one path, `return MaskOps` on another (a method picking the class
+        # whose classmethod runs): either class
+        return Ty(FUNC, max(a.conf, b.conf), None, union_ref((a.ref, b.ref)))
     if a.kind == b.kind:
         dtype = a.dtype if a.dtype == b.dtype else None
         ref = a.ref if a.ref == b.ref else None

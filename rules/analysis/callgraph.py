@@ -100,9 +100,19 @@ class CallGraph(AnalyzerBase):
                         arg.elts if isinstance(arg, (ast.List, ast.Tuple)) and method == "extend" else [arg]
                     )
                     refs = []
-                    for t in (self.type_of(i) for i in items):
+                    for item, t in ((i, self.type_of(i)) for i in items):
                         if t.kind in (T.MODULE, T.INSTANCE) and t.ref:
                             refs.append(t.ref)
+                        elif (
+                            t.kind == T.DEFERRED
+                            and isinstance(item, ast.Call)
+                            and isinstance(item.func, ast.Attribute)
+                            and isinstance(item.func.value, ast.Name)
+                            and item.func.value.id == scope.self_name
+                        ):
+                            # `self.convs.append(self.init_conv(...))`: what the method of the class
+                            # of `self` returns (a subclass's override: torch_geometric's BasicGNN)
+                            refs.append(T.SELF_RESULT + item.func.attr)
                         elif t.kind == T.MODLIST and (t.ref or "").startswith(T.CLASSES):
                             # `self.layers.append(nn.ModuleList([Attention(), FeedForward()]))`, then
                             # `for attn, ff in self.layers:`: the inner lists' modules are what runs
@@ -194,6 +204,13 @@ class CallGraph(AnalyzerBase):
                 for arg in node.args:
                     self._maybe_ref_edge(arg, node)
                 return
+            if (
+                called.kind == T.ELEM
+                and called.ref
+                and (called.ref.endswith("|*") or called.ref.endswith("|**"))
+            ):
+                self._edge_for_value(called, "__call__", node)  # self.get_submodule(name)(x)
+                return
         if (
             isinstance(func, ast.Name)
             and func.id == scope.self_name
@@ -229,7 +246,11 @@ class CallGraph(AnalyzerBase):
                 # `sampler(...)` in a function above `sampler = torch.compile(f)`: bound at import
                 # time, before the function runs (the project resolves the module variable)
                 self._edge("name", f"{self.module}.{func.id}" if self.module else func.id, "__call__", node)
-            if ty.kind == T.UNKNOWN and func.id in scope.params and scope.func is not None:
+            generic = ty.kind in (T.MODULE, T.INSTANCE) and ty.ref in (
+                "torch.nn.Module",
+                "torch.nn.modules.module.Module",
+            )
+            if (ty.kind == T.UNKNOWN or generic) and func.id in scope.params and scope.func is not None:
                 # `def train(model, ...): model(x)`: what runs is what the callers pass (a compiled
                 # module given as `train(net)` makes this a call into its compiled frames)
                 self._edge("param", func.id, "__call__", node)
@@ -264,6 +285,7 @@ class CallGraph(AnalyzerBase):
                     if node.args and isinstance(node.args[0], _TARGET_EXPRS):
                         edge.arg0 = self._describe_target(node.args[0])
                     edge.more_args = self._module_args(node)
+                    self._children_from_varargs(node)
                 return
             if method in HOOK_METHODS:
                 # the hook runs inside the compiled code that calls the module
@@ -327,6 +349,47 @@ class CallGraph(AnalyzerBase):
             return True  # model.encoder.compile(), model = load_model(): a submodule compiled in place
         return self_path(func.value, self.scope.self_name) is not None or isinstance(func.value, ast.Name)
 
+    def _children_from_varargs(self, node: ast.Call) -> None:
+        """``super().__init__(*args)`` in ``__init__(self, *args)``: the modules the constructions pass
+        become the children of a container subclass (``AugmentationSequential(Flip(), Jitter())``
+        over ``nn.Sequential``), recorded as the class's ``T.CHILDREN`` spec; the project pass keeps
+        it only where the class's MRO reaches a torch module container."""
+        scope, cls = self.scope, self.ctx.cls
+        func = scope.func
+        if cls is None or func is None or func.name != "__init__":
+            return
+        star = [a for a in node.args if isinstance(a, ast.Starred)]
+        if len(star) != 1 or not isinstance(star[0].value, ast.Name):
+            return
+        p = scope.params.get(star[0].value.id)
+        if p is None or p.kind != "varargs":
+            return
+        ref = f"{T.PARAM_ELEMENTS}{self._class_ref(cls)}|{p.name}"
+        cls.attrs[T.CHILDREN] = SubmoduleSpec("seq", (ref,), None, node_loc(node, self.index))
+
+    def _passed_modules(self, node: ast.Call) -> tuple[tuple[str, str, str | None, str | None], ...]:
+        """The arguments of a call (``"#i"`` from the first on, or the keyword) that are modules a
+        reader can name, as compile targets: a local or parameter typed as a module, an element of
+        a container (``m`` of ``for m in self.children()``, ``self.get_submodule(name)``) or a
+        submodule attribute of ``self``; what a helper that calls its parameter runs
+        (``self.ops.transform(x, module=m)`` then ``module(x)``)."""
+        out: list[tuple[str, str, str | None, str | None]] = []
+        given = [(f"#{i}", a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
+        given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
+        cls = self.ctx.cls
+        for key, arg in given:
+            if isinstance(arg, ast.Name):
+                ty = self._name_type(arg.id)
+                if ty.kind in (T.MODULE, T.INSTANCE, T.ELEM) and ty.ref and not ty.ref.startswith("torch."):
+                    kind, ref, meth = self._describe_value(ty, arg.id)
+                    out.append((key, kind, ref, meth))
+            elif isinstance(arg, ast.Attribute) and cls is not None:
+                sp = self_path(arg, self.scope.self_name)
+                spec = cls.attrs.get(sp) if sp is not None and "." not in sp else None
+                if spec is not None and spec.kind in ("instance", "param", "list", "seq", "dict"):
+                    out.append((key, "attr", f"{self._class_ref(cls)}|{sp}", None))
+        return tuple(out)
+
     def _module_args(self, node: ast.Call) -> tuple[tuple[str, str, str | None, str | None], ...]:
         """The arguments of a call after the first (``"#i"``) and its keywords that describe a
         module or a callable (``Bottleneck(enc, VectorQuantize(...))``, ``Wrapper(net=model)``), or
@@ -371,6 +434,8 @@ class CallGraph(AnalyzerBase):
             elem_count=elem_count,
             unless=scope.unless[-1] if scope.unless else None,
         )
+        if kind != "name" or not target.rsplit(".", 1)[-1].lstrip("_")[:1].isupper():
+            edge.more_args = self._passed_modules(node)  # (a constructor's: set by the caller)
         if scope.func is not None:
             scope.func.calls.append(edge)
         else:
@@ -671,6 +736,16 @@ class CallGraph(AnalyzerBase):
                 return "instance", ty.ref, None
             if ty.kind == T.DEFERRED and ty.ref:
                 return "deferred", ty.ref, None
+            if (
+                ty.kind == T.UNKNOWN
+                and isinstance(func, ast.Attribute)
+                and func.attr not in SELF_RETURNING_METHODS
+            ):
+                recv = self.type_of(func.value)
+                if recv.kind == T.INSTANCE and recv.ref and "|" not in recv.ref and recv.ref[:1] != "<":
+                    # torch.compile(pipeline.first()) / torch.compile(Builder(cfg).build()): what that
+                    # method of the instance's class returns
+                    return "deferred", f"{recv.ref}.{func.attr}", None
             if ty.kind == T.MODLIST and (ty.ref or "").startswith(T.CLASSES):
                 return "modlist", ty.ref, None  # torch.compile(nn.Sequential(A(), B()))
             # torch.compile(torch.compiler.disable(f)) and friends

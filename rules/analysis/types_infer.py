@@ -499,6 +499,11 @@ class TypeInference(AnalyzerBase):
                         # self.grid = self._grid_from_step(step); self.grid(t): what the function
                         # that project function returns returns
                         return Ty(T.DEFERRED, T.MEDIUM, None, spec.refs[0] + "()")
+                    if cls is not None and owner_ty.kind == T.UNKNOWN and method == "get_submodule":
+                        # nn.Module.get_submodule(name) (an override keeps its contract): one of the
+                        # children (a dotted name's deeper modules are not followed; "" is self, not
+                        # taken, so that forward does not seem to call itself)
+                        return Ty(T.ELEM, T.MEDIUM, None, f"{self._class_ref(cls)}|*")
                     if cls is not None and owner_ty.kind == T.UNKNOWN:
                         # self.method(...): a method of this class (maybe inherited)
                         return Ty(T.DEFERRED, T.MEDIUM, None, f"{self._class_ref(cls)}.{method}")
@@ -510,6 +515,10 @@ class TypeInference(AnalyzerBase):
                     return receiver  # model.to(device).eval(): the module itself
             if receiver.kind in (T.MODULE, T.ELEM, T.COMPILED) and method in ("forward", "__call__"):
                 return Ty(T.TENSOR, T.MEDIUM)
+            if method == "get_submodule" and receiver.kind in (T.INSTANCE, T.MODULE) and receiver.ref:
+                owners = T.ref_classes(receiver.ref)  # model.get_submodule("head"): one of its children
+                if len(owners) == 1 and not owners[0].startswith("torch."):
+                    return Ty(T.ELEM, T.MEDIUM, None, f"{owners[0]}|*")
             if receiver.kind == T.TLIST and method in ("index",):
                 return T.T_INT
             if receiver.kind == T.SIZE and method in ("numel",):
@@ -722,6 +731,9 @@ class TypeInference(AnalyzerBase):
                     refs = T.ref_classes(owner_ty.ref)
                     if len(refs) == 1:
                         return Ty(T.ELEM, T.MEDIUM, None, f"{refs[0]}|{which}")
+        own = self._own_children(iter_node)
+        if own is not None:
+            return own
         if isinstance(iter_node, ast.Attribute) and it.kind == T.UNKNOWN:
             held = self.type_of(iter_node.value)
             if held.kind in (T.INSTANCE, T.MODULE) and held.ref:
@@ -730,6 +742,26 @@ class TypeInference(AnalyzerBase):
                 # `model = build_model(cfg)` ... `for blk in model.blocks`: resolved across files
                 return Ty(T.ELEM, T.MEDIUM, None, f"deferred:{held.ref}|{iter_node.attr}")
         return element_type(it, iter_node)
+
+    def _own_children(self, node: ast.expr) -> Ty | None:
+        """``for m in self`` in a module class (a ``Sequential``/``ModuleList`` subclass iterates its
+        children) and ``self._modules.values()``: the children of the class, ``Class|*``; else None."""
+        cls = self.ctx.cls
+        if cls is None or not cls.bases:
+            return None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "values"
+            and not node.args
+        ):
+            node = node.func.value
+            if not (isinstance(node, ast.Attribute) and node.attr == "_modules"):
+                return None
+            node = node.value
+        if isinstance(node, ast.Name) and node.id == self.scope.self_name and "__iter__" not in cls.methods:
+            return Ty(T.ELEM, T.MEDIUM, None, f"{self._class_ref(cls)}|*")
+        return None
 
     def _annotation_type(self, ann: ast.expr | None) -> tuple[Ty, str | None]:  # noqa: C901
         if ann is None:

@@ -202,6 +202,31 @@ IDIOMS: list[tuple[str, str, str]] = [
         "module",
         "class _Stack(torch.nn.Module):\n    def __init__(self, layers):\n        super().__init__()\n        self.body = torch.nn.Sequential(*layers)\n{name} = torch.compile(_Stack([{arg}]).body[0]{opts})",
     ),
+    # a container subclass given its children through `*args` (kornia's `AugmentationSequential(*augs)`)
+    # and a method iterates them: `for m in self`, `self._modules.values()`, `self.named_children()` +
+    # `self.get_submodule(name)`; the child it returns is compiled (a `forward(*args)` of the container
+    # would hide the arguments TC203 reads; tests/rules/test_container_children.py compiles the container)
+    (
+        "container-subclass-iter",
+        "module",
+        "class _Pipe(torch.nn.Sequential):\n    def __init__(self, *mods):\n        super().__init__(*mods)\n    def first(self):\n        for _m in self:\n            return _m\n{name} = torch.compile(_Pipe({arg}).first(){opts})",
+    ),
+    (
+        "container-subclass-modules-values",
+        "module",
+        "class _Pipe(torch.nn.Sequential):\n    def __init__(self, *mods):\n        super().__init__(*mods)\n    def first(self):\n        for _m in self._modules.values():\n            return _m\n{name} = torch.compile(_Pipe({arg}).first(){opts})",
+    ),
+    (
+        "container-subclass-get-submodule",
+        "module",
+        "class _Pipe(torch.nn.Sequential):\n    def __init__(self, *mods):\n        super().__init__(*mods)\n    def first(self):\n        for _n, _c in self.named_children():\n            return self.get_submodule(_n)\n{name} = torch.compile(_Pipe({arg}).first(){opts})",
+    ),
+    # one compile site for each class of a tuple (torch_geometric users: `for cls in (GCN, GAT):`)
+    (
+        "class-tuple-loop",
+        "module",
+        "for _cls in ({cls}, {cls}):\n    {name} = torch.compile(_cls({ctor}){chain}{opts})",
+    ),
     ("partial", "function", "import functools\n{name} = torch.compile(functools.partial({arg}){opts})"),
     ("lambda", "function", "{name} = torch.compile(lambda *args, **kwargs: {arg}(*args, **kwargs){opts})"),
     ("stored-in-dict", "any", "_compiled = {{'fn': torch.compile({arg}{opts})}}\n{name} = _compiled['fn']"),
