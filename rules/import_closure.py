@@ -7,7 +7,8 @@ importing ``models`` from beside it is how many projects start, and Python finds
 because the script's folder is ``sys.path[0]``: without it the compile site in ``run.py`` cannot be
 resolved (TC311) and the model's hazards are never linted.  This module finds those files as the
 import system would from the import roots of the given files (``discovery.module_for``): only the
-modules the given files import, and transitively what those import, only below those roots.  It
+modules the given files import, and transitively what those import, only below those roots; in a
+folder of installed distributions (``site-packages``) only the given files' own packages.  It
 reads the files' import statements (``ast``); it never imports or runs anything.
 """
 
@@ -27,6 +28,7 @@ def import_closure(files: list[str]) -> list[str]:
     directly or through each other (the given files themselves excluded), in discovery order."""
     given = [os.path.abspath(f) for f in files if f.endswith(".py") and os.path.isfile(f)]
     roots = list(dict.fromkeys(module_for(f)[2] for f in given))
+    given_tops = _given_tops(given)
     seen = set(given)
     queue = list(given)
     found: list[str] = []
@@ -39,7 +41,7 @@ def import_closure(files: list[str]) -> list[str]:
         path = queue.pop(0)
         module, is_package, _root = module_for(path)
         for name in _imported_modules(path, module, is_package):
-            for candidate in _files_of(name, roots):
+            for candidate in _files_of(name, roots, given_tops):
                 if candidate not in seen:
                     seen.add(candidate)
                     found.append(candidate)
@@ -61,8 +63,8 @@ def _scripts_importing(given: list[str], roots: list[str]) -> Iterator[str]:
             tops.setdefault(root, set()).add(module.split(".")[0])
     for root in roots:
         wanted = tops.get(root)
-        if not wanted:
-            continue
+        if not wanted or installed_root(root):
+            continue  # a top-level module of site-packages is another distribution, not a script
         try:
             names = sorted(n for n in os.listdir(root) if n.endswith(".py"))[:MAX_SCRIPTS]
         except OSError:
@@ -108,11 +110,32 @@ def _imported_modules(path: str, module: str, is_package: bool) -> Iterator[str]
                     yield f"{base}.{alias.name}"
 
 
-def _files_of(name: str, roots: list[str]) -> Iterator[str]:
+def _given_tops(given: list[str]) -> dict[str, set[str]]:
+    """The top-level package (or module) names of the given files, per import root."""
+    tops: dict[str, set[str]] = {}
+    for path in given:
+        module, _is_package, root = module_for(path)
+        tops.setdefault(root, set()).add(module.split(".")[0])
+    return tops
+
+
+def installed_root(root: str) -> bool:
+    """Whether ``root`` is a folder of installed distributions (``site-packages``, Debian's
+    ``dist-packages``), where each top-level name is a distribution of its own."""
+    return os.path.basename(root) in ("site-packages", "dist-packages")
+
+
+def _files_of(name: str, roots: list[str], given_tops: dict[str, set[str]]) -> Iterator[str]:
     """The files importing ``name`` runs below one of ``roots``: each package's ``__init__.py`` on
-    the way, then the module's file (``a/b.py`` or ``a/b/__init__.py``)."""
+    the way, then the module's file (``a/b.py`` or ``a/b/__init__.py``).  In a folder of installed
+    distributions only the packages of the given files count: a library given beside a script is
+    linted with its own modules, not with every distribution it imports (torch's 1,251 files for
+    normflows: torch's own classes then read as the project's, ``torch.autograd.Function.apply``
+    as a project function)."""
     parts = name.split(".")
     for root in roots:
+        if installed_root(root) and parts[0] not in given_tops.get(root, ()):
+            continue
         folder = root
         for i, part in enumerate(parts):
             if not part.isidentifier():

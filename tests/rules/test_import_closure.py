@@ -89,3 +89,73 @@ def test_a_script_without_a_project_marker_is_linted_with_its_local_package(tmp_
     assert [(d.line, d.code) for d in model.diagnostics] == [(14, "TC101")]
     layers = _lint(str(tmp_path), [os.path.join("models", "layers.py")])
     assert [(d.line, d.code) for d in layers.diagnostics] == [(6, "TC104")]
+
+
+# A library given beside a script from a folder of installed distributions (how bench/lib_eval.py
+# lints normflows: `tclint check user.py .../site-packages/normflows`, no project marker above
+# both).  The old closure followed the library's imports from site-packages and indexed 2,069
+# files for normflows' 69 (torch's 1,251, numpy, sympy, jinja2, ...): two minutes to list them,
+# eight to lint, and with torch's own classes read as the project's, normflows'
+# MemoryEfficientLogDetEstimator.forward (an autograd.Function run through `.apply`, GB9186 at
+# `torch.autograd.grad` there) left the regions.
+INSTALLED = {
+    "site-packages/flowlib/__init__.py": TRAP + "from .core import Flow\nimport numpy\n",
+    "site-packages/flowlib/core.py": """\
+import torch
+from torch import nn
+
+
+class Estimator(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.detach().requires_grad_(True)
+        return torch.autograd.grad(y.sum(), y)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class Flow(nn.Module):
+    def forward(self, x):
+        return Estimator.apply(x)
+""",
+    "site-packages/torch/__init__.py": TRAP + "from . import autograd, nn\n",
+    "site-packages/torch/autograd/__init__.py": TRAP
+    + "class Function:\n    @classmethod\n    def apply(cls, *args):\n        return cls.forward(None, *args)\n",
+    "site-packages/torch/nn/__init__.py": TRAP + "class Module:\n    pass\n",
+    "site-packages/numpy/__init__.py": TRAP,
+    "site-packages/helper.py": "import flowlib\n",  # another distribution's module, not a script
+    "work/user.py": """\
+import torch
+import flowlib
+
+model = flowlib.Flow()
+step = torch.compile(model)
+step(torch.randn(4, 2))
+""",
+}
+
+
+def test_a_library_given_from_site_packages_is_indexed_without_the_distributions_it_imports(tmp_path):
+    write_tree(str(tmp_path), INSTALLED)
+    lib = tmp_path / "site-packages" / "flowlib"
+    given = [str(tmp_path / "work" / "user.py"), str(lib / "__init__.py"), str(lib / "core.py")]
+    assert import_closure(given) == []  # torch, numpy and helper.py are other distributions
+    paths = [os.path.join("work", "user.py"), str(lib)]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        _report, index = Linter(ConfigResolver(None), cache=None, jobs=1).collect(paths)
+    finally:
+        os.chdir(cwd)
+    assert sorted(os.path.relpath(os.path.abspath(os.path.join(tmp_path, p)), tmp_path) for p in index) == [
+        "site-packages/flowlib/__init__.py",
+        "site-packages/flowlib/core.py",
+        "work/user.py",
+    ]
+    run = _lint(str(tmp_path), paths)
+    found = sorted(
+        (os.path.basename(d.path), d.line, d.code) for d in run.diagnostics if d.path != "work/user.py"
+    )
+    assert ("core.py", 9, "TC115") in found  # in Estimator.forward, reached through Estimator.apply
