@@ -6,6 +6,15 @@ from tclint.rules.rule import Example, Family, Rule
 from tclint.rules.ruleutil import builtin_call, maybe, short, tensor_confidence
 
 
+def _guessed(node: ast.expr, ctx) -> bool:
+    """``node`` is a parameter without annotation (a tensor only by the ``forward(self, x, start)``
+    guess): slice bounds such as ``x[:, start:]`` are Python ints far more often than not."""
+    if not isinstance(node, ast.Name):
+        return False
+    param = ctx.scope.params.get(node.id)
+    return param is not None and param.annotation is None and param.ty.conf != T.HIGH
+
+
 class TensorToScalar(Rule):
     """
     ## What it does
@@ -235,7 +244,11 @@ class TensorToScalar(Rule):
         """`slice(s, s + n)` / `x[a:b]` whose start, stop or step is a tensor (or a NumPy value):
         a slice holds Python ints, so Dynamo reads the value out (GB0124; GB0033 for an ndarray)."""
         confs = [
-            c for c in (tensor_confidence(ctx.type_of(b)) for b in bounds if b is not None) if c is not None
+            c
+            for c in (
+                tensor_confidence(ctx.type_of(b)) for b in bounds if b is not None and not _guessed(b, ctx)
+            )
+            if c is not None
         ]
         if not confs:
             return
@@ -253,8 +266,10 @@ class TensorToScalar(Rule):
     def visit_Subscript(self, node, ctx):
         """`self.experts[idx]` / `python_list[idx]` with a tensor index: Python needs an int;
         `x[a:b]` with tensor bounds likewise."""
-        if isinstance(node.slice, ast.Slice):
-            self._slice_bounds(node, (node.slice.lower, node.slice.upper, node.slice.step), ctx)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        slices = [p for p in parts if isinstance(p, ast.Slice)]
+        if slices:  # x[lo:hi], x[:, lo:hi]
+            self._slice_bounds(node, [b for s in slices for b in (s.lower, s.upper, s.step)], ctx)
             return
         base = ctx.type_of(node.value)
         if base.kind not in (T.MODLIST, T.CONTAINER, T.TLIST) or isinstance(node.slice, ast.Slice):
@@ -435,6 +450,20 @@ def pad_windows(x, window: tuple):
 """,
             run="pad_windows(torch.randn(1, 2, 7, 5), (4, 4))",
             title="int() / float() of a float NumPy function of Python numbers: Dynamo folds it",
+        ),
+        Example(
+            """
+import torch
+from torch import nn
+
+class Crop(nn.Module):
+    def forward(self, x, start, stop=None):
+        return x[:, start:stop]
+
+crop = torch.compile(Crop())
+""",
+            run="crop(torch.randn(2, 8), 2, 6)",
+            title="slice bounds from forward parameters that callers pass as ints",
         ),
         Example(
             """
