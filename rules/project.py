@@ -854,7 +854,50 @@ class Project:
         out = list(index.get(cls_key, ()))
         for sub in self.subclasses(cls_key):
             out.extend(index.get(sub, ()))
+        live = self._live_files()
+        if live is not None:
+            # what a test file or another script builds never reaches the compiled program (normflows:
+            # `Residual(LipschitzCNN(...))` only in residual_test.py); unless that is all there is
+            out = [c for c in out if c[0].path in live] or out
         return out
+
+    def _live_files(self) -> frozenset[str] | None:
+        """The paths of the files a compiled program can run: the files holding compile sites, the
+        files importing those (a script running a package's ``train(model)``), and the modules all
+        of those import, transitively (module-level imports, star imports, the modules the calls
+        name, each package on the way); None (every file) when there is no compile site or
+        compiled functions are also declared (``assume-compiled``, ``# tclint: compiled``) or made
+        by a project function wrapping ``torch.compile`` (its call sites are compile sites too).
+        Read off the facts alone: ``_roots`` asks for constructions while it collects the sites."""
+        if "live_files" in self.memo:
+            live: frozenset[str] | None = self.memo["live_files"]
+            return live
+        sites = [ff.path for ff in self.files.values() if ff.compile_sites]
+        declared = getattr(self.settings, "assume_compiled", None) or getattr(
+            self.settings, "assume_compiled_forward", False
+        )
+        if (
+            not sites
+            or declared
+            or any(fn.compile_marker or fn.compile_wrapper_param == 0 for _ff, fn in self.functions.values())
+        ):
+            self.memo["live_files"] = None
+            return None
+        imports: dict[str, set[str]] = {}
+        importers: dict[str, set[str]] = {}
+        for ff in self.files.values():
+            refs = [*ff.aliases.values(), *ff.star_imports]
+            refs.extend(edge.target for edge, _owner in self._all_edges(ff) if edge.target)
+            mine = imports.setdefault(ff.path, set())
+            for ref in refs:
+                parts = ref.split(".")
+                for i in range(1, len(parts) + 1):
+                    found = self.module_file(".".join(parts[:i]), ff)
+                    if found is not None and found.path != ff.path:
+                        mine.add(found.path)
+                        importers.setdefault(found.path, set()).add(ff.path)
+        self.memo["live_files"] = frozenset(_closure(_closure(sites, importers), imports))
+        return self.memo["live_files"]
 
     def _deferred_near(self, ref: str, near: FileFacts) -> FileFacts:
         """The file a project function's return type is relative to (its own)."""
@@ -2043,6 +2086,18 @@ HELD_PASSES = 3
 def _fresh_roots(roots: list[tuple[str, Region]]) -> list[tuple[str, Region]]:
     """Copies of the root regions, which ``_bfs`` extends in place, for one pass."""
     return [(key, replace(r, links=list(r.links), options=dict(r.options))) for key, r in roots]
+
+
+def _closure(start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
+    """``start`` and every node ``edges`` lead to from it, transitively."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(edges.get(node, ()))
+    return seen
 
 
 def _dispatch_root(base: str, receiver: str | None, below_base: list[str]) -> str:
