@@ -1765,6 +1765,8 @@ def _slice_dimensions(project: Project, calls: list[callsites.RootCall], dynamic
         return []  # dynamic=False: TC207's looped-call dimension; dynamic=True: nothing to add
     seen: dict[str, dict[str, list[Source]]] = {}
     for call in calls:
+        if _enclosing_key(project, call.caller_file, call.edge) in project.regions:
+            continue  # made inside compiled code (`MODEL(tokens)` in a compiled step): inlined there
         handed = _handed_on(project, call.caller_file, call.edge)
         lifted = {here for here, *_ in handed}
         own = _tags_at(call.caller_file, call.edge)

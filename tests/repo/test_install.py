@@ -120,7 +120,7 @@ def check_install(python: str, tmp_path, *, editable: bool) -> None:
         timeout=120,
     )
     assert proc.returncode == 1 and "tinylm/model.py:43:16: TC102" in proc.stdout, proc.stdout + proc.stderr
-    assert "Found 10 problems." in proc.stdout, proc.stdout
+    assert "Found 11 problems." in proc.stdout, proc.stdout
     # the [server] extra: the language server imports and answers --help
     server = subprocess.run(
         [python, "-m", "tclint.server", "--help"], env=env, capture_output=True, text=True, timeout=60
