@@ -1100,13 +1100,17 @@ _FINGERPRINTS: dict[int, tuple[Settings, str]] = {}
 
 
 def _settings_fingerprint(settings: Settings) -> str:
-    """Everything in the settings, as text (settings objects are shared per folder: memoised)."""
+    """Everything in the settings that findings depend on, as text (settings objects are shared
+    per folder: memoised).  Not ``output-format``: it is how the report is printed (the printed
+    report is cached under its own format, ``Cache.output_key``); with it, a text run after a
+    JSON or SARIF run of the same tree ran the whole project pass again (transformers package:
+    over 100 s CPU instead of reading the cached result)."""
     import dataclasses
 
     hit = _FINGERPRINTS.get(id(settings))
     if hit is not None and hit[0] is settings:
         return hit[1]
-    text = repr(sorted((k, repr(v)) for k, v in dataclasses.asdict(settings).items()))
+    text = repr(sorted((k, repr(v)) for k, v in dataclasses.asdict(settings).items() if k != "output_format"))
     _FINGERPRINTS[id(settings)] = (settings, text)
     return text
 

@@ -115,6 +115,25 @@ def test_project_wide_facts_are_reused_after_an_edit(tmp_path):
     assert cache.hits >= 1 and cache.misses == 1  # other.py came from the cache, m.py was re-analysed
 
 
+def test_another_output_format_reads_the_cached_result(tmp_path, monkeypatch):
+    """The output format is how the report is printed, not what it finds: a run in another format
+    of an unchanged tree takes the whole result from the cache (it was part of the key, so a text
+    run after a JSON run ran the project pass again: transformers package, over 100 s CPU)."""
+    write_tree(
+        str(tmp_path),
+        {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"},
+    )
+    cache_dir = str(tmp_path / "c")
+    passes = []
+    real = Linter._project_pass
+    monkeypatch.setattr(
+        Linter, "_project_pass", lambda self, *a, **k: passes.append(1) or real(self, *a, **k)
+    )
+    found = [run(str(tmp_path), cache_dir, {"output_format": fmt}) for fmt in ("json", "concise", "sarif")]
+    assert found[0] == found[1] == found[2] and [d["code"] for d in found[0]] == ["TC104"]
+    assert len(passes) == 1
+
+
 def test_stat_table_trusts_only_files_older_than_their_hash(tmp_path):
     """A file hashed within the racy margin of its last change is hashed again next time; a
     damaged table is an empty one."""
