@@ -202,6 +202,20 @@ LIBS: dict[str, LibSpec] = {
                 "monai.metrics.meandice:compute_dice",
             ),
         ),
+        LibSpec(
+            "nflows",
+            "nflows",
+            ("nflows",),
+            "nflows_user.py",
+            ("nflows.*:*.forward", "nflows.*:*.inverse", "nflows.*:*.log_prob", "nflows.*:*.sample"),
+        ),
+        LibSpec(
+            "torchsde",
+            "torchsde",
+            ("torchsde",),
+            "torchsde_user.py",
+            ("torchsde._core.sdeint:sdeint", "torchsde._brownian.*:*.__call__"),
+        ),
     ]
 }
 

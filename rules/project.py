@@ -1412,14 +1412,18 @@ class Project:
         ``name`` (by position or keyword): a module the caller names (``module=m`` of ``for m in
         self.children()``, a submodule ``self.enc``), or the caller's own parameter handed on
         (``op.transform(x, module)``), followed up to four calls back.  Only calls already in the
-        region count (those met before ``key`` in the region walk), so an eager caller adds none."""
+        region count (those met before ``key`` in the region walk), so an eager caller adds none.
+        ``name[]`` (a loop over the parameter: ``for func in funcs: func(x)``) takes the elements of
+        the containers passed there (``self._cascade(x, self.transforms)``), not single modules."""
         _ff, fn = self.functions[key]
+        elements = name.endswith("[]")
+        name = name.removesuffix("[]")
         positional = [p.name for p in fn.params if p.kind == "pos"]
         keys = {name, *((f"#{positional.index(name)}",) if name in positional else ())}
         out: list[str] = []
         for cff, cfn, cedge in getattr(self, "_region_callers", {}).get(key, ()):
             for k, kind, ref, _meth in cedge.more_args:
-                if k not in keys or not ref:
+                if k not in keys or not ref or (elements and kind not in ("modlist", "attr")):
                     continue
                 if kind == "instance":
                     found = self.class_keys_for(ref, cff)
@@ -1433,7 +1437,9 @@ class Project:
             own = {p.name for p in cfn.params}
             for k, desc in cedge.args:
                 if k in keys and desc.startswith("name:") and desc[5:] in own:
-                    handed = self._passed_classes(f"{cff.path}::{cfn.qualname}", desc[5:], depth + 1)
+                    handed = self._passed_classes(
+                        f"{cff.path}::{cfn.qualname}", desc[5:] + ("[]" if elements else ""), depth + 1
+                    )
                     out.extend(c for c in handed if c not in out)
         return out
 

@@ -38,7 +38,7 @@ class Scope:
         "kind", "aliases", "env", "func", "cls", "self_name", "params", "loops", "cold",
         "eager_only", "globals", "nonlocals", "returns", "parent", "local_defs", "counters",
         "qualname", "in_test", "comp_depth", "user_ctx", "tests", "unless", "pred_names", "modes",
-        "guards", "ranges",
+        "guards", "ranges", "param_iters",
     )  # fmt: skip
 
     def __init__(self, kind: str, aliases: AliasTable, parent: Scope | None = None) -> None:
@@ -60,6 +60,9 @@ class Scope:
         self.counters: set[str] = set()
         # names bound to `range(...)` / `list(range(...))`: a loop over one binds a new int each time
         self.ranges: set[str] = set()
+        # loop variables over a parameter (`for func in funcs`): the parameter's name, so that a call of
+        # one runs each module the callers pass in that container
+        self.param_iters: dict[str, str] = {}
         self.qualname = ""
         self.in_test = 0
         self.comp_depth = 0

@@ -254,6 +254,9 @@ class CallGraph(AnalyzerBase):
                 # `def train(model, ...): model(x)`: what runs is what the callers pass (a compiled
                 # module given as `train(net)` makes this a call into its compiled frames)
                 self._edge("param", func.id, "__call__", node)
+            elif ty.kind == T.UNKNOWN and scope.func is not None and func.id in scope.param_iters:
+                # `for func in funcs: func(x)`: each module of the container the callers pass
+                self._edge("param", f"{scope.param_iters[func.id]}[]", "__call__", node)
             for arg in node.args:
                 self._maybe_ref_edge(arg, node)
             return
@@ -383,6 +386,8 @@ class CallGraph(AnalyzerBase):
                 if ty.kind in (T.MODULE, T.INSTANCE, T.ELEM) and ty.ref and not ty.ref.startswith("torch."):
                     kind, ref, meth = self._describe_value(ty, arg.id)
                     out.append((key, kind, ref, meth))
+                elif ty.kind == T.MODLIST and ty.ref:
+                    out.append((key, "modlist", ty.ref, None))  # `funcs = self.layers` handed on
             elif isinstance(arg, ast.Attribute) and cls is not None:
                 sp = self_path(arg, self.scope.self_name)
                 spec = cls.attrs.get(sp) if sp is not None and "." not in sp else None

@@ -656,6 +656,12 @@ class Walker(AnalyzerBase):
         it = self.expr(node.iter)
         iter_node = node.iter
         self._bind_loop_target(node.target, iter_node, it)
+        if isinstance(node.target, ast.Name):
+            # `for func in funcs` over a parameter: calling `func` runs what the callers pass in it
+            if isinstance(iter_node, ast.Name) and iter_node.id in scope.params and it.kind == T.UNKNOWN:
+                scope.param_iters[node.target.id] = iter_node.id
+            else:
+                scope.param_iters.pop(node.target.id, None)
         # loop counters: `for i in range(...)`, `for step, batch in enumerate(...)`
         if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name):
             fname = node.iter.func.id
