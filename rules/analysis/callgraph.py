@@ -592,6 +592,8 @@ class CallGraph(AnalyzerBase):
                 if inner in ("counter", "len", "clock"):
                     return inner
             ty = self.type_of(arg)
+            if ty.kind == T.COMPILED and ty.ref:
+                return "compiled:" + ty.ref  # Sampler(torch.compile(unet)): handed over inline
             return "tensor" if ty.kind == T.TENSOR else "call"
         if isinstance(arg, ast.BinOp):
             kinds = {self._arg_kind(arg.left), self._arg_kind(arg.right)}

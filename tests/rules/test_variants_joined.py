@@ -962,6 +962,51 @@ def main():
 ]
 
 
+SAMPLER = """
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, t):
+        return self.fc(x) * t
+
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def run(self, x):
+        for t in range(5, 0, -1):
+            x = x - 0.1 * self.model(x, t)
+        return x
+
+
+def main():
+    sampler = Sampler(torch.compile(Denoiser(), backend="eager"))
+    with torch.no_grad():
+        sampler.run(torch.randn(2, 4))
+"""
+
+# a compiled module handed to a constructor inline (no name in between) is called by its methods:
+# the step number it is given becomes dynamic after the second value (2 compiles)
+CASES += [
+    ("compiled-module-handed-over-inline", SAMPLER, {"Denoiser.forward": 2}),
+    (
+        "compiled-module-handed-over-by-name",
+        SAMPLER.replace(
+            'sampler = Sampler(torch.compile(Denoiser(), backend="eager"))',
+            'fast = torch.compile(Denoiser(), backend="eager")\n    sampler = Sampler(fast)',
+        ),
+        {"Denoiser.forward": 2},
+    ),
+]
+
+
 def _predicted(result) -> dict[str, int | None]:
     return {v.qualname: v.count for v in variants(result.project).values()}
 
