@@ -673,7 +673,7 @@ class Walker(AnalyzerBase):
                     scope.counters.add(first.id)
         # `for t in ts` / `for i, t in enumerate(ts)` with `ts = list(range(999, 0, -250))`
         ranged = _loop_element(iter_node, node.target)
-        if ranged is not None and _ranged(ranged[0], scope.ranges):
+        if ranged is not None and _ranged(ranged[0], self._ranges()):
             scope.counters.add(ranged[1])
         self._carried_numbers(node.body)
         self._dispatch(node)
@@ -788,11 +788,36 @@ class Walker(AnalyzerBase):
             # `lr = base_lr * 0.5 ** step`, `seq = 4 + step` in a loop: a new number per iteration
             self.scope.counters.add(node.targets[0].id)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if _ranged(node.value, self.scope.ranges):
+            if _ranged(node.value, self._ranges()):
                 self.scope.ranges.add(node.targets[0].id)
             else:
                 self.scope.ranges.discard(node.targets[0].id)
+        elif len(node.targets) == 1 and (owner := self._class_scope()) is not None:
+            # `self.ts = list(range(steps - 1, -1, -1))` in __init__ (walked first), then
+            # `for t in self.ts:` in another method of the class
+            attr = self_path(node.targets[0], self.scope.self_name)
+            if attr is not None and "." not in attr:
+                if _ranged(node.value, self._ranges()):
+                    owner.ranges.add(attr)
+                else:
+                    owner.ranges.discard(attr)
         self._dispatch(node)
+
+    def _class_scope(self) -> Scope | None:
+        """The class body a method being walked belongs to (None outside methods)."""
+        scope = self.scope
+        parent = scope.parent
+        if scope.kind == "function" and scope.self_name and parent is not None and parent.kind == "class":
+            return parent
+        return None
+
+    def _ranges(self) -> set[str]:
+        """The names bound to a range (``Scope.ranges``) and, in a method, the attributes of self
+        its class bound to one (as ``self.ts``)."""
+        owner = self._class_scope()
+        if owner is None or not owner.ranges:
+            return self.scope.ranges
+        return self.scope.ranges | {f"{self.scope.self_name}.{attr}" for attr in owner.ranges}
 
     def _check_registry_store(self, target: ast.expr, value: ast.expr) -> None:
         """``MODELS[name] = cls`` in a function, ``MODELS`` a module-level dict and ``cls`` one of
@@ -1363,9 +1388,11 @@ _NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
 def _ranged(node: ast.expr, ranges: set[str]) -> bool:
     """Whether ``node`` is a sequence of ints made by ``range``: ``range(...)``, ``list(...)``
     / ``tuple(...)`` / ``reversed(...)`` / ``sorted(...)`` of one, or a name bound to one
-    (``ranges``)."""
+    (``ranges``: locals, and ``self.<attr>`` for an attribute the class bound to one)."""
     if isinstance(node, ast.Name):
         return node.id in ranges
+    if isinstance(node, ast.Attribute):
+        return dotted(node) in ranges  # `self.ts`: an attribute its class bound to a range
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return False
     if node.func.id == "range":

@@ -1004,6 +1004,14 @@ CASES += [
         ),
         {"Denoiser.forward": 2},
     ),
+    (
+        "timesteps-stored-on-self-as-a-range",
+        SAMPLER.replace(
+            "        self.model = model\n",
+            "        self.model = model\n        self.ts = list(range(5, 0, -1))\n",
+        ).replace("for t in range(5, 0, -1):", "for t in self.ts:"),
+        {"Denoiser.forward": 2},
+    ),
 ]
 
 
