@@ -615,7 +615,11 @@ class _Pass:
         self.varying_gens: set[str] = (
             set()
         )  # module functions yielding such tensors (`def loader(): ... yield`)
-        self.data_sized: set[str] = set()  # module functions returning a tensor sized by their data
+        # module functions seen so far, by name (each definition of it), and whether one returns a
+        # tensor sized by its data (``_data_sized``: worked out when a call in a loop asks, not
+        # for every function: most are never asked about)
+        self.module_defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.sized_memo: dict[tuple[str, int], bool] = {}
         # module functions returning a dict / list shaped by their arguments (_shaped)
         self.shaped: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}
         # loop variables over `<module>.parameters()` here -> the module (``_Pass.receiver``)
@@ -704,8 +708,8 @@ class _Pass:
             saved_bound, self.size_bound = self.size_bound, []
             saved_stores, self.loop_stores = self.loop_stores, []
             parent = self.funcs[-1] + ".<locals>." if self.funcs else (self.cls[-1] + "." if self.cls else "")
-            if not parent and _data_sized(node):
-                self.data_sized.add(node.name)
+            if not parent:
+                self.module_defs.setdefault(node.name, []).append(node)
             self.funcs.append(parent + node.name)
             self.modes_at.append(self.mode_flow(node.body))
             self.body(node.body)
@@ -1098,6 +1102,16 @@ class _Pass:
         for name in [n for n in sized if n not in before]:
             del sized[name]
 
+    def data_sized(self, name: str) -> bool:
+        """Whether a module function ``name`` defined so far (any of its definitions) builds a
+        tensor sized by its data (``_data_sized``), memoised per number of definitions."""
+        defs = self.module_defs.get(name, [])
+        key = (name, len(defs))
+        known = self.sized_memo.get(key)
+        if known is None:
+            known = self.sized_memo[key] = any(_data_sized(fn) for fn in defs)
+        return known
+
     def sized_value(self, value: ast.expr) -> str | None:
         """``"grows"`` / ``"varies"`` when ``value`` is a tensor whose size changes between
         iterations of the enclosing loops: a factory (``torch.randn(n, 4)``, ``torch.zeros(len(b),
@@ -1121,8 +1135,9 @@ class _Pass:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
-                and node.func.id in self.data_sized
+                and node.func.id in self.module_defs
                 and any(isinstance(n, ast.Name) and n.id in bound for a in node.args for n in ast.walk(a))
+                and self.data_sized(node.func.id)
             ):
                 return "varies"  # `ids = tokenize(texts)` for each request in the loop
             if isinstance(node, ast.Call) and bound:
