@@ -93,6 +93,20 @@ def _site_kinds(edge: CallEdge, callee: FunctionFacts) -> dict[str, str]:
     return out
 
 
+def _seedable(project: Project, ff: FileFacts, ty: Ty) -> bool:
+    """Whether a parameter the first walk typed ``ty`` takes its type from the call sites: an
+    untyped one, or one annotated with a type alias of another file (``t0: Optional[Scalar]``,
+    ``Scalar = Union[float, Tensor]`` in ``types.py``), which one file's walk types as an instance
+    of a class named ``Scalar``: the project knows it is a module variable, not a class."""
+    if ty.kind == T.UNKNOWN:
+        return True
+    if ty.kind != T.INSTANCE or not ty.ref or "." not in ty.ref:
+        return False
+    module, name = ty.ref.rsplit(".", 1)
+    owner = project.module_file(module, ff)
+    return owner is not None and name in owner.module_vars and name not in owner.classes
+
+
 def _join(classes: list[str]) -> Ty | None:
     seen = set(classes)
     if "N" in seen or "T" not in seen:
@@ -124,7 +138,7 @@ def compute_seeds(
                 untyped = [
                     p
                     for p in (first_fn or cfn).params
-                    if p.ty.kind == T.UNKNOWN and p.kind in ("pos", "kwonly")
+                    if p.kind in ("pos", "kwonly") and _seedable(project, cff, p.ty)
                 ]
                 if not untyped:
                     continue

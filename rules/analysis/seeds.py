@@ -43,7 +43,8 @@ class ArgSeeds(AnalyzerBase):
             if seeded:
                 for p in facts.params:
                     ty = seeded.get(p.name)
-                    if ty is not None and p.ty.kind == T.UNKNOWN:
+                    if ty is not None and p.ty.kind in (T.UNKNOWN, T.INSTANCE):
+                        # (an instance: a type alias the project pass found, ``argflow._seedable``)
                         p.ty = ty  # the Param objects are this walk's own, shared with scope.params
         return scope
 
