@@ -220,15 +220,6 @@ def _grows(node: ast.Assign) -> bool:
     return any(isinstance(e, ast.Name) and e.id == name for e in value.args[0].elts)
 
 
-def _assigned_here(stmt: ast.stmt) -> set[str]:
-    """The plain names a statement assigns (``n = min(bs, left)``), nested blocks included."""
-    out: set[str] = set()
-    for node in _walk_here(stmt):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-    return out
-
-
 def _walk_here(root: ast.AST):  # type: ignore[no-untyped-def]
     """The nodes of a statement or expression that run where it is, not descending into nested
     functions, classes or lambdas."""
@@ -1086,13 +1077,18 @@ class _Pass:
         """Enter a loop body (``targets``: what its header binds): the names it rebinds to
         ``torch.cat`` of themselves (``ids = torch.cat([ids, nxt], 1)``) grow from the first
         iteration on, even where they are read before that line; returns what was sized before."""
-        self.size_bound.append(targets | {n for stmt in body for n in _assigned_here(stmt)})
+        bound = set(targets)
         before = dict(self.sized[-1])
-        for stmt in body:
+        sized = self.sized[-1]
+        for stmt in body:  # one walk: the plain names assigned (nested blocks too) and the growing ones
             for node in _walk_here(stmt):
-                if isinstance(node, ast.Assign) and _grows(node):
+                if isinstance(node, ast.Name):
+                    if isinstance(node.ctx, ast.Store):
+                        bound.add(node.id)
+                elif isinstance(node, ast.Assign) and _grows(node):
                     for name in _names(node.targets[0]):
-                        self.sized[-1][name] = f"{self.pos(node.value)}|grows"
+                        sized[name] = f"{self.pos(node.value)}|grows"
+        self.size_bound.append(bound)
         return before
 
     def leave_loop(self, before: dict[str, str]) -> None:

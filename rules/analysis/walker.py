@@ -230,9 +230,12 @@ class Walker(AnalyzerBase):
 
     # ------------------------------------------------------------------ parameters
     def _note_param_use(self, node: ast.expr, use: str) -> None:
+        params = self.scope.params
+        if not params:
+            return  # no parameter to note a use of: no walk
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name):
-                p = self.scope.params.get(sub.id)
+                p = params.get(sub.id)
                 if p is not None and use not in p.uses:
                     p.uses = (*p.uses, use)
 

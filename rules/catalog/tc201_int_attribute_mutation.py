@@ -300,5 +300,18 @@ def _no_tensor_work_expr(expr: ast.expr) -> bool:
 
 
 def _mentions(value: ast.expr, target: ast.expr) -> bool:
-    text = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
-    return any(ast.dump(sub, annotate_fields=False) == text for sub in ast.walk(value))
+    """Whether ``value`` reads ``target`` (same dump, the target's Store read as Load).  Only the
+    sub-nodes of the target's own type (and name / attribute) can dump the same: the others are
+    not dumped."""
+    kind = type(target)
+    field = "id" if kind is ast.Name else "attr" if kind is ast.Attribute else None
+    key = getattr(target, field) if field else None
+    text = None
+    for sub in ast.walk(value):
+        if type(sub) is not kind or (field is not None and getattr(sub, field) != key):
+            continue
+        if text is None:
+            text = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+        if ast.dump(sub, annotate_fields=False) == text:
+            return True
+    return False
