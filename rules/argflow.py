@@ -6,9 +6,10 @@ gate(h).sum() > 0:`` in the compiled ``forward`` is a data-dependent branch.  On
 cannot know that (the call sites may be in other files, and per-file facts are a pure function of
 the file's bytes, cached), so the project pass re-derives it:
 
-1. for each function in a region (not a root: a root's arguments come from eager code), the join
-   of the argument kinds (``CallEdge.args``) over its *region* call sites, per parameter the walk
-   left untyped: a tensor at every site (or ``None`` where an ``Optional`` default is used) seeds a
+1. for each function in a region, the join of the argument kinds (``CallEdge.args``) over its
+   *region* call sites (for a root: the eager calls into its compiled frame, ``_root_calls``), per
+   parameter the walk left untyped (or annotated with another file's type alias, ``_seedable``):
+   a tensor at every site (or ``None`` where an ``Optional`` default is used) seeds a
    tensor of medium confidence; a tensor at some sites and an unknown value at the others seeds a
    tensor of low confidence (hidden by the default ``min-confidence``); any known non-tensor
    argument (a constant, a bool, a counter) seeds nothing;
@@ -22,9 +23,10 @@ The re-walked facts are not cached (they depend on other files); the first walk'
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from tclint.rules import callsites
 from tclint.rules import types as T
 from tclint.rules.facts import CallEdge, FileFacts, FunctionFacts
 from tclint.rules.project import Project, _deferred_item
@@ -132,20 +134,14 @@ def compute_seeds(
                 callee_region = project.regions.get(callee)
                 if callee_region is None or callee_region.depth == 0 or callee == key:
                     continue
-                cff, cfn = project.functions[callee]
-                first = original.get(cff.path) if original is not None else None
-                first_fn = first.functions.get(cfn.qualname) if first is not None else None
-                untyped = [
-                    p
-                    for p in (first_fn or cfn).params
-                    if p.kind in ("pos", "kwonly") and _seedable(project, cff, p.ty)
-                ]
-                if not untyped:
-                    continue
-                kinds = _site_kinds(edge, cfn)
-                per = sites.setdefault(callee, {})
-                for p in untyped:
-                    per.setdefault(p.name, []).append(kinds.get(p.name, "U"))
+                _add_site(project, original, sites, callee, edge)
+    for root, edge in _root_calls(project):
+        # a root takes the arguments of the eager calls into its compiled frame
+        # (`increments(torch.linspace(0, 1, 4))` of a decorated function, `compiled(x)`); a
+        # partial's bound arguments shift the positions: not read
+        site = project.regions[root].site
+        if site is not None and site.how != "partial":
+            _add_site(project, original, sites, root, edge)
     out: dict[str, dict[str, dict[str, Ty]]] = {}
     for callee, per in sites.items():
         cff, cfn = project.functions[callee]
@@ -153,6 +149,46 @@ def compute_seeds(
         if seeded:
             out.setdefault(cff.path, {})[cfn.qualname] = seeded
     return out
+
+
+def _root_calls(project: Project) -> Iterator[tuple[str, CallEdge]]:
+    """(root, edge) for each call into a compiled frame: ``callsites.calls_into_roots``, and the
+    calls of a decorated nested function where it is defined (``@torch.compile def step(ts)`` in
+    a function, then ``step(x)``), which that reads from module-level names only."""
+    for call in callsites.calls_into_roots(project):
+        yield call.root_key, call.edge
+    for ff in project.files.values():
+        for fn in ff.functions.values():
+            for edge in fn.calls:
+                if edge.kind != "local":
+                    continue
+                for key, _mult in project.edge_targets(ff, fn, edge):
+                    region = project.regions.get(key)
+                    if region is not None and region.depth == 0 and region.site is not None:
+                        if region.site.how == "decorator":
+                            yield key, edge
+
+
+def _add_site(
+    project: Project,
+    original: dict[str, FileFacts] | None,
+    sites: dict[str, dict[str, list[str]]],
+    callee: str,
+    edge: CallEdge,
+) -> None:
+    """Adds what ``edge`` passes to each parameter of ``callee`` that the first walk left untyped."""
+    cff, cfn = project.functions[callee]
+    first = original.get(cff.path) if original is not None else None
+    first_fn = first.functions.get(cfn.qualname) if first is not None else None
+    untyped = [
+        p for p in (first_fn or cfn).params if p.kind in ("pos", "kwonly") and _seedable(project, cff, p.ty)
+    ]
+    if not untyped:
+        return
+    kinds = _site_kinds(edge, cfn)
+    per = sites.setdefault(callee, {})
+    for p in untyped:
+        per.setdefault(p.name, []).append(kinds.get(p.name, "U"))
 
 
 def _returns_of(

@@ -92,3 +92,73 @@ def test_only_an_alias_or_nothing_is_seedable(tmp_path):
     assert not _seedable(project, ff, Ty(T.INSTANCE, T.HIGH, None, "numpy.ndarray"))
     assert not _seedable(project, ff, Ty(T.INSTANCE, T.HIGH, None, "pkg.types.Missing"))
     assert not _seedable(project, ff, T.T_TENSOR)
+
+
+# A root takes the arguments of the eager calls into its compiled frame: a decorated nested
+# function called where it is defined, and a function compiled by `torch.compile(f)` called by name.
+# Dynamo (2.13, eager, `python main.py`): graph breaks at pkg/interval.py:12 (GB0124, `float(tb)`,
+# in `__call__` inlined into `increments`) and main.py:7 (GB0124, `float(w)`, in `scale`).
+ROOTS = {
+    "pkg/__init__.py": "",
+    "pkg/interval.py": """\
+import torch
+
+
+class Interval:
+    def __init__(self, start=0.0, size=(3,)):
+        self.start = start
+        self.size = size
+
+    def __call__(self, ta, tb=None):
+        if tb is None:
+            ta, tb = self.start, ta
+        tb = float(tb)
+        return torch.full(self.size, tb)
+""",
+    "main.py": """\
+import torch
+
+from pkg.interval import Interval
+
+
+def scale(h, w, k):
+    return h * float(w) * k
+
+
+step = torch.compile(scale, backend="eager")
+
+
+def sample(k):
+    bm = Interval()
+
+    @torch.compile(backend="eager")
+    def increments(ts):
+        return torch.stack([bm(ts[i], ts[i + 1]) for i in range(len(ts) - 1)])
+
+    increments(torch.linspace(0, 1, 4))
+    step(torch.rand(3), torch.rand(()), k)
+
+
+if __name__ == "__main__":
+    sample(2)
+""",
+}
+
+
+def test_a_root_takes_the_arguments_of_the_eager_calls_into_it(tmp_path):
+    write_tree(str(tmp_path), ROOTS)
+    result = lint_tree(str(tmp_path), sorted(ROOTS))
+    found = {(d.path.rsplit("/", 1)[-1], d.span.start.line, d.code) for d in result.diagnostics}
+    assert {("interval.py", 12, "TC101"), ("main.py", 7, "TC101")} <= found
+    project = result.project
+    # the root's own parameters, from what the eager calls pass (the old code: none; `k` is
+    # unknown at its only call: no seed)
+    params = {
+        qual: {p.name: (p.ty.kind, p.ty.conf) for p in fn.params}
+        for ff in project.files.values()
+        if ff.path.endswith("main.py")
+        for qual, fn in ff.functions.items()
+    }
+    assert params["sample.<locals>.increments"]["ts"] == (T.TENSOR, T.MEDIUM)
+    assert params["scale"]["w"] == (T.TENSOR, T.MEDIUM)
+    assert params["scale"]["k"][0] == T.UNKNOWN
