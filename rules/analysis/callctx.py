@@ -16,6 +16,7 @@ import ast
 import bisect
 import re
 
+from tclint.rules.analysis.common import walk_statements
 from tclint.rules.facts import VariantFacts
 
 GRAD_CONTEXTS = {
@@ -1618,7 +1619,7 @@ def call_contexts(tree: ast.Module, char_col, module: str, text: str) -> Variant
     if p.mode_lines:
         p.mode_funcs = {
             node.name
-            for node in ast.walk(tree)
+            for node in walk_statements(tree)  # a def is a statement: no expression walked
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and p.sets_modes(node.body)
         }
         p.modes_at = [p.mode_flow(tree.body)]

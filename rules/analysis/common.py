@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tclint.rules import types as T
@@ -145,6 +147,20 @@ def is_external(q: str) -> bool:
 def is_library(q: str) -> bool:
     """Probably someone else's code (but it could be the project being linted)."""
     return q.split(".", 1)[0] in _LIBRARY_ROOTS
+
+
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def walk_statements(root: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk(root)`` without the expressions (which hold no statement): the statements under
+    ``root`` (and it), with the except handlers and match cases between, in ``ast.walk``'s order
+    (breadth first, same depths), for a pass that only looks at statements."""
+    todo = deque([root])
+    while todo:
+        node = todo.popleft()
+        todo.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _HOLDS_STATEMENTS))
+        yield node
 
 
 class AnalyzerBase:

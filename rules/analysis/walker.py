@@ -31,6 +31,7 @@ from tclint.rules.analysis.common import (
     literal,
     module_only_chain,
     node_loc,
+    walk_statements,
 )
 from tclint.rules.analysis.records import fields_of, is_record
 from tclint.rules.analysis.submodules import defaulted_param, param_fed_spec, setter_params, spec_from_type
@@ -126,6 +127,8 @@ class Walker(AnalyzerBase):
                 self._comprehension(current)
                 continue
             stack.append((current, True))
+            if isinstance(current, (ast.Name, ast.Constant)):
+                continue  # a leaf: no sub-expression, no keywords
             children = [c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr)]
             for child in reversed(children):
                 stack.append((child, False))
@@ -757,7 +760,7 @@ class Walker(AnalyzerBase):
         ``total += 1``) change per iteration from the first one on: counters, also for calls that
         read them before the line that updates them (``act(obs, eps)`` at the top of the body)."""
         scope = self.scope
-        for node in (n for stmt in body for n in ast.walk(stmt)):
+        for node in (n for stmt in body for n in walk_statements(stmt)):
             name = None
             if (
                 isinstance(node, ast.Assign)
