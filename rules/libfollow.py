@@ -237,6 +237,16 @@ class RecordingProject(Project):
         finally:
             self._recording = False
 
+    def _live_files(self) -> frozenset[str] | None:
+        # which files a compiled program can run looks up every import and call of every file:
+        # no request to load a module (recorded, those misses loaded the whole of transformers'
+        # imports up to MAX_LIBRARY_FILES, so the modules the regions need were cut off)
+        recording, self._recording = self._recording, False
+        try:
+            return super()._live_files()
+        finally:
+            self._recording = recording
+
 
 def library_cache() -> Any:
     """The user-level cache of library facts, shared by every project (keyed by file hashes), or None."""

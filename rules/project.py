@@ -896,6 +896,14 @@ class Project:
                     if found is not None and found.path != ff.path:
                         mine.add(found.path)
                         importers.setdefault(found.path, set()).add(ff.path)
+                # the file defining what the name resolves to: a package's lazy or re-exported
+                # names (`from transformers import BertModel`: transformers/__init__.py imports
+                # no model module, its _LazyModule does) are run from there
+                resolved = self.resolve(ref, ff)
+                defining = resolved[1].partition("::")[0] if resolved is not None else None
+                if defining is not None and defining != ff.path and defining in self.files:
+                    mine.add(defining)
+                    importers.setdefault(defining, set()).add(ff.path)
         self.memo["live_files"] = frozenset(_closure(_closure(sites, importers), imports))
         return self.memo["live_files"]
 
