@@ -240,11 +240,7 @@ def _root_name(expr: ast.expr) -> str | None:
             return expr.id
         if isinstance(expr, (ast.Subscript, ast.Attribute)):
             expr = expr.value
-        elif (
-            isinstance(expr, ast.Call)
-            and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
-        ):
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _CASTS:
             expr = expr.func.value
         else:
             return None
@@ -277,17 +273,23 @@ def _cast_tag(expr: ast.expr) -> str | None:
     return None
 
 
+_CASTS = ("to", "cuda", "float", "half", "contiguous")  # methods that keep a tensor's size
+
+
+def _through_casts(expr: ast.expr) -> ast.expr:
+    """``x`` of ``x.to(device)`` / ``x.cuda()`` / ``x.float()`` ... (any chain of them): a cast
+    keeps the tensor's size."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _CASTS:
+        expr = expr.func.value
+    return expr
+
+
 def _one_sample(expr: ast.expr) -> str | None:
     """``single:1`` for an argument written as one sample made a batch of one (``x.unsqueeze(0)``,
     ``x[None]``, ``x[None, ...]``, ``x.view(1, ...)`` / ``reshape(1, ...)``, through ``.to(...)``):
     Dynamo specialises a size of 1, so it compiles a graph of its own next to batched calls
     (measured, torch 2.13: a serving call after batched scoring recompiles)."""
-    while (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
-    ):
-        expr = expr.func.value
+    expr = _through_casts(expr)
     if isinstance(expr, ast.Subscript):
         first = expr.slice.elts[0] if isinstance(expr.slice, ast.Tuple) and expr.slice.elts else expr.slice
         return "single:1" if isinstance(first, ast.Constant) and first.value is None else None
@@ -305,12 +307,7 @@ def _one_sample(expr: ast.expr) -> str | None:
 def _sliced(expr: ast.expr) -> str | None:
     """``sliced:<slice text>`` for an argument written as a bounded slice (``labels[:2]``,
     ``x[:, :3]``, through ``.to(...)``): it has another size than the tensor passed whole."""
-    while (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
-    ):
-        expr = expr.func.value
+    expr = _through_casts(expr)
     if not isinstance(expr, ast.Subscript):
         return None
     parts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
@@ -352,12 +349,7 @@ def _flag(value: ast.expr) -> str:
 def _strided_slice(expr: ast.expr, strided: set[str]) -> bool:
     """``data[i:i + bs]`` (through ``.to(...)``) for ``i`` of a ``range(a, n, bs)`` loop: the
     last slice is shorter unless ``bs`` divides ``n``."""
-    while (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in ("to", "cuda", "float", "half", "contiguous")
-    ):
-        expr = expr.func.value
+    expr = _through_casts(expr)
     if not isinstance(expr, ast.Subscript):
         return False
     sl = expr.slice.elts[0] if isinstance(expr.slice, ast.Tuple) and expr.slice.elts else expr.slice
