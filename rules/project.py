@@ -891,19 +891,17 @@ class Project:
             mine = imports.setdefault(ff.path, set())
             for ref in refs:
                 parts = ref.split(".")
-                for i in range(1, len(parts) + 1):
-                    found = self.module_file(".".join(parts[:i]), ff)
-                    if found is not None and found.path != ff.path:
-                        mine.add(found.path)
-                        importers.setdefault(found.path, set()).add(ff.path)
-                # the file defining what the name resolves to: a package's lazy or re-exported
+                used = [self.module_file(".".join(parts[:i]), ff) for i in range(1, len(parts) + 1)]
+                # and the file defining what the name resolves to: a package's lazy or re-exported
                 # names (`from transformers import BertModel`: transformers/__init__.py imports
                 # no model module, its _LazyModule does) are run from there
                 resolved = self.resolve(ref, ff)
-                defining = resolved[1].partition("::")[0] if resolved is not None else None
-                if defining is not None and defining != ff.path and defining in self.files:
-                    mine.add(defining)
-                    importers.setdefault(defining, set()).add(ff.path)
+                if resolved is not None:
+                    used.append(self.files.get(resolved[1].partition("::")[0]))
+                for found in used:
+                    if found is not None and found.path != ff.path:
+                        mine.add(found.path)
+                        importers.setdefault(found.path, set()).add(ff.path)
         self.memo["live_files"] = frozenset(_closure(_closure(sites, importers), imports))
         return self.memo["live_files"]
 
