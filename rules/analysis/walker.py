@@ -569,12 +569,29 @@ class Walker(AnalyzerBase):
         if not live:
             scope.env = outcomes[-1][0]
             return True
+        scope.env = self._merge_paths(live, [link.test for link in chain])
+        return False
+
+    def _merge_paths(self, live: list[dict[str, Ty]], tests: list[ast.expr]) -> dict[str, Ty]:
+        """The environment after an ``if`` chain: each name's join over the paths that go on.  A
+        parameter rebound on some paths only (``if tb is None: ta = self._start``) still holds what
+        it was given on the others, when that is known (a seed, an annotation, a default), unless a
+        test checks its type (``if torch.is_tensor(t): t = float(t)``: not a tensor after)."""
         merged = dict(live[0])
         for env in live[1:]:
             for name, ty in env.items():
                 merged[name] = T.join(ty, merged[name]) if name in merged else ty
-        scope.env = merged
-        return False
+        params = self.scope.params
+        for name in merged:
+            p = params.get(name)
+            if (
+                p is not None
+                and p.ty.kind != T.UNKNOWN
+                and any(name not in env for env in live)
+                and not any(_type_tested(test, name) for test in tests)
+            ):
+                merged[name] = T.join(merged[name], p.ty)
+        return merged
 
     def _mode_implied(self, test: ast.expr, truth: bool) -> str | None:
         """The training mode that ``test`` evaluating to ``truth`` implies: "train" / "eval" when
@@ -1389,6 +1406,20 @@ def _is_placeholder(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 _NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
+_TYPE_TESTS = frozenset({"isinstance", "is_tensor", "torch.is_tensor", "type"})
+
+
+def _type_tested(test: ast.expr, name: str) -> bool:
+    """Whether ``test`` checks the type of the name ``name``: ``isinstance(name, ...)``,
+    ``torch.is_tensor(name)``, ``type(name) is ...`` anywhere in it."""
+    return any(
+        isinstance(sub, ast.Call)
+        and dotted(sub.func) in _TYPE_TESTS
+        and sub.args
+        and isinstance(sub.args[0], ast.Name)
+        and sub.args[0].id == name
+        for sub in ast.walk(test)
+    )
 
 
 def _ranged(node: ast.expr, ranges: set[str]) -> bool:
