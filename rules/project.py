@@ -1159,18 +1159,9 @@ class Project:
                 if cls_key in self.classes and self.is_module_class(cls_key):
                     label = "assume-compiled-forward"
             if label is None and patterns:
-                for pat in patterns:
-                    mod_pat, _, qual_pat = pat.partition(":")
-                    if not qual_pat:
-                        mod_pat, qual_pat = "*", pat
-                    module_hit = modules_matched.get((ff.module, mod_pat))
-                    if module_hit is None:
-                        module_hit = modules_matched[(ff.module, mod_pat)] = fnmatch.fnmatchcase(
-                            ff.module, mod_pat
-                        )
-                    if module_hit and fnmatch.fnmatchcase(fn.qualname, qual_pat):
-                        label = f"assume-compiled `{pat}`"
-                        break
+                pat = assumed_compiled(patterns, ff.module, fn.qualname, modules_matched)
+                if pat is not None:
+                    label = f"assume-compiled `{pat}`"
             if label is not None:
                 yield key, Region(key, None, label, [Link(ff.path, fn.name_loc, f"compiled: {label}")])
 
@@ -2093,6 +2084,28 @@ class Project:
 DISPATCH_MEDIUM_MAX = 3
 # region passes after the first that narrow capped dispatch to the held classes (Project.build)
 HELD_PASSES = 3
+
+
+def assumed_compiled(
+    patterns: Iterable[str],
+    module: str,
+    qualname: str,
+    modules_matched: dict[tuple[str, str], bool] | None = None,
+) -> str | None:
+    """The first ``assume-compiled`` pattern (``module-glob:qualname-glob``, or a qualname glob
+    alone) that makes ``qualname`` of ``module`` a root, or None; ``modules_matched`` memoises
+    the module globs' matches ((module, module glob) -> match)."""
+    memo = {} if modules_matched is None else modules_matched
+    for pat in patterns:
+        mod_pat, _, qual_pat = pat.partition(":")
+        if not qual_pat:
+            mod_pat, qual_pat = "*", pat
+        module_hit = memo.get((module, mod_pat))
+        if module_hit is None:
+            module_hit = memo[(module, mod_pat)] = fnmatch.fnmatchcase(module, mod_pat)
+        if module_hit and fnmatch.fnmatchcase(qualname, qual_pat):
+            return pat
+    return None
 
 
 def _fresh_roots(roots: list[tuple[str, Region]]) -> list[tuple[str, Region]]:

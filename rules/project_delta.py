@@ -17,16 +17,25 @@ refinement walked again is walked again with the inputs of each of its walks in 
 ``argflow`` trace); when every such walk gives facts with the same interface as before, the pass is
 still the same, else the caller runs it from scratch.  Positions are part of the interface: an
 edit that moves lines is a change (positions are in region chains, labels and related locations).
+
+An edit that changes the interface by adding module-level functions nothing can reach (no other
+text names them, no root, no decorator, calling nothing of the project: ``added_functions`` and
+``named_elsewhere``) keeps the pass too: it is swapped in the same way (the new functions join
+``Project.functions``, in no region), and the re-walks are compared without them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import fields
-from typing import Any, Literal
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from tclint.rules.facts import FileFacts
-from tclint.rules.project import Project
+from tclint.rules.project import Project, assumed_compiled
+
+if TYPE_CHECKING:
+    from tclint.rules.config import Settings
 
 # the line count is not read across files (nothing in the project pass or the rules reads it):
 # appending to a file keeps its interface
@@ -44,14 +53,108 @@ def interface_equal(old: FileFacts, new: FileFacts) -> bool:
     return all(getattr(old, name) == getattr(new, name) for name in INTERFACE_FIELDS)
 
 
+# -- an edit that adds definitions nothing reaches ---------------------------------------------------
+# What the project pass reads of a module-level function is found from other facts by its name
+# (calls, imports, re-exports, registries, compile sites, function values) or from its own facts
+# (an ``assume-compiled`` pattern or ``# tclint: compiled`` making it a root, decorators, what its
+# body calls, writes or stores).  A function whose name no other text holds, that is no root, has
+# no decorator and whose body calls nothing but its own nested functions, writes no attribute or
+# global and stores nothing, is in no region and moves nothing of the pass: a project built with
+# it is the one built without it, its entry in the file's functions aside.  A name is looked for
+# as a word in every indexed file's text (comments and strings included: a name built at run time
+# from a string is found), so anything that names it -- even where the facts would not -- runs
+# the full pass.
+
+
+def added_functions(old: FileFacts, new: FileFacts, settings: Settings) -> frozenset[str] | None:
+    """The qualified names of the functions ``new`` adds to ``old`` when they are module-level
+    definitions nothing reaches from their facts (``without_added``) and the rest of ``new``'s
+    interface is ``old``'s: None otherwise (no function added, one removed, anything else changed).
+    Whether another text names them is ``named_elsewhere``'s question."""
+    if old.error is not None or new.error is not None or not old.functions.keys() <= new.functions.keys():
+        return None
+    added = frozenset(q for q in new.functions if q not in old.functions)
+    if not added:
+        return None
+    bare = without_added(new, added, settings)
+    if bare is None or not interface_equal(old, bare):
+        return None
+    return added
+
+
+def without_added(ff: FileFacts, added: frozenset[str], settings: Settings) -> FileFacts | None:
+    """``ff`` without the functions ``added`` names (module-level ones and the functions nested
+    in them), when each is one nothing reaches from the facts: no method, no root (``# tclint:
+    compiled``, an ``assume-compiled`` pattern), no decorator, calls of its own nested functions
+    only, no attribute or global written, no parameter stored, returned compiled or handed on,
+    and a name no other module-level binding of the file has.  None when one is not."""
+    tops = {q for q in added if "." not in q}
+    patterns = list(getattr(settings, "assume_compiled", ()) or ())
+    for qual in added:
+        fn = ff.functions.get(qual)
+        top = qual.partition(".")[0]
+        if fn is None or top not in tops or (qual != top and not qual.startswith(top + ".<locals>.")):
+            return None
+        if fn.cls is not None or fn.compile_marker or fn.decorators or fn.attr_writes or fn.global_writes:
+            return None
+        if fn.stores_param is not None or fn.compile_wrapper_param is not None or fn.calls_outer_param:
+            return None
+        if any(edge.kind != "local" or edge.target not in added for edge in fn.calls):
+            return None
+        if assumed_compiled(patterns, ff.module, qual) is not None:
+            return None
+    for top in tops:  # (a def binds its name: the alias of itself)
+        if top in ff.classes or ff.aliases.get(top) != f"{ff.module}.{top}" or top in ff.module_vars:
+            return None
+        if top in ff.int_globals:
+            return None
+    return replace(
+        ff,
+        functions={q: fn for q, fn in ff.functions.items() if q not in added},
+        aliases={name: ref for name, ref in ff.aliases.items() if name not in tops},
+    )
+
+
+def named_elsewhere(
+    ff: FileFacts, text: str | None, added: Iterable[str], others: Iterable[Callable[[], str | bytes | None]]
+) -> bool:
+    """Does any text but the added definitions themselves hold the name of one of the module-level
+    functions ``added`` names: ``text`` (``ff``'s) outside their own lines, or one of ``others``
+    (each read when asked; a text that cannot be read is taken to name them)?"""
+    tops = sorted({q.partition(".")[0] for q in added})
+    if text is None or not tops:
+        return True
+    words = "|".join(re.escape(t) for t in tops)
+    pattern = re.compile(rf"(?<![\w]){words}(?![\w])")
+    spans = [(fn.loc.line, fn.loc.end_line) for q, fn in ff.functions.items() if q in tops]
+    for m in pattern.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        if not any(start <= line <= end for start, end in spans):
+            return True
+    raw = re.compile(pattern.pattern.encode("ascii")) if all(t.isascii() for t in tops) else None
+    for read in others:
+        other = read()
+        if other is None:
+            return True
+        if isinstance(other, bytes):
+            if raw is None or raw.search(other):
+                return True
+        elif pattern.search(other):
+            return True
+    return False
+
+
 Rewalk = Callable[[FileFacts, Any, Any], "FileFacts | None"]
 
 
-def replay_rewalks(project: Project, path: str, rewalk: Rewalk) -> FileFacts | None | Literal[False]:
+def replay_rewalks(
+    project: Project, path: str, rewalk: Rewalk, added: frozenset[str] = frozenset()
+) -> FileFacts | None | Literal[False]:
     """The last re-walk of ``path`` done again on its new text with the inputs each of its walks
     had in the pass that built ``project`` (its seeds, and the recorded answers about callees'
     return types): the new refined facts, None when ``path`` was not walked again, False when a
-    walk asks something new or gives another interface (the pass must be run again)."""
+    walk asks something new or gives another interface (the pass must be run again) -- but for
+    the functions ``added`` names, when the new text adds them (``added_functions``)."""
     trace = project.memo.get("argflow_trace") or {}
     steps = trace.get(path)
     if not steps:
@@ -69,7 +172,10 @@ def replay_rewalks(project: Project, path: str, rewalk: Rewalk) -> FileFacts | N
             new = rewalk(before, seeds, recorded)
         except _NewQuestion:
             return False
-        if new is None or not interface_equal(result, new):
+        if new is None:
+            return False
+        bare = without_added(new, added, project.settings) if added else new
+        if bare is None or not interface_equal(result, bare):
             return False
         replayed.append((before, seeds, answers, new))
         last = new

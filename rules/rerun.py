@@ -30,6 +30,11 @@ own are derived from their contexts (``engine.diagnose_file`` over a ``_ProjectV
 refinement walked again is walked again with the recorded seeds and answers (``rewalks.Rewalks``
 reuses a walk done before), and each walk must give the interface it gave.
 
+A changed interface that only adds module-level functions nothing reaches (``_adds_unreached``:
+``project_delta.added_functions`` against the facts the cache holds of the file's last text, and
+no other indexed file's text names them) is answered the same way: the project pass would build
+the same regions, the new functions in none of them.
+
 Anything else -- a changed interface or export, a context that lacks an answer the new candidates
 need (``ContextMiss``), several settings in one tree, following installed libraries -- runs the
 full project pass, so the result is always that of a from-scratch run.
@@ -504,6 +509,10 @@ def _changed(
         ff, ctx, walked = got
         view = _ProjectView(path, ctx, config)
         lines = _unchanged_or_moved(ff, walked, ctx, state["files"][path], view, settings, src)
+        if lines is None and _adds_unreached(
+            linter, ff, walked, ctx, state["files"][path], view, settings, src, by_path
+        ):
+            lines = {}  # functions added where nothing reaches them: the project is the same
         if lines is None:
             return None
         if lines:
@@ -567,6 +576,46 @@ def _unchanged_or_moved(
     except Unmapped:
         return None  # the edit put facts on a line the old text did not have
     return lines
+
+
+def _adds_unreached(
+    linter: Any,
+    ff: FileFacts,
+    walked: list[FileFacts],
+    ctx: dict[str, Any],
+    entry: list[Any],
+    view: _ProjectView,
+    settings: Settings,
+    src: SourceText,
+    by_path: dict[str, tuple[SourceText, Settings]],
+) -> bool:
+    """Does a changed file only add module-level functions nothing reaches
+    (``project_delta.added_functions``, against the facts the cache holds of its last text) that
+    no other indexed file's text names, with walks and exports as stored but for them?  The
+    project pass would then build the project it built, the additions aside (in no region)."""
+    from tclint.rules.project_delta import added_functions, named_elsewhere, without_added
+
+    cache = linter.cache
+    module, is_package, root = ff.module, ff.is_package, ff.root
+    old = cache.get_facts(
+        cache.facts_key(entry[0], module, is_package, root, settings.compiling_predicates, ff.path)
+    )
+    if old is None:
+        return False
+    old.path = ff.path
+    if interface_digest(old) != entry[1]:
+        return False
+    added = added_functions(old, ff, settings)
+    if added is None:
+        return False
+    for (_seeds, _answers, iface), w in zip(ctx["walks"], walked, strict=True):
+        bare = without_added(w, added, settings)
+        if bare is None or interface_digest(bare) != iface:
+            return False
+    if export_digest(walked[-1] if walked else ff, view, settings) != entry[2]:
+        return False
+    others = [other.raw for path, (other, _s) in by_path.items() if path != ff.path]
+    return not named_elsewhere(ff, src.text, added, others)
 
 
 def _same_walks(walked: list[FileFacts], ctx: dict[str, Any], back: dict[int, int] | None) -> bool:

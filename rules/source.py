@@ -198,6 +198,20 @@ class SourceText:
         decoded = decode_source(data)
         self._text, self._error = decoded.text, decoded.error
 
+    def raw(self) -> str | bytes | None:
+        """The text when it is decoded, else the file's bytes (those held, or read again), neither
+        decoded nor kept: for a search of the whole tree's words (``project_delta.named_elsewhere``).
+        None: unreadable."""
+        if not self._pending:
+            return self._text
+        if self._data is not None:
+            return self._data
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
     @property
     def text(self) -> str | None:
         if self._pending:

@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
 from tclint.rules.argflow import REWALKED, refine
@@ -42,7 +43,14 @@ from tclint.rules.libfollow import LIBRARY_MEMO
 from tclint.rules.libjudged import CACHED_MEMO
 from tclint.rules.model import Diagnostic, Edit, Fix, Position, RelatedLocation, Span
 from tclint.rules.project import Project
-from tclint.rules.project_delta import interface_equal, replay_rewalks, share_resolution, swap_file
+from tclint.rules.project_delta import (
+    added_functions,
+    interface_equal,
+    named_elsewhere,
+    replay_rewalks,
+    share_resolution,
+    swap_file,
+)
 from tclint.rules.rewalks import Rewalks
 from tclint.server import fixcheck
 from tclint.server.codes import file_error_codes
@@ -330,12 +338,38 @@ class Root:
             self._change(path, previous)
         elif path not in self._moved and interface_equal(previous, facts):
             self._swaps[path] = facts
+        elif path not in self._moved and self._adds_unreached(path, previous, facts, text):
+            self._swaps[path] = facts  # the project a pass builds holds them where nothing reaches
         else:
             back = self._moved_back(path, previous, old_text, facts, text)
             if back is None:
                 self._change(path, previous)
             else:
                 self._swaps[path] = back
+
+    def _adds_unreached(self, path: str, previous: FileFacts, facts: FileFacts, text: str | None) -> bool:
+        """Does the edit only add module-level functions nothing reaches (``project_delta``:
+        ``added_functions``) whose names no other file of the root holds (``named_elsewhere``:
+        the open buffers' texts, the others' on disk)?  The project is then kept, the new facts
+        swapped in (``_swapped``).  Not while following installed packages."""
+        project = self._project
+        if project is None or LIBRARY_MEMO in project.memo:
+            return False
+        added = added_functions(previous, facts, project.settings)
+        if added is None:
+            return False
+        others = [p for p in {*self.disk, *self.open} if p != path]
+        return not named_elsewhere(facts, text, added, [partial(self._text_of, p) for p in others])
+
+    def _text_of(self, path: str) -> str | bytes | None:
+        """An open buffer's text, else the bytes of the file on disk (None: unreadable)."""
+        if path in self.open:
+            return self.open_text(path)
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
 
     def _change(self, path: str, previous: FileFacts | None) -> None:
         """An edit of ``path`` changed what the project holds of it (``set_open``; ``previous``:
@@ -445,7 +479,11 @@ class Root:
         for path, facts in self._swaps.items():
             if path in kept.get(LIBRARY_MEMO, {}):
                 return False  # an installed file open in the editor: built again
-            replayed = replay_rewalks(project, path, self._rewalk_back(path))
+            held = project.files.get(path)
+            added = (
+                frozenset(facts.functions) - frozenset(held.functions) if held is not None else frozenset()
+            )
+            replayed = replay_rewalks(project, path, self._rewalk_back(path), added)
             if replayed is False:
                 return False
             swap_file(project, facts if replayed is None else replayed)

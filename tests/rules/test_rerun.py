@@ -296,6 +296,83 @@ def test_an_edit_that_keeps_the_interface_is_answered_from_the_state(tmp_path, h
     assert hits == [True, False, True]
 
 
+def test_a_function_added_where_nothing_reaches_is_answered_from_the_state(tmp_path, hits):
+    """A module-level function appended that nothing names, no root, calling nothing of the
+    project, changes the file's interface but no region (``project_delta.added_functions``): the
+    re-run derives that file alone.  One another file names (even in a comment), one calling a
+    project function, one an ``assume-compiled`` pattern makes a root run the full pass."""
+    write_tree(
+        str(tmp_path), {**CROSS, "pyproject.toml": '[tool.tclint]\nassume-compiled = ["*:*_compiled"]\n'}
+    )
+    cache = str(tmp_path / "c")
+    lint(str(tmp_path), cache)
+    hits.clear()
+    util = tmp_path / "pkg" / "util.py"
+    model = tmp_path / "pkg" / "model.py"
+    edits = [
+        (util, "\n\ndef added_one(x):\n    n = x.sum().item()\n    return n\n", True),
+        (
+            model,
+            "\n\ndef added_two(x):\n    def inner(y):\n        return y * 2\n\n    return inner(x)\n",
+            True,
+        ),
+        (util, "\n\ndef added_three(x):\n    return helper(x)\n", False),  # calls the project
+        (model, "# added_four is mentioned\n", True),  # a comment: the interface is kept
+        (util, "\n\ndef added_four(x):\n    return x\n", False),  # named in model.py's text
+        (util, "\n\ndef added_compiled(x):\n    return x.item()\n", False),  # a root
+        (util, "\n\n@torch.no_grad()\ndef added_five(x):\n    return x\n", False),  # decorated
+    ]
+    for path, text, hit in edits:
+        path.write_text(path.read_text() + text)
+        fresh = lint(str(tmp_path), None)
+        assert lint(str(tmp_path), cache) == fresh, text
+        assert hits[-1] is hit, text
+    # the root added_compiled: its x.item() is reported (an addition a region reaches is no quick path)
+    assert any(d["code"] == "TC101" and d["filename"].endswith("util.py") for d in fresh)
+
+
+_ADDED = [
+    "def {name}(x):\n    y = x + 1\n    return y\n",
+    "def {name}(x):\n    n = x.sum().item()\n    print(n)\n    return x * n\n",
+    "def {name}(x):\n    def inner(y):\n        return y + 1\n\n    return inner(x)\n",
+    "def {name}(x):\n    return helper(x)\n",
+    "def {name}(x):  # tclint: compiled\n    if x.sum() > 0:\n        return x\n    return -x\n",
+]
+
+
+@pytest.mark.parametrize("tree_name", ["examples", "cross"])
+def test_random_added_functions_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
+    """Functions appended to random files (most reach nothing; some call the project, are roots
+    or take a name other files hold), between edits that keep or change interfaces: every re-run
+    gives what a fresh run gives, and the additions nothing reaches are answered from the state."""
+    tree = tmp_path / "proj"
+    if tree_name == "examples":
+        shutil.copytree(os.path.join(ROOT, "examples"), tree)
+    else:
+        write_tree(str(tree), CROSS)
+    cache = str(tmp_path / "cache")
+    assert lint(str(tree), cache) == lint(str(tree), None)
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    rng = random.Random(2026)
+    steps: list[tuple[str, bool | None]] = []
+    for step in range(16):
+        path = rng.choice(files)
+        if rng.random() < 0.7:
+            name = rng.choice([f"added_{step}", f"added_{step}", "helper", "forward", "main"])
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write("\n\n" + rng.choice(_ADDED).format(name=name))
+            kind = "add"
+        else:
+            kind = _edit(rng, path)
+        before = len(hits)
+        got = lint(str(tree), cache)
+        assert got == lint(str(tree), None), (steps, kind, path)
+        steps.append((kind, hits[before] if len(hits) > before else None))
+    added = [hit for kind, hit in steps if kind == "add"]
+    assert sum(1 for hit in added if hit) >= 3, steps
+    assert not all(added), steps
+
+
 def test_a_break_that_stops_dropping_its_loop_callers_frame_runs_the_full_pass(tmp_path, hits):
     """Block.forward's branch on a tensor, called from Model.forward's loop, drops Model.forward's
     frame, which shadows its later print (engine.caller_drops); without the branch the print is

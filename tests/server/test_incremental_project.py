@@ -330,6 +330,8 @@ def _edit(text: str, kind: str, rng: random.Random) -> tuple[str, str]:
             i = rng.choice(found)
             lines[i] = f"{_RETURN.match(lines[i]).group(1)}return 0"
             return kind, "\n".join(lines)
+    if kind == "add-function":  # a module-level function appended (nothing reaches it, or something)
+        return kind, text.rstrip("\n") + "\n\n\n" + _added_function(text, rng) + "\n"
     calls = [i for i, line in enumerate(lines) if re.search(r"self\.\w+\(", line) and not _DEF.match(line)]
     if kind == "break-call" and calls:
         i = rng.choice(calls)
@@ -338,6 +340,29 @@ def _edit(text: str, kind: str, rng: random.Random) -> tuple[str, str]:
     classes = re.findall(r"^class (\w+)\(", text, re.M)
     target = rng.choice(classes) if classes else "object"
     return "compile", text.rstrip("\n") + f"\n\nimport torch\n_compiled = torch.compile({target}())\n"
+
+
+def _added_function(text: str, rng: random.Random) -> str:
+    """A new module-level function: most reach nothing (a body with findings, a nested helper),
+    some are reached or reach into the project (called by a later edit's name, a call of a
+    function of the file, a decorator, a compile marker, a name given to `forward`, which
+    assume-compiled patterns match)."""
+    name = f"added_{rng.randrange(10**6)}"
+    defs = re.findall(r"^def (\w+)\(", text, re.M)
+    shape = rng.choice(["plain", "plain", "finding", "nested", "calls", "decorated", "marker", "known-name"])
+    if shape == "known-name":  # a name other files call or import (gate, scale_of) or a root's
+        name = rng.choice(["gate", "scale_of", "forward"])
+    if shape == "calls" and defs:
+        return f"def {name}(x):\n    return {rng.choice(defs)}(x)"
+    if shape == "decorated":
+        return f"@staticmethod\ndef {name}(x):\n    return x"
+    if shape == "marker":
+        return f"def {name}(x):  # tclint: compiled\n    if x.sum() > 0:\n        return x\n    return -x"
+    if shape == "finding":
+        return f"def {name}(x):\n    n = x.sum().item()\n    print(n)\n    return x * n"
+    if shape == "nested":
+        return f"def {name}(x):\n    def inner(y):\n        return y + 1\n\n    return inner(x)"
+    return f"def {name}(x):\n    y = x + 1\n    return y"
 
 
 def _parses(text: str) -> bool:
@@ -397,6 +422,64 @@ def test_incremental_project_equals_from_scratch(tree):
     # the session compared both paths: projects reused (interface kept) and rebuilt
     assert counts.get("reused", 0) >= 2, counts
     assert sum(v for k, v in counts.items() if k != "reused") - counts.get("reused", 0) >= 4, counts
+
+
+def run_additions(tree, seed: int, steps: int, monkeypatch) -> dict[str, int]:
+    """Functions appended to random files (most reach nothing; some are named elsewhere, call the
+    project, are decorated or roots), with edits that keep the interface or change it between
+    them, each compared with a from-scratch pass like ``run_session``; how many functions were
+    added, and how many of those the workspace answered without building a project."""
+    rng = random.Random(seed)
+    ws = Workspace()
+    ws.set_folders([str(tree)])
+    texts = _files(tree)
+    paths = [p for p in texts if not p.endswith("__init__.py")]
+    ws.lint(paths[0], texts[paths[0]], 1)
+    root = ws.docs[paths[0]].root
+    while root.index_step(5.0):
+        pass
+    builds = [0]
+    build = Project.build
+
+    def counted(self, *args, **kwargs):
+        builds[0] += 1
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(Project, "build", counted)
+    counts = {"added": 0, "kept": 0}
+    version = 2
+    for _n in range(steps):
+        path = rng.choice(paths)
+        kind = rng.choices(["add-function", "same-line", "rename", "constant-return"], [6, 2, 1, 1])[0]
+        kind, new = _edit(texts[path], kind, rng)
+        if not _parses(new) or new == texts[path]:
+            continue
+        texts[path] = new
+        root.diagnostics(path, SourceText(path, new))  # the project of the edit before, built
+        before = builds[0]
+        ws.lint(path, new, version)
+        version += 1
+        if kind == "add-function":
+            counts["added"] += 1
+            counts["kept"] += builds[0] == before
+        want, want_regions = from_scratch(texts, root)
+        got, got_regions = incremental(ws, texts, root.path)
+        assert got_regions == want_regions, f"regions differ after {kind} in {os.path.basename(path)}"
+        for p in texts:
+            assert got[p] == want[p], f"{os.path.basename(p)}: diagnostics differ after {kind}"
+    return counts
+
+
+def test_functions_added_where_nothing_reaches_keep_the_project_and_equal_from_scratch(tree, monkeypatch):
+    """A module-level function appended that no other text names, that is no root and calls
+    nothing of the project (``project_delta.added_functions``) keeps the project (its facts
+    swapped in, no ``Project.build``); one that is named elsewhere, calls the project, is
+    decorated or compiled builds it again; every file's diagnostics and the regions equal a
+    from-scratch pass after each edit."""
+    counts = run_additions(tree, seed=2020, steps=30, monkeypatch=monkeypatch)
+    assert counts["added"] >= 12, counts
+    assert counts["kept"] >= counts["added"] // 3, counts
+    assert counts["kept"] < counts["added"], counts  # (some additions are reached: rebuilt)
 
 
 def _plain_insert(text: str, rng: random.Random) -> str:
