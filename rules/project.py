@@ -1400,26 +1400,31 @@ class Project:
         self, ff: FileFacts, fn: FunctionFacts, edge: CallEdge
     ) -> list[tuple[str, str | None, str | None]]:
         """``def transform(x, module): return module(x)`` in the region: what runs is each module
-        the region's calls pass (its forward, with its class as the receiver)."""
+        the region's calls pass (its forward, with its class as the receiver); for items of a
+        collection of bound methods (``(t.inverse for t in self.ts)``), that method of each."""
         classes = self._passed_classes(f"{ff.path}::{fn.qualname}", edge.target, 0)
-        return [(t, None, k) for k in classes if (t := self.call_method_of_class(k, edge.method))]
+        return [
+            (t, None, k) for k, meth in classes if (t := self.call_method_of_class(k, meth or edge.method))
+        ]
 
-    def _passed_classes(self, key: str, name: str, depth: int) -> list[str]:
+    def _passed_classes(self, key: str, name: str, depth: int) -> list[tuple[str, str | None]]:
         """The module classes the compiled region's calls of function ``key`` pass as its parameter
         ``name`` (by position or keyword): a module the caller names (``module=m`` of ``for m in
         self.children()``, a submodule ``self.enc``), or the caller's own parameter handed on
         (``op.transform(x, module)``), followed up to four calls back.  Only calls already in the
         region count (those met before ``key`` in the region walk), so an eager caller adds none.
         ``name[]`` (a loop over the parameter: ``for func in funcs: func(x)``) takes the elements of
-        the containers passed there (``self._cascade(x, self.transforms)``), not single modules."""
+        the containers passed there (``self._cascade(x, self.transforms)``), not single modules,
+        with the method a collection of bound methods names (``(t.inverse for t in self.ts)``);
+        (class, that method or None)."""
         _ff, fn = self.functions[key]
         elements = name.endswith("[]")
         name = name.removesuffix("[]")
         positional = [p.name for p in fn.params if p.kind == "pos"]
         keys = {name, *((f"#{positional.index(name)}",) if name in positional else ())}
-        out: list[str] = []
+        out: list[tuple[str, str | None]] = []
         for cff, cfn, cedge in getattr(self, "_region_callers", {}).get(key, ()):
-            for k, kind, ref, _meth in cedge.more_args:
+            for k, kind, ref, meth in cedge.more_args:
                 if k not in keys or not ref or (elements and kind not in ("modlist", "attr")):
                     continue
                 if kind == "instance":
@@ -1428,7 +1433,8 @@ class Project:
                     found = self.elements_of(ref, cff)[0]
                 else:
                     found = []
-                out.extend(c for c in found if c not in out)
+                bound = meth if elements and kind == "modlist" else None
+                out.extend(c for c in ((f, bound) for f in found) if c not in out)
             if depth >= 4:
                 continue
             own = {p.name for p in cfn.params}

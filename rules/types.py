@@ -111,6 +111,11 @@ REGISTRY = "<registry>"
 # the fake tensor knows, so ``int()`` / ``float()`` of it fold to a constant when its dtype
 # (``Ty.dtype``) is "float", and break (GB0208) when it is "int"; an ``if`` on it breaks (GB0170).
 NUMPY_SCALAR = "<np-scalar>"
+# Ty.dtype prefix of a CONTAINER of bound methods of a module container's elements
+# (``(t.inverse for t in self._transforms[::-1])``, ``[m.encode for m in self.blocks]``):
+# ``"bound:inverse"``, its ``ref`` the container's; a helper calling each item runs that method
+# of each element (Project._passed_classes).
+BOUND = "bound:"
 
 
 def call_result(callee: Ty, conf: int) -> Ty:

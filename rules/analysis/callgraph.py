@@ -388,6 +388,11 @@ class CallGraph(AnalyzerBase):
                     out.append((key, kind, ref, meth))
                 elif ty.kind == T.MODLIST and ty.ref:
                     out.append((key, "modlist", ty.ref, None))  # `funcs = self.layers` handed on
+                elif (bound := _bound_methods(ty)) is not None:
+                    out.append((key, "modlist", *bound))  # `funcs = (t.inverse for t in self.ts)`
+            elif isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+                if (bound := _bound_methods(self.type_of(arg))) is not None:
+                    out.append((key, "modlist", *bound))
             elif isinstance(arg, ast.Attribute) and cls is not None:
                 sp = self_path(arg, self.scope.self_name)
                 spec = cls.attrs.get(sp) if sp is not None and "." not in sp else None
@@ -562,6 +567,8 @@ class CallGraph(AnalyzerBase):
         for kw in node.keywords:
             if kw.arg is not None:
                 out.append((kw.arg, self._arg_kind(kw.value)))
+            elif ("**", "starred") not in out:
+                out.append(("**", "starred"))  # `f(x, **kwargs)`: any keyword may be given
         return tuple(out)
 
     def _arg_kind(self, arg: ast.expr) -> str:  # noqa: C901
@@ -1036,6 +1043,14 @@ class CallGraph(AnalyzerBase):
             if base:
                 self.facts.fake_registrations.add(base)
         return local_q
+
+
+def _bound_methods(ty: Ty) -> tuple[str, str] | None:
+    """(the container's ref, the method) of a collection of bound methods of a module
+    container's elements (``types.BOUND``), else None."""
+    if ty.kind == T.CONTAINER and ty.ref and ty.dtype and ty.dtype.startswith(T.BOUND):
+        return ty.ref, ty.dtype.removeprefix(T.BOUND)
+    return None
 
 
 def _as_given(ty: Ty) -> bool:

@@ -271,6 +271,11 @@ class TypeInference(AnalyzerBase):
             modules = _module_classes([elt])
             if modules is not None:
                 return Ty(T.MODLIST, T.HIGH, "list", T.CLASSES + modules)
+            if isinstance(node.elt, ast.Attribute):
+                owner = self.type_of(node.elt.value)
+                if owner.kind == T.ELEM and owner.ref:
+                    # `(t.inverse for t in self._transforms[::-1])`: that method of each element
+                    return Ty(T.CONTAINER, T.HIGH, T.BOUND + node.elt.attr, owner.ref)
             return T.T_OTHER
         if isinstance(node, ast.NamedExpr):
             return self.type_of(node.value)
