@@ -216,6 +216,27 @@ LIBS: dict[str, LibSpec] = {
             "torchsde_user.py",
             ("torchsde._core.sdeint:sdeint", "torchsde._brownian.*:*.__call__"),
         ),
+        LibSpec(
+            "julius",
+            "julius",
+            ("julius",),
+            "julius_user.py",
+            ("julius.*:*.forward", "julius.*:*_filter", "julius.*:*_filters", "julius.resample:resample_frac"),
+        ),
+        LibSpec(
+            "nnAudio",
+            "nnaudio",
+            ("nnAudio",),
+            "nnaudio_user.py",
+            ("nnAudio.features.*:*.forward", "nnAudio.features.stft:*.inverse"),
+        ),
+        LibSpec(
+            "asteroid_filterbanks",
+            "asteroid-filterbanks",
+            ("asteroid_filterbanks",),
+            "asteroid_fb_user.py",
+            ("asteroid_filterbanks.*:*.forward", "asteroid_filterbanks.griffin_lim:*"),
+        ),
     ]
 }
 
