@@ -12,7 +12,9 @@ class CallContextVariants(Rule):
     callable because of the eager code around the calls: a call under `torch.no_grad()` (or
     `inference_mode`) and one outside, a call inside `autocast` and one outside, `.train()` and
     `.eval()` on a module whose graph depends on the mode (Dropout, BatchNorm, `self.training`),
-    a `DataLoader` that keeps its smaller last batch, a bool argument drawn at run time.  The
+    a `DataLoader` that keeps its smaller last batch, a bool argument drawn at run time, an int or
+    float argument that changes between calls (compiled for its first value, then once more with
+    it dynamic: 2 compiles, none after).  The
     message names the compiled callable and the guard; related locations point at the other side
     of the flip.  `tclint variants` lists the whole variant set of each compiled callable.
 
@@ -63,8 +65,6 @@ class CallContextVariants(Rule):
                     continue
                 if dim.kind == "arg" and not any("passes const:" not in s.note for s in dim.sources):
                     continue  # distinct constants only: TC206's finding
-                if dim.kind in ("arg", "global") and dim.becomes_dynamic:
-                    continue  # an int / float becoming dynamic: a one-off, not a flip
                 first = dim.sources[0]
                 group = (first.path, first.loc.line, first.loc.col, dim.kind, dim.guard)
                 groups.setdefault(group, []).append((key, v, dim))
@@ -254,6 +254,23 @@ def train(x):
             compiles=2,
             guard="FLAGS",
             title="a module-level flag dict flipped between calls: 2 variants",
+        ),
+        Example(
+            """
+import torch
+
+@torch.compile
+def scale(x, steps):
+    return x * steps
+
+def run(x):
+    for steps in range(1, 6):
+        scale(x, steps)  # expect: TC208
+""",
+            run="run(torch.randn(4))",
+            compiles=2,
+            guard="steps",
+            title="an int argument that changes: its first value, then dynamic (2 compiles, not 5)",
         ),
     )
     valid = (
