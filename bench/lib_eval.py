@@ -221,7 +221,12 @@ LIBS: dict[str, LibSpec] = {
             "julius",
             ("julius",),
             "julius_user.py",
-            ("julius.*:*.forward", "julius.*:*_filter", "julius.*:*_filters", "julius.resample:resample_frac"),
+            (
+                "julius.*:*.forward",
+                "julius.*:*_filter",
+                "julius.*:*_filters",
+                "julius.resample:resample_frac",
+            ),
         ),
         LibSpec(
             "nnAudio",
