@@ -19,6 +19,7 @@ import os
 import random
 import re
 import shutil
+from typing import Any
 
 import pytest
 from tclint.rules import argflow, relocate
@@ -373,19 +374,38 @@ def _parses(text: str) -> bool:
     return True
 
 
-def run_session(tree, seed: int, steps: int = STEPS) -> dict[str, int]:
-    """Edit, compare, repeat; how many edits of each kind were compared, and how many of them the
-    workspace answered from the project it already had (the ``project_delta`` path)."""
-    rng = random.Random(seed)
+def _indexed(tree) -> tuple[Workspace, dict[str, str], list[str], Any]:
+    """A workspace on ``tree`` with its first non-package file open and the folder indexed: the
+    workspace, every file's text, the paths edits pick from, and the open file's root."""
     ws = Workspace()
     ws.set_folders([str(tree)])
     texts = _files(tree)
     paths = [p for p in texts if not p.endswith("__init__.py")]
-    first = paths[0]
-    ws.lint(first, texts[first], 1)
-    root = ws.docs[first].root
+    ws.lint(paths[0], texts[paths[0]], 1)
+    root = ws.docs[paths[0]].root
     while root.index_step(5.0):
         pass
+    return ws, texts, paths, root
+
+
+def _counting_builds(monkeypatch) -> list[int]:
+    """``Project.build`` counted from now on: ``[builds so far]``."""
+    builds = [0]
+    build = Project.build
+
+    def counted(self, *args, **kwargs):
+        builds[0] += 1
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(Project, "build", counted)
+    return builds
+
+
+def run_session(tree, seed: int, steps: int = STEPS) -> dict[str, int]:
+    """Edit, compare, repeat; how many edits of each kind were compared, and how many of them the
+    workspace answered from the project it already had (the ``project_delta`` path)."""
+    rng = random.Random(seed)
+    ws, texts, paths, root = _indexed(tree)
     counts: dict[str, int] = {}
     version = 2
     by_name = {os.path.basename(p): p for p in paths}
@@ -430,22 +450,8 @@ def run_additions(tree, seed: int, steps: int, monkeypatch) -> dict[str, int]:
     them, each compared with a from-scratch pass like ``run_session``; how many functions were
     added, and how many of those the workspace answered without building a project."""
     rng = random.Random(seed)
-    ws = Workspace()
-    ws.set_folders([str(tree)])
-    texts = _files(tree)
-    paths = [p for p in texts if not p.endswith("__init__.py")]
-    ws.lint(paths[0], texts[paths[0]], 1)
-    root = ws.docs[paths[0]].root
-    while root.index_step(5.0):
-        pass
-    builds = [0]
-    build = Project.build
-
-    def counted(self, *args, **kwargs):
-        builds[0] += 1
-        return build(self, *args, **kwargs)
-
-    monkeypatch.setattr(Project, "build", counted)
+    ws, texts, paths, root = _indexed(tree)
+    builds = _counting_builds(monkeypatch)
     counts = {"added": 0, "kept": 0}
     version = 2
     for _n in range(steps):
@@ -636,22 +642,8 @@ def run_undos(tree, seed: int, steps: int, monkeypatch) -> dict[str, int]:
     like ``run_session``; how many edits went back to an interface the project before had, and
     how many of those the workspace answered without building a project (``Root._change``)."""
     rng = random.Random(seed)
-    ws = Workspace()
-    ws.set_folders([str(tree)])
-    texts = _files(tree)
-    paths = [p for p in texts if not p.endswith("__init__.py")]
-    ws.lint(paths[0], texts[paths[0]], 1)
-    root = ws.docs[paths[0]].root
-    while root.index_step(5.0):
-        pass
-    builds = [0]
-    build = Project.build
-
-    def counted(self, *args, **kwargs):
-        builds[0] += 1
-        return build(self, *args, **kwargs)
-
-    monkeypatch.setattr(Project, "build", counted)
+    ws, texts, paths, root = _indexed(tree)
+    builds = _counting_builds(monkeypatch)
     counts = {"back": 0, "taken back": 0}
     version = 2
     kinds = ["constant-return", "rename", "break-call", "compile", "constant-argument"]
