@@ -163,16 +163,24 @@ def _edit(rng: random.Random, path: str) -> str:
     return kind
 
 
-@pytest.mark.parametrize("tree_name", ["examples", "cross"])
-def test_random_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
+def _linted_tree(tmp_path, tree_name: str) -> tuple[str, str, list[str]]:
+    """The examples or the CROSS project copied to ``tmp_path/proj`` and linted once with a cache
+    (which fills the cache and the re-run state; checked against a run without one): the tree,
+    the cache folder and its Python files."""
     tree = tmp_path / "proj"
     if tree_name == "examples":
         shutil.copytree(os.path.join(ROOT, "examples"), tree)
     else:
         write_tree(str(tree), CROSS)
     cache = str(tmp_path / "cache")
-    assert lint(str(tree), cache) == lint(str(tree), None)  # fills the cache and the state
+    assert lint(str(tree), cache) == lint(str(tree), None)
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    return str(tree), cache, files
+
+
+@pytest.mark.parametrize("tree_name", ["examples", "cross"])
+def test_random_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
+    tree, cache, files = _linted_tree(tmp_path, tree_name)
     rng = random.Random(20)
     steps: list[tuple[str, bool | None]] = []  # (edit, answered by the re-run; None: a whole-run hit)
     for _step in range(24):
@@ -224,14 +232,7 @@ def test_line_moving_edits_rerun_equals_a_fresh_run(tmp_path, hits, tree_name):
     """Edits that move lines (in files other files import from, in files with compile sites, in
     callees whose regions' chains name their callers' lines) are answered by the re-run, which
     carries the moved positions into every stored finding and context that names them."""
-    tree = tmp_path / "proj"
-    if tree_name == "examples":
-        shutil.copytree(os.path.join(ROOT, "examples"), tree)
-    else:
-        write_tree(str(tree), CROSS)
-    cache = str(tmp_path / "cache")
-    assert lint(str(tree), cache) == lint(str(tree), None)
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    tree, cache, files = _linted_tree(tmp_path, tree_name)
     rng = random.Random(2020)
     steps: list[tuple[str, str, bool | None]] = []
     for _step in range(24):
@@ -345,14 +346,7 @@ def test_random_added_functions_rerun_equals_a_fresh_run(tmp_path, hits, tree_na
     """Functions appended to random files (most reach nothing; some call the project, are roots
     or take a name other files hold), between edits that keep or change interfaces: every re-run
     gives what a fresh run gives, and the additions nothing reaches are answered from the state."""
-    tree = tmp_path / "proj"
-    if tree_name == "examples":
-        shutil.copytree(os.path.join(ROOT, "examples"), tree)
-    else:
-        write_tree(str(tree), CROSS)
-    cache = str(tmp_path / "cache")
-    assert lint(str(tree), cache) == lint(str(tree), None)
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    tree, cache, files = _linted_tree(tmp_path, tree_name)
     rng = random.Random(2026)
     steps: list[tuple[str, bool | None]] = []
     for step in range(16):
